@@ -1,0 +1,211 @@
+/* interp.c - the CPU reference interpreter: runs a verified module over bound leaves.
+ *
+ * Walks the instructions in definition order (a valid execution order), computes each
+ * value with ref_ops.c, checks it against the instruction's type (N and G resolved from the
+ * bindings) and collects the OUTPUT values.  Its results are the oracle for every GPU test. */
+#include "bg.h"
+#include "ref_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool tensor_copy(const BgTensor *s, BgTensor *d) {
+    if (!s->data) return false;
+    if (!bg_tensor_alloc(d, s->dtype, s->rank, s->dim[0], s->rank == 2 ? s->dim[1] : 0))
+        return false;
+    memcpy(d->data, s->data, bg_tensor_bytes(s));
+    return true;
+}
+
+static int64_t resolve_dim(int64_t dim, const BgBindings *b) {
+    if (dim == BG_DIM_N) return b->n;
+    if (dim == BG_DIM_G) return b->ngraphs;
+    return dim;
+}
+
+/* Does the computed tensor match the IR type? */
+static bool type_matches(const BgType *ty, const BgTensor *t, const BgBindings *b) {
+    BgDType want;
+    if (ty->kind == BG_TY_F32) want = BG_DT_F32;
+    else if (ty->kind == BG_TY_B1) want = BG_DT_B1;
+    else return false;
+    if (t->dtype != want || t->rank != ty->rank) return false;
+    for (int k = 0; k < ty->rank; k++)
+        if (t->dim[k] != resolve_dim(ty->dim[k], b)) return false;
+    return true;
+}
+
+static const BgTensor *operand(const BgInst *in, int k, const BgTensor *vals) {
+    if (k >= in->nargs || in->args[k] == BG_NONE) return NULL;
+    return &vals[in->args[k]];
+}
+
+static bool operand_ok(const BgInst *in, int k, const BgTensor *vals, int ninsts, bool optional) {
+    if (k >= in->nargs || in->args[k] == BG_NONE) return optional;
+    return (int)in->args[k] < ninsts && vals[in->args[k]].data != NULL;
+}
+
+static const BgAdj *adj_operand(const BgInst *in, int k, const BgModule *m, const BgBindings *b) {
+    if (k >= in->nargs || in->args[k] == BG_NONE || (int)in->args[k] >= m->ninsts) return NULL;
+    if (m->insts[in->args[k]].op != BG_OP_GRAPH || !b->adj) return NULL;
+    const BgAdj *a = &b->adj[in->args[k]];
+    return a->rowptr ? a : NULL;
+}
+
+/* Computes instruction i into *y; false when operands are missing or do not fit. */
+static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *vals,
+                 BgTensor *y) {
+    const BgInst *in = &m->insts[i];
+    int n = m->ninsts;
+    memset(y, 0, sizeof *y);
+    switch (in->op) {
+    case BG_OP_GRAPH:
+    case BG_OP_OUTPUT:
+        return true; /* no tensor value */
+    case BG_OP_INPUT:
+    case BG_OP_PARAM:
+    case BG_OP_PARAM_SCALE:
+        return b->leaf && tensor_copy(&b->leaf[i], y);
+    case BG_OP_BIN:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_bin(operand(in, 0, vals), y);
+    case BG_OP_ABSMEAN:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_absmean(operand(in, 0, vals), y);
+    case BG_OP_SCL:
+        return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, true) &&
+               operand_ok(in, 2, vals, n, true) &&
+               bg_ref_scl(operand(in, 0, vals), operand(in, 1, vals), operand(in, 2, vals), y);
+    case BG_OP_BMM:
+        return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, false) &&
+               bg_ref_bmm(in->prec, operand(in, 0, vals), operand(in, 1, vals), y);
+    case BG_OP_BSPMM: {
+        const BgAdj *a = adj_operand(in, 0, m, b);
+        return a && operand_ok(in, 1, vals, n, false) &&
+               bg_ref_bspmm(in->prec, a, operand(in, 1, vals), y, in->attrs.method);
+    }
+    case BG_OP_ADD:
+        return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, false) &&
+               bg_ref_add(in->prec, operand(in, 0, vals), operand(in, 1, vals), y);
+    case BG_OP_CONCAT: {
+        const BgTensor *xs[8];
+        if (in->nargs < 1 || in->nargs > 8) return false;
+        for (int k = 0; k < in->nargs; k++) {
+            if (!operand_ok(in, k, vals, n, false)) return false;
+            xs[k] = operand(in, k, vals);
+        }
+        return bg_ref_concat(in->nargs, xs, y);
+    }
+    case BG_OP_RELU:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_relu(operand(in, 0, vals), y);
+    case BG_OP_BATCHNORM:
+        for (int k = 0; k < 3; k++)
+            if (!operand_ok(in, k, vals, n, false)) return false;
+        if (!operand_ok(in, 3, vals, n, true) || !operand_ok(in, 4, vals, n, true)) return false;
+        return bg_ref_batchnorm(operand(in, 0, vals), operand(in, 1, vals), operand(in, 2, vals),
+                                operand(in, 3, vals), operand(in, 4, vals), in->attrs.eps, y);
+    case BG_OP_STANDARDIZE:
+        return operand_ok(in, 0, vals, n, false) &&
+               bg_ref_standardize(operand(in, 0, vals), in->attrs.eps, y);
+    case BG_OP_LOG_SOFTMAX:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_log_softmax(operand(in, 0, vals), y);
+    case BG_OP_READOUT: {
+        if (!operand_ok(in, 0, vals, n, false) || !adj_operand(in, 1, m, b)) return false;
+        const int64_t *gp = b->graph ? b->graph->graph_ptr : NULL;
+        int64_t ng = gp ? b->ngraphs : 1;
+        return bg_ref_readout(operand(in, 0, vals), gp, ng, in->attrs.reduce, y);
+    }
+    case BG_OP_COUNT:
+        break;
+    }
+    return false;
+}
+
+bool bg_interp_run(const BgModule *m, const BgBindings *b, BgInterpResult *out,
+                   BgTensor **all_values, BgDiagSink *d) {
+    memset(out, 0, sizeof *out);
+    if (all_values) *all_values = NULL;
+    int n = m->ninsts;
+    BgTensor *vals = bg_xcalloc((size_t)n + 1, sizeof(BgTensor));
+    int *last = bg_xcalloc((size_t)n + 1, sizeof(int));
+    int nout = 0;
+    for (int i = 0; i < n; i++) {
+        last[i] = i;
+        if (m->insts[i].op == BG_OP_OUTPUT) nout++;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < m->insts[i].nargs; k++) {
+            BgRef r = m->insts[i].args[k];
+            if (r != BG_NONE && (int)r < n && last[r] < i) last[r] = i;
+        }
+    out->names = bg_xcalloc((size_t)nout + 1, sizeof(const char *));
+    out->outputs = bg_xcalloc((size_t)nout + 1, sizeof(BgTensor));
+
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        const BgInst *in = &m->insts[i];
+        const char *opname = (unsigned)in->op < BG_OP_COUNT ? bg_op_info(in->op)->name : "?";
+        bool good = true;
+        for (int k = 0; k < in->nargs; k++)
+            if (in->args[k] != BG_NONE && (int)in->args[k] >= i) good = false;
+        if (good && in->op == BG_OP_GRAPH) good = b->adj && b->adj[i].rowptr != NULL;
+        if (good) good = eval(m, b, i, vals, &vals[i]);
+        if (!good) {
+            bg_diag_at(d, BG_SEV_ERROR, BG_E_INTERNAL, m->src, in->loc,
+                       "interpreter: instruction %%%d (%s) could not be computed: its operands "
+                       "are missing or do not fit",
+                       i, opname);
+            ok = false;
+            break;
+        }
+        if (in->op == BG_OP_OUTPUT) {
+            const BgTensor *src = operand(in, 0, vals);
+            BgTensor *dst = &out->outputs[out->noutputs];
+            if (!src || !src->data || !tensor_copy(src, dst)) {
+                bg_diag_at(d, BG_SEV_ERROR, BG_E_INTERNAL, m->src, in->loc,
+                           "interpreter: output %%%d has no value", i);
+                ok = false;
+                break;
+            }
+            out->names[out->noutputs] =
+                in->attrs.name ? in->attrs.name : bg_arena_printf(m->arena, "output%d", out->noutputs);
+            out->noutputs++;
+        } else if (in->op != BG_OP_GRAPH && !type_matches(&in->type, &vals[i], b)) {
+            char buf[64];
+            bg_diag_at(d, BG_SEV_ERROR, BG_E_INTERNAL, m->src, in->loc,
+                       "interpreter: instruction %%%d (%s) computed a value that does not match "
+                       "its type %s",
+                       i, opname, bg_type_str(in->type, buf, sizeof buf));
+            ok = false;
+            break;
+        }
+        if (!all_values) {
+            for (int k = 0; k < in->nargs; k++) {
+                BgRef r = in->args[k];
+                if (r != BG_NONE && (int)r < n && last[r] == i) bg_tensor_free(&vals[r]);
+            }
+            if (last[i] == i) bg_tensor_free(&vals[i]);
+        }
+    }
+    free(last);
+    if (!ok) {
+        bg_interp_values_free(m, vals);
+        bg_interp_result_free(out);
+        return false;
+    }
+    if (all_values) *all_values = vals;
+    else bg_interp_values_free(m, vals);
+    return true;
+}
+
+void bg_interp_result_free(BgInterpResult *r) {
+    if (!r) return;
+    for (int i = 0; i < r->noutputs; i++) bg_tensor_free(&r->outputs[i]);
+    free(r->outputs);
+    free((void *)r->names);
+    memset(r, 0, sizeof *r);
+}
+
+void bg_interp_values_free(const BgModule *m, BgTensor *values) {
+    if (!values) return;
+    for (int i = 0; i < m->ninsts; i++) bg_tensor_free(&values[i]);
+    free(values);
+}

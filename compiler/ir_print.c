@@ -1,0 +1,94 @@
+/* ir_print.c - the textual IR dump (bgnnc --emit=ir, --print-after=PASS).
+ * The format is a contract: golden tests diff it, so it is deterministic (values are
+ * instruction indices, no addresses) and every line ends with the model source position
+ * the instruction came from.  docs/ir.md describes it. */
+#include "bg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+} Out;
+
+static void put(Out *o, const char *fmt, ...) BG_PRINTF(2, 3);
+static void put(Out *o, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) k = 0;
+    if (o->n + (size_t)k + 1 > o->cap) {
+        o->cap = (o->n + (size_t)k + 1) * 2;
+        o->p = realloc(o->p, o->cap);
+        if (!o->p) abort();
+    }
+    vsnprintf(o->p + o->n, (size_t)k + 1, fmt, ap2);
+    va_end(ap2);
+    o->n += (size_t)k;
+}
+
+static const char *method_name(BgMethod m) {
+    switch (m) {
+    case BG_METHOD_IFELSE: return "ifelse";
+    case BG_METHOD_ANDNOT: return "andnot";
+    case BG_METHOD_POPC2: return "popc2";
+    default: return "auto";
+    }
+}
+
+static const char *reduce_name(BgReduce r) {
+    return r == BG_RED_SUM ? "sum" : r == BG_RED_MEAN ? "mean" : "max";
+}
+
+char *bg_ir_print(const BgModule *m) {
+    Out o = {0};
+    put(&o, "model %s", m->name);
+    if (m->arch) put(&o, " target=\"%s\"", m->arch);
+    put(&o, "\n");
+    for (int i = 0; i < m->ninsts; i++) {
+        const BgInst *in = &m->insts[i];
+        const BgOpInfo *info = bg_op_info(in->op);
+        char ty[64];
+        bg_type_str(in->type, ty, sizeof ty);
+        if (in->op == BG_OP_OUTPUT) put(&o, "      output");
+        else put(&o, "%%%-4d = %s", i, info->name);
+        if (in->prec[0]) put(&o, ".%s", in->prec);
+        for (int k = 0; k < in->nargs; k++) {
+            if (in->args[k] == BG_NONE) put(&o, "%s none", k ? "," : "");
+            else put(&o, "%s %%%u", k ? "," : "", in->args[k]);
+        }
+        const BgAttrs *a = &in->attrs;
+        switch (in->op) {
+        case BG_OP_GRAPH:
+            put(&o, " self_loops=%s norm=%s", a->self_loops ? "true" : "false", bg_norm_name(a->norm));
+            break;
+        case BG_OP_INPUT: put(&o, " \"%s\" file=\"%s\"", a->name, a->file); break;
+        case BG_OP_PARAM:
+        case BG_OP_PARAM_SCALE:
+            if (a->file) put(&o, " npy(\"%s\")", a->file);
+            else put(&o, " \"%s\"", a->name);
+            if (a->transposed) put(&o, ".T");
+            break;
+        case BG_OP_BSPMM:
+            if (a->method != BG_METHOD_AUTO) put(&o, " method=%s", method_name(a->method));
+            break;
+        case BG_OP_BATCHNORM:
+        case BG_OP_STANDARDIZE: put(&o, " eps=%g", (double)a->eps); break;
+        case BG_OP_READOUT: put(&o, " op=%s", reduce_name(a->reduce)); break;
+        case BG_OP_OUTPUT: put(&o, " \"%s\"", a->name); break;
+        default: break;
+        }
+        put(&o, " : %s", ty);
+        if (m->src) {
+            int line, col;
+            bg_source_linecol(m->src, in->loc.off, &line, &col);
+            put(&o, "    ; %d:%d", line, col);
+        }
+        put(&o, "\n");
+    }
+    return o.p;
+}

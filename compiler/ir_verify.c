@@ -1,0 +1,147 @@
+/* ir_verify.c - structural checks of the IR, run after lowering and after every pass.
+ * A failure is a bgnn bug (E9002), never a user error: sema reports user errors first.
+ * Checks: arity, operands defined before use, optional operands only where allowed, and
+ * the typing rule of every op (kinds, precisions, shapes) as docs/ir.md states it. */
+#include "bg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const BgModule *m;
+    BgDiagSink *d;
+    int i;
+    bool ok;
+} V;
+
+static void fail(V *v, const char *what) {
+    if (!v->ok) return; /* one message per instruction */
+    v->ok = false;
+    const BgInst *in = &v->m->insts[v->i];
+    bg_diag_at(v->d, BG_SEV_ERROR, BG_E_VERIFY, v->m->src, in->loc, "IR verifier: %%%d (%s): %s",
+               v->i, bg_op_info(in->op)->name, what);
+}
+
+static const BgType *arg(V *v, int k) {
+    const BgInst *in = &v->m->insts[v->i];
+    BgRef r = in->args[k];
+    return r == BG_NONE ? NULL : &v->m->insts[r].type;
+}
+
+static bool is_kind(const BgType *t, BgTyKind k, int rank) { return t && t->kind == k && t->rank == rank; }
+static BgTyKind kind_of(char p) { return p == 'B' ? BG_TY_B1 : BG_TY_F32; }
+static bool prec_ok(const char *p) {
+    if (strlen(p) != 3) return false;
+    for (int i = 0; i < 3; i++)
+        if (p[i] != 'F' && p[i] != 'B') return false;
+    return true;
+}
+
+static void check_inst(V *v) {
+    const BgInst *in = &v->m->insts[v->i];
+    const BgOpInfo *info = bg_op_info(in->op);
+    const BgType *t = &in->type;
+    if (in->nargs < info->min_args || in->nargs > info->max_args) { fail(v, "wrong number of operands"); return; }
+    for (int k = 0; k < in->nargs; k++) {
+        BgRef r = in->args[k];
+        if (r == BG_NONE) {
+            if (!(in->op == BG_OP_SCL && k > 0)) { fail(v, "missing operand"); return; }
+            continue;
+        }
+        if ((int)r >= v->i) { fail(v, "operand used before its definition"); return; }
+        if (v->m->insts[r].op == BG_OP_OUTPUT) { fail(v, "an output used as an operand"); return; }
+    }
+    if ((info->flags & BG_OPF_PREC) && !prec_ok(in->prec)) { fail(v, "missing or invalid precision letters"); return; }
+    const BgType *a0 = in->nargs > 0 ? arg(v, 0) : NULL;
+    const BgType *a1 = in->nargs > 1 ? arg(v, 1) : NULL;
+    switch (in->op) {
+    case BG_OP_GRAPH:
+        if (t->kind != BG_TY_ADJ) fail(v, "a graph must have type adj");
+        break;
+    case BG_OP_INPUT:
+        if (!is_kind(t, BG_TY_F32, 2) || t->dim[0] != BG_DIM_N) fail(v, "an input must be f32[N,C]");
+        break;
+    case BG_OP_PARAM:
+        if ((t->kind != BG_TY_F32 && t->kind != BG_TY_B1) || t->rank < 1 || t->dim[0] < 0) fail(v, "bad parameter type");
+        break;
+    case BG_OP_PARAM_SCALE:
+        if (!is_kind(t, BG_TY_F32, 1)) fail(v, "a parameter scale must be f32[M]");
+        break;
+    case BG_OP_BIN:
+        if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_B1, 2) || a0->dim[0] != t->dim[0] || a0->dim[1] != t->dim[1])
+            fail(v, "bin maps f32[R,C] to b1[R,C]");
+        break;
+    case BG_OP_ABSMEAN:
+        if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_F32, 1) || t->dim[0] != a0->dim[0])
+            fail(v, "absmean maps f32[R,C] to f32[R]");
+        break;
+    case BG_OP_SCL: {
+        const BgType *r = arg(v, 1), *c = arg(v, 2);
+        if (!is_kind(a0, BG_TY_F32, 2) || !bg_type_eq(*a0, *t)) fail(v, "scl keeps an f32 matrix's type");
+        else if (r && (!is_kind(r, BG_TY_F32, 1) || r->dim[0] != t->dim[0])) fail(v, "row factors must be f32[R]");
+        else if (c && (!is_kind(c, BG_TY_F32, 1) || c->dim[0] != t->dim[1])) fail(v, "column factors must be f32[C]");
+        else if (!r && !c) fail(v, "scl without factors");
+        break;
+    }
+    case BG_OP_BMM:
+        if (!is_kind(a0, kind_of(in->prec[0]), 2) || !is_kind(a1, kind_of(in->prec[1]), 2)) fail(v, "operand precisions differ from the variant");
+        else if (a0->dim[1] != a1->dim[0]) fail(v, "inner dimensions differ");
+        else if (!is_kind(t, kind_of(in->prec[2]), 2) || t->dim[0] != a0->dim[0] || t->dim[1] != a1->dim[1]) fail(v, "bad result type");
+        break;
+    case BG_OP_BSPMM:
+        if (!a0 || a0->kind != BG_TY_ADJ) fail(v, "first operand must be a graph");
+        else if (!is_kind(a1, kind_of(in->prec[0]), 2) || a1->dim[0] != BG_DIM_N) fail(v, "activation must be [N,C] of the variant's precision");
+        else if (!is_kind(t, kind_of(in->prec[2]), 2) || t->dim[0] != BG_DIM_N || t->dim[1] != a1->dim[1]) fail(v, "bad result type");
+        break;
+    case BG_OP_ADD:
+        if (in->prec[0] != in->prec[1]) fail(v, "mixed-precision add");
+        else if (!a0 || !a1 || a0->kind != kind_of(in->prec[0]) || a1->kind != kind_of(in->prec[1])) fail(v, "operand precisions differ from the variant");
+        else if (!bg_type_eq(*a0, *a1) && !(a1->rank == 1 && a0->rank == 2 && a1->dim[0] == a0->dim[1] && a1->kind == BG_TY_F32)) fail(v, "shapes differ");
+        else if (t->kind != kind_of(in->prec[2]) || t->rank != a0->rank || t->dim[0] != a0->dim[0] || t->dim[1] != a0->dim[1]) fail(v, "bad result type");
+        break;
+    case BG_OP_CONCAT: {
+        int64_t cols = 0;
+        for (int k = 0; k < in->nargs; k++) {
+            const BgType *ak = arg(v, k);
+            if (!ak || ak->rank != 2 || ak->kind != t->kind || ak->dim[0] != t->dim[0]) { fail(v, "operands must match the result's kind and rows"); return; }
+            cols += ak->dim[1];
+        }
+        if (t->rank != 2 || cols != t->dim[1]) fail(v, "columns do not add up");
+        break;
+    }
+    case BG_OP_RELU:
+    case BG_OP_LOG_SOFTMAX:
+    case BG_OP_STANDARDIZE:
+        if (!is_kind(a0, BG_TY_F32, 2) || !bg_type_eq(*a0, *t)) fail(v, "expects and keeps an f32 matrix");
+        break;
+    case BG_OP_BATCHNORM:
+        if (!is_kind(a0, BG_TY_F32, 2) || !bg_type_eq(*a0, *t)) fail(v, "expects and keeps an f32 matrix");
+        for (int k = 1; k < in->nargs && v->ok; k++) {
+            const BgType *ak = arg(v, k);
+            if (!is_kind(ak, BG_TY_F32, 1) || ak->dim[0] != t->dim[1]) fail(v, "statistics must be f32[C]");
+        }
+        break;
+    case BG_OP_READOUT:
+        if (!is_kind(a0, BG_TY_F32, 2) || a0->dim[0] != BG_DIM_N || !a1 || a1->kind != BG_TY_ADJ) fail(v, "readout takes f32[N,C] and a graph");
+        else if (!is_kind(t, BG_TY_F32, 2) || t->dim[0] != BG_DIM_G || t->dim[1] != a0->dim[1]) fail(v, "readout gives f32[G,C]");
+        break;
+    case BG_OP_OUTPUT:
+        if (!bg_type_eq(*a0, *t) || !in->attrs.name) fail(v, "an output has its operand's type and a name");
+        break;
+    case BG_OP_COUNT: fail(v, "invalid op"); break;
+    }
+}
+
+bool bg_ir_verify(const BgModule *m, BgDiagSink *d) {
+    bool ok = true;
+    for (int i = 0; i < m->ninsts; i++) {
+        V v = {m, d, i, true};
+        if ((unsigned)m->insts[i].op >= BG_OP_COUNT) {
+            fail(&v, "invalid op");
+        } else {
+            check_inst(&v);
+        }
+        ok &= v.ok;
+    }
+    return ok;
+}

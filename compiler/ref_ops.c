@@ -1,0 +1,569 @@
+/* ref_ops.c - the CPU reference implementation of every IR op (see ref_ops.h).
+ *
+ * This file is the executable form of docs/semantics.md and the oracle for the GPU kernels:
+ * binary operands stay bit-packed (uint32 words, LSB first, padding 0) and +-1 dot products
+ * are popcounts over the real K bits; float reductions run sequentially in index order from
+ * 0.0f with every product and sum rounded on its own (built with -ffp-contract=off), and in
+ * float64 where the semantics say so.  Nothing here prints or exits. */
+#include "ref_ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static bool is_f32(const BgTensor *t) { return t && t->dtype == BG_DT_F32 && t->data; }
+static bool is_b1(const BgTensor *t) { return t && t->dtype == BG_DT_B1 && t->data; }
+static bool is_rank2(const BgTensor *t) { return t->rank == 2; }
+
+static bool prec_ok(char p) { return p == 'F' || p == 'B'; }
+static bool dtype_is(const BgTensor *t, char p) {
+    return p == 'F' ? is_f32(t) : p == 'B' ? is_b1(t) : false;
+}
+
+/* Mask of the valid bits of word w of a row with cols columns. */
+static uint32_t word_mask(int64_t cols, int64_t w) {
+    int64_t rem = cols - w * 32;
+    if (rem >= 32) return 0xffffffffu;
+    if (rem <= 0) return 0;
+    return (1u << rem) - 1u;
+}
+
+static int popc(uint32_t v) { return __builtin_popcount(v); }
+
+/* The bit rule (docs/semantics.md): bit 1 (+1) when the sign bit is clear.  Equals t >= 0
+ * except on -0.0 (-1) and NaN (its sign bit). */
+static inline uint32_t bit_of(float t) { return signbit(t) ? 0u : 1u; }
+
+/* Allocates y like x (same rank and dims) with dtype dt. */
+static bool alloc_like(BgTensor *y, BgDType dt, const BgTensor *x) {
+    return bg_tensor_alloc(y, dt, x->rank, x->dim[0], x->rank == 2 ? x->dim[1] : 0);
+}
+
+static bool fail(BgTensor *y) {
+    bg_tensor_free(y);
+    return false;
+}
+
+float bg_ref_value(const BgTensor *t, int64_t r, int64_t c) {
+    if (t->dtype == BG_DT_B1)
+        return bg_bit_get((const uint32_t *)t->data, t->words_per_row, r, c) ? 1.0f : -1.0f;
+    return ((const float *)t->data)[r * bg_tensor_cols(t) + c];
+}
+
+/* ---- bin, absmean, scl ---------------------------------------------------------------- */
+
+bool bg_ref_bin(const BgTensor *x, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!x || !x->data || (x->dtype != BG_DT_F32 && x->dtype != BG_DT_B1)) return false;
+    if (!alloc_like(y, BG_DT_B1, x)) return fail(y);
+    if (x->dtype == BG_DT_B1) {
+        memcpy(y->data, x->data, bg_tensor_bytes(x));
+        return true;
+    }
+    int64_t rows = bg_tensor_rows(x), cols = bg_tensor_cols(x), wpr = y->words_per_row;
+    const float *xs = x->data;
+    uint32_t *ys = y->data;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t w = 0; w < wpr; w++) {
+            uint32_t word = 0;
+            int64_t c0 = w * 32, n = cols - c0 < 32 ? cols - c0 : 32;
+            for (int64_t b = 0; b < n; b++)
+                word |= bit_of(xs[r * cols + c0 + b]) << b;
+            ys[r * wpr + w] = word;
+        }
+    }
+    return true;
+}
+
+bool bg_ref_absmean(const BgTensor *x, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x) || !is_rank2(x)) return false;
+    int64_t rows = x->dim[0], cols = x->dim[1];
+    if (!bg_tensor_alloc(y, BG_DT_F32, 1, rows, 0)) return fail(y);
+    const float *xs = x->data;
+    float *ys = y->data;
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < cols; c++) s += fabs((double)xs[r * cols + c]);
+        ys[r] = cols ? (float)(s / (double)cols) : 0.0f;
+    }
+    return true;
+}
+
+bool bg_ref_param_scale(const BgTensor *w, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(w) || !is_rank2(w)) return false;
+    int64_t k = w->dim[0], m = w->dim[1];
+    if (!bg_tensor_alloc(y, BG_DT_F32, 1, m, 0)) return fail(y);
+    const float *ws = w->data;
+    float *ys = y->data;
+    for (int64_t o = 0; o < m; o++) {
+        double s = 0.0;
+        for (int64_t i = 0; i < k; i++) s += fabs((double)ws[i * m + o]);
+        ys[o] = k ? (float)(s / (double)k) : 0.0f;
+    }
+    return true;
+}
+
+bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x)) return false;
+    int64_t nr = bg_tensor_rows(x), nc = bg_tensor_cols(x);
+    if (rows && (!is_f32(rows) || rows->rank != 1 || rows->dim[0] != nr)) return false;
+    if (cols && (!is_f32(cols) || cols->rank != 1 || cols->dim[0] != nc)) return false;
+    if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
+    const float *xs = x->data, *rs = rows ? rows->data : NULL, *cs = cols ? cols->data : NULL;
+    float *ys = y->data;
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t c = 0; c < nc; c++) {
+            float v = xs[r * nc + c];
+            if (rs) v = v * rs[r];
+            if (cs) v = v * cs[c];
+            ys[r * nc + c] = v;
+        }
+    return true;
+}
+
+/* ---- bmm ------------------------------------------------------------------------------ */
+
+/* Transposes the bits of w b1[K,M] to [M, ceil(K/32)] words (padding 0). */
+static uint32_t *transpose_bits(const BgTensor *w, int64_t *wpr_out) {
+    int64_t k = w->dim[0], m = w->dim[1], wpr = (k + 31) / 32;
+    uint32_t *t = bg_xcalloc((size_t)(m * wpr) + 1, sizeof(uint32_t));
+    const uint32_t *ws = w->data;
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t o = 0; o < m; o++)
+            if (bg_bit_get(ws, w->words_per_row, i, o)) t[o * wpr + i / 32] |= 1u << (i % 32);
+    *wpr_out = wpr;
+    return t;
+}
+
+/* Writes row r of the output from float accumulators: f32 as is, b1 as bin (sign bit). */
+static void store_row(BgTensor *y, int64_t r, const float *acc, int64_t m) {
+    if (y->dtype == BG_DT_F32) {
+        memcpy((float *)y->data + r * m, acc, sizeof(float) * (size_t)m);
+        return;
+    }
+    uint32_t *ys = (uint32_t *)y->data + r * y->words_per_row;
+    for (int64_t o = 0; o < m; o++)
+        ys[o / 32] |= bit_of(acc[o]) << (o % 32);
+}
+
+bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!prec || !prec_ok(prec[0]) || !prec_ok(prec[1]) || !prec_ok(prec[2])) return false;
+    if (!dtype_is(x, prec[0]) || !dtype_is(w, prec[1])) return false;
+    if (!is_rank2(x) || !is_rank2(w) || x->dim[1] != w->dim[0]) return false;
+    int64_t rows = x->dim[0], k = x->dim[1], m = w->dim[1];
+    if (!bg_tensor_alloc(y, prec[2] == 'B' ? BG_DT_B1 : BG_DT_F32, 2, rows, m)) return fail(y);
+    float *acc = bg_xcalloc((size_t)m + 1, sizeof(float));
+
+    if (prec[0] == 'B' && prec[1] == 'B') {
+        /* t = K - 2 popc(x_r XOR w_o) over the real K bits. */
+        int64_t kw;
+        uint32_t *wt = transpose_bits(w, &kw);
+        const uint32_t *xs = x->data;
+        uint32_t last = word_mask(k, kw - 1);
+        for (int64_t r = 0; r < rows; r++) {
+            const uint32_t *xr = xs + r * x->words_per_row;
+            for (int64_t o = 0; o < m; o++) {
+                const uint32_t *wo = wt + o * kw;
+                int64_t pc = 0;
+                for (int64_t i = 0; i + 1 < kw; i++) pc += popc(xr[i] ^ wo[i]);
+                if (kw > 0) pc += popc((xr[kw - 1] ^ wo[kw - 1]) & last);
+                int64_t t = k - 2 * pc;
+                if (y->dtype == BG_DT_F32) ((float *)y->data)[r * m + o] = (float)t;
+                else if (t >= 0) ((uint32_t *)y->data)[r * y->words_per_row + o / 32] |= 1u << (o % 32);
+            }
+        }
+        free(wt);
+        free(acc);
+        return true;
+    }
+
+    /* Float paths: acc[o] accumulates over k in order (one sequential sum per output). */
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t o = 0; o < m; o++) acc[o] = 0.0f;
+        for (int64_t i = 0; i < k; i++) {
+            if (prec[0] == 'F' && prec[1] == 'B') {
+                float xv = ((const float *)x->data)[r * k + i];
+                const uint32_t *wr = (const uint32_t *)w->data + i * w->words_per_row;
+                for (int64_t o = 0; o < m; o++)
+                    acc[o] = acc[o] + (((wr[o / 32] >> (o % 32)) & 1u) ? xv : -xv);
+            } else if (prec[0] == 'B' && prec[1] == 'F') {
+                int bit = bg_bit_get(x->data, x->words_per_row, r, i);
+                const float *wr = (const float *)w->data + i * m;
+                for (int64_t o = 0; o < m; o++) acc[o] = acc[o] + (bit ? wr[o] : -wr[o]);
+            } else {
+                float xv = ((const float *)x->data)[r * k + i];
+                const float *wr = (const float *)w->data + i * m;
+                for (int64_t o = 0; o < m; o++) {
+                    float p = xv * wr[o];
+                    acc[o] = acc[o] + p;
+                }
+            }
+        }
+        store_row(y, r, acc, m);
+    }
+    free(acc);
+    return true;
+}
+
+/* ---- bspmm ---------------------------------------------------------------------------- */
+
+/* The three integer reductions for a B activation over a 0/1 row (reference-notes 4).
+ * Each computes s[c] = sum_{j in row} v(x[j,c]) for c < C. */
+
+/* ifelse: loop over the neighbours, add +1 or -1 per bit. */
+static void red_ifelse(const BgAdj *a, const BgTensor *x, int64_t i, int64_t *s) {
+    int64_t cols = x->dim[1], wpr = x->words_per_row;
+    const uint32_t *xs = x->data;
+    for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {
+        const uint32_t *xj = xs + (int64_t)a->col[e] * wpr;
+        for (int64_t w = 0; w < wpr; w++) {
+            uint32_t word = xj[w];
+            int64_t c0 = w * 32, n = cols - c0 < 32 ? cols - c0 : 32;
+            for (int64_t b = 0; b < n; b++) s[c0 + b] += ((word >> b) & 1u) ? 1 : -1;
+        }
+    }
+}
+
+/* Bit-sliced vertical counter: planes[p] holds bit p of 32 per-bit counts. */
+static void vc_add(uint32_t *planes, int *np, uint32_t v) {
+    for (int p = 0; v; p++) {
+        if (p == *np) {
+            planes[p] = 0;
+            (*np)++;
+        }
+        uint32_t carry = planes[p] & v;
+        planes[p] ^= v;
+        v = carry;
+    }
+}
+static int64_t vc_count(const uint32_t *planes, int np, int b) {
+    int64_t n = 0;
+    for (int p = 0; p < np; p++) n |= (int64_t)((planes[p] >> b) & 1u) << p;
+    return n;
+}
+
+/* andnot: per feature word, over the neighbour rows, count per bit popc(a & b) and
+ * popc(a & ~b) with two bit-sliced vertical counters; s = ones - zeros. */
+static void red_andnot(const BgAdj *a, const BgTensor *x, int64_t i, int64_t *s) {
+    int64_t cols = x->dim[1], wpr = x->words_per_row;
+    const uint32_t *xs = x->data;
+    uint32_t pos[64], neg[64];
+    for (int64_t w = 0; w < wpr; w++) {
+        int npos = 0, nneg = 0;
+        uint32_t mask = word_mask(cols, w);
+        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {
+            uint32_t word = xs[(int64_t)a->col[e] * wpr + w];
+            vc_add(pos, &npos, word & mask);
+            vc_add(neg, &nneg, ~word & mask);
+        }
+        int64_t c0 = w * 32, n = cols - c0 < 32 ? cols - c0 : 32;
+        for (int64_t b = 0; b < n; b++)
+            s[c0 + b] += vc_count(pos, npos, (int)b) - vc_count(neg, nneg, (int)b);
+    }
+}
+
+/* popc2: the neighbour set as a bitmask per 32-node block of columns, against the
+ * activations transposed to [C][ceil(N/32)] node words: s += 2 popc(a & b) - popc(a). */
+static void red_popc2(const BgAdj *a, const uint32_t *xt, int64_t nblk, int64_t cols,
+                      int64_t i, int64_t *s) {
+    int64_t e = a->rowptr[i], end = a->rowptr[i + 1];
+    while (e < end) {
+        int64_t blk = a->col[e] / 32;
+        uint32_t am = 0;
+        for (; e < end && a->col[e] / 32 == blk; e++) am |= 1u << (a->col[e] % 32);
+        int pa = popc(am);
+        for (int64_t c = 0; c < cols; c++) s[c] += 2 * popc(am & xt[c * nblk + blk]) - pa;
+    }
+}
+
+/* x b1[N,C] transposed to [C][ceil(N/32)] words: bit j%32 of word c*nblk + j/32 = x[j,c]. */
+static uint32_t *transpose_nodes(const BgTensor *x, int64_t *nblk_out) {
+    int64_t n = x->dim[0], cols = x->dim[1], nblk = (n + 31) / 32;
+    uint32_t *t = bg_xcalloc((size_t)(cols * nblk) + 1, sizeof(uint32_t));
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t c = 0; c < cols; c++)
+            if (bg_bit_get(x->data, x->words_per_row, j, c)) t[c * nblk + j / 32] |= 1u << (j % 32);
+    *nblk_out = nblk;
+    return t;
+}
+
+static bool adj_ok(const BgAdj *a) {
+    return a && a->rowptr && (a->nnz == 0 || a->col) && a->n >= 0;
+}
+
+bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTensor *y,
+                  BgMethod method) {
+    memset(y, 0, sizeof *y);
+    if (!prec || !prec_ok(prec[0]) || !prec_ok(prec[1]) || !prec_ok(prec[2])) return false;
+    if (!adj_ok(a) || !dtype_is(x, prec[0]) || !is_rank2(x) || x->dim[0] != a->n) return false;
+    if (prec[1] == 'F' ? !a->w : (!a->rowf || !a->colf)) return false;
+    if (method != BG_METHOD_AUTO && method != BG_METHOD_IFELSE && method != BG_METHOD_ANDNOT &&
+        method != BG_METHOD_POPC2)
+        return false;
+    if (method == BG_METHOD_AUTO) method = BG_METHOD_POPC2;
+    int64_t n = a->n, cols = x->dim[1];
+    for (int64_t e = 0; e < a->nnz; e++)
+        if (a->col[e] < 0 || a->col[e] >= n) return false;
+    if (!bg_tensor_alloc(y, prec[2] == 'B' ? BG_DT_B1 : BG_DT_F32, 2, n, cols)) return fail(y);
+
+    float *acc = bg_xcalloc((size_t)cols + 1, sizeof(float));
+    int64_t *s = bg_xcalloc((size_t)cols + 1, sizeof(int64_t));
+    uint32_t *xt = NULL;
+    int64_t nblk = 0;
+    bool xb = prec[0] == 'B';
+    const float *xf = xb ? NULL : x->data;
+    const uint32_t *xw = xb ? x->data : NULL;
+    int64_t wpr = x->words_per_row;
+
+    for (int64_t i = 0; i < n; i++) {
+        int64_t e0 = a->rowptr[i], e1 = a->rowptr[i + 1];
+        for (int64_t c = 0; c < cols; c++) acc[c] = 0.0f;
+        if (prec[1] == 'F') {
+            /* y_i = sum_j fl(w_ij * v(x_j)), sequential. */
+            for (int64_t e = e0; e < e1; e++) {
+                int64_t j = a->col[e];
+                float wij = a->w[e];
+                for (int64_t c = 0; c < cols; c++) {
+                    float t = xb ? (((xw[j * wpr + c / 32] >> (c % 32)) & 1u) ? wij : -wij)
+                                 : wij * xf[j * cols + c];
+                    acc[c] = acc[c] + t;
+                }
+            }
+        } else {
+            bool unit = xb;
+            for (int64_t e = e0; unit && e < e1; e++)
+                if (a->colf[a->col[e]] != 1.0f) unit = false;
+            if (unit) {
+                /* Integer sum of +-1 (exact); the popcount case. */
+                for (int64_t c = 0; c < cols; c++) s[c] = 0;
+                if (method == BG_METHOD_IFELSE) {
+                    red_ifelse(a, x, i, s);
+                } else if (method == BG_METHOD_ANDNOT) {
+                    red_andnot(a, x, i, s);
+                } else {
+                    if (!xt) xt = transpose_nodes(x, &nblk);
+                    red_popc2(a, xt, nblk, cols, i, s);
+                }
+                for (int64_t c = 0; c < cols; c++) acc[c] = (float)s[c];
+            } else {
+                /* s_i = sum_j t_j, t_j = fl(c_j * x_j) or +-c_j, sequential in column order. */
+                for (int64_t e = e0; e < e1; e++) {
+                    int64_t j = a->col[e];
+                    float cj = a->colf[j];
+                    for (int64_t c = 0; c < cols; c++) {
+                        float t = xb ? (((xw[j * wpr + c / 32] >> (c % 32)) & 1u) ? cj : -cj)
+                                     : cj * xf[j * cols + c];
+                        acc[c] = acc[c] + t;
+                    }
+                }
+            }
+            float ri = a->rowf[i];
+            for (int64_t c = 0; c < cols; c++) acc[c] = ri * acc[c];
+        }
+        store_row(y, i, acc, cols);
+    }
+    free(xt);
+    free(s);
+    free(acc);
+    return true;
+}
+
+/* ---- add, concat ---------------------------------------------------------------------- */
+
+bool bg_ref_add(const char prec[3], const BgTensor *a, const BgTensor *b, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!prec || !prec_ok(prec[0]) || prec[1] != prec[0] || !prec_ok(prec[2])) return false;
+    if (!dtype_is(a, prec[0]) || !dtype_is(b, prec[1])) return false;
+    int64_t rows = bg_tensor_rows(a), cols = bg_tensor_cols(a);
+    bool bcast;
+    if (b->rank == a->rank && b->dim[0] == a->dim[0] && b->dim[1] == a->dim[1]) bcast = false;
+    else if (a->rank == 2 && b->rank == 1 && b->dim[0] == cols) bcast = true;
+    else return false;
+    BgDType odt = prec[2] == 'B' ? BG_DT_B1 : BG_DT_F32;
+    if (!alloc_like(y, odt, a)) return fail(y);
+
+    if (prec[0] == 'B' && odt == BG_DT_B1) {
+        /* v(a) + v(b) >= 0 unless both are -1: bit = a | b. */
+        const uint32_t *as = a->data, *bs = b->data;
+        uint32_t *ys = y->data;
+        int64_t wpr = y->words_per_row;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t w = 0; w < wpr; w++)
+                ys[r * wpr + w] =
+                    (as[r * wpr + w] | bs[(bcast ? 0 : r) * wpr + w]) & word_mask(cols, w);
+        return true;
+    }
+    float *row = bg_xcalloc((size_t)cols + 1, sizeof(float));
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t rb = bcast ? 0 : r;
+        for (int64_t c = 0; c < cols; c++) row[c] = bg_ref_value(a, r, c) + bg_ref_value(b, rb, c);
+        store_row(y, r, row, cols);
+    }
+    free(row);
+    return true;
+}
+
+bool bg_ref_concat(int n, const BgTensor *const *xs, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (n < 1 || !xs || !xs[0] || !xs[0]->data || !is_rank2(xs[0])) return false;
+    BgDType dt = xs[0]->dtype;
+    if (dt != BG_DT_F32 && dt != BG_DT_B1) return false;
+    int64_t rows = xs[0]->dim[0], total = 0;
+    for (int i = 0; i < n; i++) {
+        if (!xs[i] || !xs[i]->data || xs[i]->dtype != dt || !is_rank2(xs[i]) ||
+            xs[i]->dim[0] != rows)
+            return false;
+        total += xs[i]->dim[1];
+    }
+    if (!bg_tensor_alloc(y, dt, 2, rows, total)) return fail(y);
+    int64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t c = xs[i]->dim[1];
+        for (int64_t r = 0; r < rows; r++) {
+            if (dt == BG_DT_F32) {
+                memcpy((float *)y->data + r * total + off, (const float *)xs[i]->data + r * c,
+                       sizeof(float) * (size_t)c);
+            } else {
+                for (int64_t k = 0; k < c; k++)
+                    if (bg_bit_get(xs[i]->data, xs[i]->words_per_row, r, k))
+                        bg_bit_set(y->data, y->words_per_row, r, off + k, 1);
+            }
+        }
+        off += c;
+    }
+    return true;
+}
+
+/* ---- float layers --------------------------------------------------------------------- */
+
+bool bg_ref_relu(const BgTensor *x, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x)) return false;
+    if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
+    int64_t n = bg_tensor_rows(x) * bg_tensor_cols(x);
+    const float *xs = x->data;
+    float *ys = y->data;
+    for (int64_t i = 0; i < n; i++) ys[i] = xs[i] > 0.0f ? xs[i] : 0.0f;
+    return true;
+}
+
+static bool vec_ok(const BgTensor *v, int64_t c) {
+    return !v || (is_f32(v) && v->rank == 1 && v->dim[0] == c);
+}
+
+bool bg_ref_batchnorm(const BgTensor *x, const BgTensor *mean, const BgTensor *var,
+                      const BgTensor *gamma, const BgTensor *beta, float eps, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x) || !is_rank2(x) || !mean || !var) return false;
+    int64_t rows = x->dim[0], cols = x->dim[1];
+    if (!vec_ok(mean, cols) || !vec_ok(var, cols) || !vec_ok(gamma, cols) || !vec_ok(beta, cols))
+        return false;
+    if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
+    const float *xs = x->data, *mu = mean->data, *vr = var->data;
+    const float *g = gamma ? gamma->data : NULL, *bt = beta ? beta->data : NULL;
+    float *ys = y->data;
+    float *inv = bg_xcalloc((size_t)cols + 1, sizeof(float));
+    for (int64_t c = 0; c < cols; c++) {
+        float ve = vr[c] + eps;
+        inv[c] = 1.0f / sqrtf(ve);
+    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            float v = xs[r * cols + c] - mu[c];
+            v = v * inv[c];
+            if (g) v = v * g[c];
+            if (bt) v = v + bt[c];
+            ys[r * cols + c] = v;
+        }
+    free(inv);
+    return true;
+}
+
+bool bg_ref_standardize(const BgTensor *x, float eps, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x) || !is_rank2(x)) return false;
+    if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
+    int64_t rows = x->dim[0], cols = x->dim[1];
+    const float *xs = x->data;
+    float *ys = y->data;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = xs + r * cols;
+        double sum = 0.0;
+        for (int64_t c = 0; c < cols; c++) sum += (double)xr[c];
+        double mu = cols ? sum / (double)cols : 0.0;
+        double ss = 0.0;
+        for (int64_t c = 0; c < cols; c++) {
+            double d = (double)xr[c] - mu;
+            ss += d * d;
+        }
+        double sd = cols > 1 ? sqrt(ss / (double)(cols - 1)) : 0.0;
+        double den = sd + (double)eps;
+        for (int64_t c = 0; c < cols; c++) ys[r * cols + c] = (float)(((double)xr[c] - mu) / den);
+    }
+    return true;
+}
+
+bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x)) return false;
+    if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
+    int64_t rows = bg_tensor_rows(x), cols = bg_tensor_cols(x);
+    const float *xs = x->data;
+    float *ys = y->data;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = xs + r * cols;
+        if (cols == 0) continue;
+        float m = xr[0];
+        for (int64_t c = 1; c < cols; c++)
+            if (xr[c] > m) m = xr[c];
+        double s = 0.0;
+        for (int64_t c = 0; c < cols; c++) s += exp((double)xr[c] - (double)m);
+        double ls = log(s);
+        for (int64_t c = 0; c < cols; c++) ys[r * cols + c] = (float)((double)xr[c] - (double)m - ls);
+    }
+    return true;
+}
+
+bool bg_ref_readout(const BgTensor *x, const int64_t *graph_ptr, int64_t ngraphs,
+                    BgReduce reduce, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!x || !x->data || (x->dtype != BG_DT_F32 && x->dtype != BG_DT_B1) || !is_rank2(x))
+        return false;
+    if (reduce != BG_RED_SUM && reduce != BG_RED_MEAN && reduce != BG_RED_MAX) return false;
+    int64_t n = x->dim[0], cols = x->dim[1];
+    if (ngraphs < 0 || (!graph_ptr && ngraphs != 1)) return false;
+    if (graph_ptr) {
+        if (graph_ptr[0] != 0 || graph_ptr[ngraphs] != n) return false;
+        for (int64_t g = 0; g < ngraphs; g++)
+            if (graph_ptr[g + 1] < graph_ptr[g]) return false;
+    }
+    if (!bg_tensor_alloc(y, BG_DT_F32, 2, ngraphs, cols)) return fail(y);
+    float *ys = y->data;
+    for (int64_t g = 0; g < ngraphs; g++) {
+        int64_t lo = graph_ptr ? graph_ptr[g] : 0, hi = graph_ptr ? graph_ptr[g + 1] : n;
+        float *yr = ys + g * cols;
+        if (hi == lo) continue; /* empty graph: 0 */
+        for (int64_t c = 0; c < cols; c++) {
+            float acc;
+            if (reduce == BG_RED_MAX) {
+                acc = bg_ref_value(x, lo, c);
+                for (int64_t v = lo + 1; v < hi; v++) {
+                    float t = bg_ref_value(x, v, c);
+                    if (t > acc) acc = t;
+                }
+            } else {
+                acc = 0.0f;
+                for (int64_t v = lo; v < hi; v++) acc = acc + bg_ref_value(x, v, c);
+                if (reduce == BG_RED_MEAN) acc = acc / (float)(hi - lo);
+            }
+            yr[c] = acc;
+        }
+    }
+    return true;
+}

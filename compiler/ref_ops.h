@@ -1,0 +1,62 @@
+/* ref_ops.h - the CPU reference implementation of every IR op on host tensors.
+ *
+ * Each function computes one op exactly as docs/semantics.md prescribes (binary ops with
+ * real bit packing and popcounts, float reductions sequential in index order, no FMA) and is
+ * the oracle the GPU kernels are tested against.  Conventions:
+ *   - inputs are const host tensors (BgTensor / BgAdj from bg.h); the output tensor *y is
+ *     allocated here with bg_tensor_alloc (the caller frees it with bg_tensor_free);
+ *   - a function returns false (and leaves *y zeroed, nothing allocated) when the operands
+ *     do not fit together (dtype, shape, precision letters) or allocation fails;
+ *   - precision strings are the IR's "XYZ" letters: prec[0] the activation operand,
+ *     prec[1] the second operand (weights, adjacency, second addend), prec[2] the output;
+ *     'F' = f32, 'B' = b1; the letters must agree with the operands' dtypes;
+ *   - every b1 output has its padding bits zero. */
+#ifndef BG_REF_OPS_H
+#define BG_REF_OPS_H
+
+#include "bg.h"
+
+/* bin: bit 1 (+1) when x's sign bit is clear: x >= 0 except -0.0 -> -1 and NaN -> its sign
+ * bit (docs/semantics.md, the bit rule); every B output of every op uses the same rule.
+ * A b1 input is copied. */
+bool bg_ref_bin(const BgTensor *x, BgTensor *y);
+/* absmean: f32[R] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0. */
+bool bg_ref_absmean(const BgTensor *x, BgTensor *y);
+/* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]); rows (f32[R]) / cols (f32[C]) may be NULL. */
+bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
+/* bmm.XYZ: x [R,K] times w [K,M] (both row-major as in bg.h) -> y [R,M]. */
+bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTensor *y);
+/* bspmm.XYZ: adjacency a (prec[1]: 'B' = pattern with row/col factors, 'F' = per-edge
+ * weights) times x [N,C] -> y [N,C].  method selects the reduction for the popcount case
+ * (B activation, B adjacency, every neighbour's column factor exactly 1); AUTO = POPC2. */
+bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTensor *y,
+                  BgMethod method);
+/* add.XYZ: y = v(a) + v(b); b is [R,C] like a or a [C] row vector (broadcast). */
+bool bg_ref_add(const char prec[3], const BgTensor *a, const BgTensor *b, BgTensor *y);
+/* concat: columns of xs[0..n-1] side by side (all f32 or all b1, same rows, rank 2). */
+bool bg_ref_concat(int n, const BgTensor *const *xs, BgTensor *y);
+/* relu: x > 0 ? x : 0 (f32). */
+bool bg_ref_relu(const BgTensor *x, BgTensor *y);
+/* batchnorm (inference): inv = 1/sqrtf(var[c] + eps); y = fl(x - mean) * inv [* gamma] [+ beta].
+ * gamma / beta may be NULL. */
+bool bg_ref_batchnorm(const BgTensor *x, const BgTensor *mean, const BgTensor *var,
+                      const BgTensor *gamma, const BgTensor *beta, float eps, BgTensor *y);
+/* standardize: per row in float64, mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C=1),
+ * y = fl((x - mu) / (sd + eps)). */
+bool bg_ref_standardize(const BgTensor *x, float eps, BgTensor *y);
+/* log_softmax: per row m = max (f32), s = sum exp((double)x - m) (float64, sequential),
+ * y = fl((double)x - m - log(s)). */
+bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y);
+/* readout: f32[G,C]; graph g owns rows graph_ptr[g]..graph_ptr[g+1]-1 (graph_ptr NULL: one
+ * graph of all rows, ngraphs must be 1).  sum sequential in node order (f32 from 0),
+ * mean = fl(sum / count), max = largest value; an empty graph gives 0.  A b1 x reads +-1. */
+bool bg_ref_readout(const BgTensor *x, const int64_t *graph_ptr, int64_t ngraphs,
+                    BgReduce reduce, BgTensor *y);
+
+/* Helpers shared with bind.c and the tests. */
+/* Bi-GCN weight scale of float w [K,M]: f32[M], m_o = fl(sum_k |w[k,o]| (float64) / K). */
+bool bg_ref_param_scale(const BgTensor *w, BgTensor *y);
+/* The value of element (r, c) of an f32 or b1 tensor as a float (+-1 for bits). */
+float bg_ref_value(const BgTensor *t, int64_t r, int64_t c);
+
+#endif /* BG_REF_OPS_H */

@@ -1,0 +1,62 @@
+# golden.cmake - the golden test families (bgnnc output diffed against *.expected).
+#   parse/*.bgnn          --emit=ast                          -> *.ast.expected     LABELS parse
+#   ../examples/*.bgnn    --emit=ir (default pipeline)        -> ir/*.ir.expected   LABELS ir
+#   ../examples/*.bgnn    --passes= (lowered, no passes)      -> ir/*.lowered.expected
+#   passes/<pass>/*.bgnn  --passes=<pass> --emit=ir           -> *.ir.expected      LABELS pass
+#   diag/*.bgnn           compile; stderr, exit 1             -> *.err.expected     LABELS diag
+#   diag/*.cmdline        bgnnc with the arguments in the file; stderr -> *.err.expected
+# BGNN_UPDATE_GOLDEN=1 ctest -L <label> rewrites the expectations.
+set(GOLD ${CMAKE_CURRENT_SOURCE_DIR})
+function(bgnn_add_golden name expected stream rc)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DBGNNC=$<TARGET_FILE:bgnnc> "-DARGS=${ARGN}"
+    -DEXPECTED=${expected} -DSTREAM=${stream} -DRC=${rc} -DWORKDIR=${GOLD}
+    -P ${GOLD}/run_golden.cmake)
+endfunction()
+
+file(GLOB parse_cases CONFIGURE_DEPENDS ${GOLD}/parse/*.bgnn)
+foreach(f ${parse_cases})
+  get_filename_component(n ${f} NAME_WE)
+  bgnn_add_golden(parse.${n} ${GOLD}/parse/${n}.ast.expected stdout 0 parse/${n}.bgnn --emit=ast)
+  set_tests_properties(parse.${n} PROPERTIES LABELS parse)
+endforeach()
+
+file(GLOB examples CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.bgnn)
+foreach(f ${examples})
+  get_filename_component(n ${f} NAME_WE)
+  bgnn_add_golden(ir.${n} ${GOLD}/ir/${n}.ir.expected stdout 0 ../examples/${n}.bgnn --emit=ir)
+  bgnn_add_golden(ir.${n}.lowered ${GOLD}/ir/${n}.lowered.expected stdout 0 ../examples/${n}.bgnn --passes= --emit=ir)
+  set_tests_properties(ir.${n} ir.${n}.lowered PROPERTIES LABELS ir)
+endforeach()
+
+file(GLOB pass_dirs CONFIGURE_DEPENDS LIST_DIRECTORIES true ${GOLD}/passes/*)
+foreach(d ${pass_dirs})
+  if(IS_DIRECTORY ${d})
+    get_filename_component(pass ${d} NAME)
+    file(GLOB cases ${d}/*.bgnn)
+    foreach(f ${cases})
+      get_filename_component(n ${f} NAME_WE)
+      bgnn_add_golden(pass.${pass}.${n} ${d}/${n}.ir.expected stdout 0 passes/${pass}/${n}.bgnn --passes=${pass} --emit=ir)
+      set_tests_properties(pass.${pass}.${n} PROPERTIES LABELS pass)
+    endforeach()
+  endif()
+endforeach()
+
+file(GLOB diag_cases CONFIGURE_DEPENDS ${GOLD}/diag/*.bgnn)
+foreach(f ${diag_cases})
+  get_filename_component(n ${f} NAME_WE)
+  bgnn_add_golden(diag.${n} ${GOLD}/diag/${n}.err.expected stderr 1 diag/${n}.bgnn --emit=ir)
+  set_tests_properties(diag.${n} PROPERTIES LABELS diag)
+endforeach()
+
+# diag/*.cmdline: first line = expected exit status, second line = arguments (';'-separated
+# CMake list, relative to tests/).  Used for data, weights and usage errors.
+file(GLOB cmd_cases CONFIGURE_DEPENDS ${GOLD}/diag/*.cmdline)
+foreach(f ${cmd_cases})
+  get_filename_component(n ${f} NAME_WE)
+  file(STRINGS ${f} lines)
+  list(GET lines 0 rc)
+  list(GET lines 1 args)
+  string(REPLACE " " ";" args "${args}")
+  bgnn_add_golden(diag.${n} ${GOLD}/diag/${n}.err.expected stderr ${rc} ${args})
+  set_tests_properties(diag.${n} PROPERTIES LABELS diag)
+endforeach()

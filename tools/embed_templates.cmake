@@ -1,0 +1,18 @@
+# embed_templates.cmake - turns templates/*.cuh into a C table {name, text}.
+# cmake -DOUT=file.c -DDIR=templates -P embed_templates.cmake
+file(GLOB files RELATIVE ${DIR} ${DIR}/*.cuh)
+list(SORT files)
+set(body "/* generated from templates/ by tools/embed_templates.cmake; do not edit */\n#include <stddef.h>\n")
+set(table "")
+set(i 0)
+foreach(f ${files})
+  file(READ ${DIR}/${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  string(APPEND body "static const char bg_tpl_${i}[] = {${hex} 0};\n")
+  string(APPEND table "  {\"${f}\", bg_tpl_${i}},\n")
+  math(EXPR i "${i}+1")
+endforeach()
+string(APPEND body "typedef struct { const char *name; const char *text; } BgTemplate;\n")
+string(APPEND body "const BgTemplate bg_templates[] = {\n${table}  {NULL, NULL}\n};\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})
