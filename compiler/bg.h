@@ -436,4 +436,9 @@ bool bg_interp_run(const BgModule *m, const BgBindings *b, BgInterpResult *out,
 void bg_interp_result_free(BgInterpResult *r);
 void bg_interp_values_free(const BgModule *m, BgTensor *values);
 
+/* ===== codegen/: IR -> CUDA C++ (details in compiler/codegen/plan.h) ================== */
+/* The generated translation unit for a module: deterministic text, one specialised kernel per
+ * launch, provenance comments, the manifest embedded.  arch: "sm_80", "sm_90", ... */
+char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d); /* malloc'd */
+
 #endif /* BG_H */

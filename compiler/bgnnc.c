@@ -1,12 +1,15 @@
 /* bgnnc.c - the command-line driver; the only place in bgnn that prints or exits.
  *
- *   bgnnc MODEL [--emit=ast|ir] [-o FILE] [--passes=a,b] [--print-after=PASS|all]
- *   bgnnc run MODEL --data DIR --weights FILE [--target cpu] [--logits OUT.npy]
+ *   bgnnc MODEL [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=a,b] [--print-after=PASS|all]
+ *   bgnnc MODEL -o model.cubin [--arch sm_XX]          (AOT: code generation + NVRTC, no cache)
+ *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu] [--logits OUT.npy]
  *   bgnnc gen-weights MODEL --seed N -o W.safetensors
  *   bgnnc --list-passes | --help | --version
  *
- * Exit status: 0 success, 1 an error in an input (model, data, weights), 2 a usage error. */
+ * Exit status: 0 success, 1 an error in an input (model, data, weights) or on the GPU,
+ * 2 a usage error. */
 #include "bg.h"
+#include "rt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,13 +22,19 @@
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
-    "usage: bgnnc MODEL.bgnn [--emit=ast|ir] [-o FILE] [--passes=P1,P2] [--print-after=PASS|all]\n"
-    "       bgnnc run MODEL.bgnn (--data DIR | --dataset NAME) --weights FILE [--target cpu]\n"
+    "usage: bgnnc MODEL.bgnn [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=P1,P2] [--print-after=PASS|all]\n"
+    "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
+    "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu]\n"
     "                 [--logits OUT.npy] [--repeat N]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
-    "  --emit=ast|ir      print the syntax tree or the IR after the pass pipeline\n"
+    "  --emit=ast|ir|cuda|cubin\n"
+    "                     print the syntax tree, the IR after the pass pipeline, or the\n"
+    "                     generated CUDA C++; cubin (the default with -o and no --emit):\n"
+    "                     compile it with NVRTC into a cubin with the manifest inside\n"
+    "  --arch=sm_XX       GPU architecture (--emit=cuda: default sm_90; cubin: the GPU\n"
+    "                     present, else sm_90)\n"
     "  --passes=LIST      run these passes (comma separated) instead of the default pipeline;\n"
     "                     --passes= (empty) stops after lowering\n"
     "  --print-after=PASS print the IR after PASS (or after every pass: all)\n"
@@ -33,9 +42,12 @@ static const char usage_text[] =
     "  --data DIR         dataset directory (graph.mtx, features.npy, labels.npy, splits)\n"
     "  --dataset NAME     DIR = $BGNN_DATA_DIR/NAME (default root ../shared/data)\n"
     "  --weights FILE     safetensors file (or a directory for npy(...) parameters)\n"
-    "  --target cpu       run on the CPU reference interpreter\n"
+    "  --target cpu|gpu   run on the CPU reference interpreter (default; needs the .bgnn) or\n"
+    "                     on GPU 0 (a .bgnn is JIT-compiled through the disk cache\n"
+    "                     $BGNN_CACHE_DIR; a .cubin is loaded as is)\n"
     "  --logits OUT.npy   save the first float output as .npy\n"
-    "  --repeat N         run inference N times and report the median time\n"
+    "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
+    "                     events around the kernels, inputs already on the GPU)\n"
     "\n"
     "exit status: 0 ok, 1 error in an input, 2 usage error\n";
 
@@ -98,12 +110,31 @@ static int write_output(const char *path, const char *text, BgDiagSink *d) {
 }
 
 /* ---- bgnnc MODEL ... ----------------------------------------------------------------- */
+/* AOT: the generated CUDA compiled by NVRTC (never through the cache), checked by reading
+ * its own manifest back, written atomically. */
+static bool write_cubin(const BgModule *m, const char *arch, const char *out, BgDiagSink *d) {
+    unsigned char *cubin = NULL;
+    size_t len = 0;
+    if (!bg_jit_cubin(m, arch, NULL, NULL, &cubin, &len, NULL, d)) return false;
+    BgArena *a = bg_arena_new();
+    bool ok = bg_cubin_plan(cubin, len, out, a, d) != NULL &&
+              bg_write_file_atomic(out, cubin, len, d);
+    bg_arena_free(a);
+    free(cubin);
+    return ok;
+}
+
 static int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *emit = NULL, *out = NULL, *passes = NULL, *after = NULL;
+    const char *arch = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--emit=", 7) == 0) emit = a + 7;
-        else if (strncmp(a, "--passes=", 9) == 0) passes = a + 9;
+        else if (strncmp(a, "--arch=", 7) == 0) arch = a + 7;
+        else if (strcmp(a, "--arch") == 0) {
+            if (++i >= argc) return usage_error("%s needs an architecture (sm_XX)", a);
+            arch = argv[i];
+        } else if (strncmp(a, "--passes=", 9) == 0) passes = a + 9;
         else if (strncmp(a, "--print-after=", 14) == 0) after = a + 14;
         else if (strcmp(a, "--print-after-all") == 0) after = "all";
         else if (strcmp(a, "-o") == 0) {
@@ -114,9 +145,14 @@ static int cmd_compile(int argc, char **argv) {
         else model = a;
     }
     if (!model) return usage_error("%s", "no model file given");
-    if (emit && strcmp(emit, "ast") != 0 && strcmp(emit, "ir") != 0)
-        return usage_error("--emit must be ast or ir, got '%s'", emit);
-    if (out && !emit) return usage_error("%s", "-o needs --emit=ast|ir (GPU code generation is a separate target)");
+    if (emit && strcmp(emit, "ast") != 0 && strcmp(emit, "ir") != 0 && strcmp(emit, "cuda") != 0 &&
+        strcmp(emit, "cubin") != 0)
+        return usage_error("--emit must be ast, ir, cuda or cubin, got '%s'", emit);
+    if (out && !emit) emit = "cubin"; /* bgnnc m.bgnn -o m.cubin */
+    bool cubin = emit && strcmp(emit, "cubin") == 0;
+    if (cubin && !out) return usage_error("%s", "--emit=cubin needs -o FILE (a cubin is binary)");
+    char archbuf[16];
+    if (!arch) arch = cubin ? bg_gpu_default_arch(archbuf, "sm_90") : "sm_90";
     BgArena *a = bg_arena_new();
     BgDiagSink d;
     bg_diag_init(&d);
@@ -151,9 +187,11 @@ static int cmd_compile(int argc, char **argv) {
             o.ud = &pa;
         }
         BgModule *m = bg_compile_file(a, model, &o, &d);
-        if (m && emit) {
-            char *s = bg_ir_print(m);
-            rc = write_output(out, s, &d);
+        if (m && cubin) {
+            rc = write_cubin(m, arch, out, &d) ? 0 : EXIT_INPUT;
+        } else if (m && emit) {
+            char *s = strcmp(emit, "cuda") == 0 ? bg_codegen_cuda(m, arch, &d) : bg_ir_print(m);
+            if (s) rc = write_output(out, s, &d);
             free(s);
         }
     }
@@ -202,45 +240,52 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int cmd_run(int argc, char **argv) {
-    const char *model = NULL, *data = NULL, *dataset = NULL, *weights = NULL, *target = "cpu";
-    const char *logits = NULL;
-    long repeat = 1;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = NULL;
-        if (strcmp(a, "--data") == 0) slot = &data;
-        else if (strcmp(a, "--dataset") == 0) slot = &dataset;
-        else if (strcmp(a, "--weights") == 0) slot = &weights;
-        else if (strcmp(a, "--target") == 0) slot = &target;
-        else if (strcmp(a, "--logits") == 0) slot = &logits;
-        else if (strcmp(a, "--repeat") == 0) {
-            if (++i >= argc) return usage_error("%s needs a number", a);
-            char *end;
-            errno = 0;
-            repeat = strtol(argv[i], &end, 10);
-            if (errno || *end || repeat < 1 || repeat > 100000)
-                return usage_error("--repeat must be a whole number from 1 to 100000, got '%s'", argv[i]);
-            continue;
-        } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
-        else if (model) return usage_error("more than one model file given ('%s')", a);
-        else model = a;
-        if (slot) {
-            if (++i >= argc) return usage_error("%s needs a value", a);
-            *slot = argv[i];
-        }
+static void print_accuracy(const BgDataset *ds, const BgInterpResult *res) {
+    int which = -1;
+    const BgTensor *pred = pick_prediction(res, ds->graph.n, &which);
+    if (pred && ds->labels) {
+        static const char *names[3] = {"train", "val", "test"};
+        printf("accuracy");
+        for (int s = 0; s < 3; s++)
+            if (ds->split[s]) printf("  %s %.2f%%", names[s], accuracy(pred, ds->labels, ds->split[s], ds->nsplit[s]));
+        if (!ds->split[0] && !ds->split[1] && !ds->split[2])
+            printf("  all %.2f%%", accuracy(pred, ds->labels, NULL, ds->graph.n));
+        printf("   (output '%s')\n", res->names[which]);
+    } else if (ds->graph_labels && (pred = pick_prediction(res, ds->graph.ngraphs, &which))) {
+        printf("accuracy  graphs %.2f%%   (output '%s', %lld graphs)\n",
+               accuracy(pred, ds->graph_labels, NULL, ds->graph.ngraphs), res->names[which],
+               (long long)ds->graph.ngraphs);
+    } else {
+        printf("accuracy  n/a (no labels match an output)\n");
     }
-    if (!model) return usage_error("%s", "run: no model file given");
-    if (!data && !dataset) return usage_error("%s", "run: give --data DIR or --dataset NAME");
-    if (!weights) return usage_error("%s", "run: give --weights FILE");
-    if (strcmp(target, "cpu") != 0)
-        return usage_error("--target must be cpu in this build, got '%s'", target);
-    char dirbuf[4096];
-    if (!data) {
-        snprintf(dirbuf, sizeof dirbuf, "%s/%s", bg_default_data_root(), dataset);
-        data = dirbuf;
-    }
+}
 
+static void save_logits(const char *logits, const BgInterpResult *res, BgDiagSink *d) {
+    const BgTensor *lt = NULL;
+    for (int i = 0; i < res->noutputs && !lt; i++)
+        if (res->outputs[i].dtype == BG_DT_F32) lt = &res->outputs[i];
+    if (!lt) bg_diag_error(d, BG_E_WRITE, "%s: the model has no float output to save", logits);
+    else if (bg_npy_save_f32(logits, lt->data, lt->rank, lt->dim, d))
+        printf("logits  %s\n", logits);
+}
+
+/* Is path an ELF file (a cubin) rather than model source? */
+static bool is_cubin_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    unsigned char m[4] = {0};
+    size_t n = fread(m, 1, 4, f);
+    fclose(f);
+    return n == 4 && memcmp(m, "\x7f" "ELF", 4) == 0;
+}
+
+typedef struct RunArgs {
+    const char *model, *data, *weights, *logits;
+    long repeat;
+    bool cubin;
+} RunArgs;
+
+static int run_cpu(const RunArgs *ra) {
     BgArena *a = bg_arena_new();
     BgDiagSink d;
     bg_diag_init(&d);
@@ -248,19 +293,18 @@ static int cmd_run(int argc, char **argv) {
     memset(&ds, 0, sizeof ds);
     BgBindings b;
     memset(&b, 0, sizeof b);
-    int rc = 0;
     double t0 = now_ms();
-    BgModule *m = bg_compile_file(a, model, NULL, &d);
+    BgModule *m = bg_compile_file(a, ra->model, NULL, &d);
     double t1 = now_ms();
-    if (!m || !bg_dataset_load(data, &ds, &d)) goto done;
+    if (!m || !bg_dataset_load(ra->data, &ds, &d)) goto done;
     double t2 = now_ms();
-    if (!bg_bind(m, &ds.graph, &ds.features, weights, &b, &d)) goto done;
+    if (!bg_bind(m, &ds.graph, &ds.features, ra->weights, &b, &d)) goto done;
     double t3 = now_ms();
-    double *times = bg_xcalloc((size_t)repeat, sizeof(double));
+    double *times = bg_xcalloc((size_t)ra->repeat, sizeof(double));
     BgInterpResult res;
     memset(&res, 0, sizeof res);
     bool ok = true;
-    for (long r = 0; r < repeat && ok; r++) {
+    for (long r = 0; r < ra->repeat && ok; r++) {
         if (r) bg_interp_result_free(&res);
         double s = now_ms();
         ok = bg_interp_run(m, &b, &res, NULL, &d);
@@ -270,60 +314,148 @@ static int cmd_run(int argc, char **argv) {
         free(times);
         goto done;
     }
-    qsort(times, (size_t)repeat, sizeof(double), cmp_double);
-    double median = times[repeat / 2];
+    qsort(times, (size_t)ra->repeat, sizeof(double), cmp_double);
+    double median = times[ra->repeat / 2];
     free(times);
 
-    printf("model   %s (%s)\n", m->name, model);
-    printf("data    %s: %lld nodes, %lld edges\n", data, (long long)ds.graph.n, (long long)ds.graph.nnz);
-    int which = -1;
-    const BgTensor *pred = pick_prediction(&res, ds.graph.n, &which);
-    if (pred && ds.labels) {
-        static const char *names[3] = {"train", "val", "test"};
-        printf("accuracy");
-        for (int s = 0; s < 3; s++)
-            if (ds.split[s]) printf("  %s %.2f%%", names[s], accuracy(pred, ds.labels, ds.split[s], ds.nsplit[s]));
-        if (!ds.split[0] && !ds.split[1] && !ds.split[2])
-            printf("  all %.2f%%", accuracy(pred, ds.labels, NULL, ds.graph.n));
-        printf("   (output '%s')\n", res.names[which]);
-    } else if (ds.graph_labels && (pred = pick_prediction(&res, ds.graph.ngraphs, &which))) {
-        printf("accuracy  graphs %.2f%%   (output '%s', %lld graphs)\n",
-               accuracy(pred, ds.graph_labels, NULL, ds.graph.ngraphs), res.names[which],
-               (long long)ds.graph.ngraphs);
-    } else {
-        printf("accuracy  n/a (no labels match an output)\n");
-    }
+    printf("model   %s (%s)\n", m->name, ra->model);
+    printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
+    print_accuracy(&ds, &res);
     printf("time    compile %.2f ms, load %.2f ms, bind %.2f ms, inference %.3f ms (cpu reference, median of %ld)\n",
-           t1 - t0, t2 - t1, t3 - t2, median, repeat);
-    if (logits) {
-        const BgTensor *lt = NULL;
-        for (int i = 0; i < res.noutputs && !lt; i++)
-            if (res.outputs[i].dtype == BG_DT_F32) lt = &res.outputs[i];
-        if (!lt) bg_diag_error(&d, BG_E_WRITE, "%s: the model has no float output to save", logits);
-        else if (bg_npy_save_f32(logits, lt->data, lt->rank, lt->dim, &d))
-            printf("logits  %s\n", logits);
-    }
+           t1 - t0, t2 - t1, t3 - t2, median, ra->repeat);
+    if (ra->logits) save_logits(ra->logits, &res, &d);
     bg_interp_result_free(&res);
 done:
     bg_bindings_free(&b);
     bg_dataset_free(&ds);
-    rc = report(&d);
+    int rc = report(&d);
     bg_arena_free(a);
     return rc;
 }
 
-/* ---- bgnnc gen-weights ------------------------------------------------------------------ */
-static double gauss(unsigned long long *s) {
-    double u1 = 0, u2;
-    while (u1 <= 1e-300) {
-        *s ^= *s >> 12; *s ^= *s << 25; *s ^= *s >> 27;
-        u1 = (double)((*s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+/* GPU 0: JIT (.bgnn, through the disk cache) or load (.cubin), bind and upload, one run for
+ * the outputs, then --repeat timed runs between CUDA events. */
+static int run_gpu(const RunArgs *ra) {
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgDataset ds;
+    memset(&ds, 0, sizeof ds);
+    BgGpu g;
+    BgGpuModel gm;
+    memset(&gm, 0, sizeof gm);
+    BgGpuRun run;
+    memset(&run, 0, sizeof run);
+    BgInterpResult res;
+    memset(&res, 0, sizeof res);
+    BgModule *m = NULL;
+    unsigned char *cubin = NULL;
+    size_t len = 0;
+    BgJitInfo ji;
+    memset(&ji, 0, sizeof ji);
+    char *cache_dir = NULL;
+    bool have_gpu = bg_gpu_open(&g, 0, &d);
+    if (!have_gpu) goto done;
+    double t0 = now_ms();
+    if (ra->cubin) {
+        cubin = (unsigned char *)bg_read_file(ra->model, &len, &d);
+        if (!cubin) goto done;
+    } else {
+        m = bg_compile_file(a, ra->model, NULL, &d);
+        cache_dir = bg_cache_default_dir();
+        if (!m || !bg_nvrtc_load(&g.nv, &d) ||
+            !bg_jit_cubin(m, g.arch, &g.nv, cache_dir, &cubin, &len, &ji, &d))
+            goto done;
     }
-    *s ^= *s >> 12; *s ^= *s << 25; *s ^= *s >> 27;
-    u2 = (double)((*s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
+    double t1 = now_ms();
+    if (!bg_dataset_load(ra->data, &ds, &d)) goto done;
+    double t2 = now_ms();
+    if (!bg_gpu_run_bind(&g, &gm, m, &ds.graph, &ds.features, 0, ra->weights, &run, NULL, &d)) goto done;
+    double t3 = now_ms();
+    if (!bg_gpu_run_launch(&g, &gm, &run, NULL, &d)) goto done;
+    const BgPlan *p = gm.plan;
+    res.names = bg_xcalloc((size_t)p->noutputs + 1, sizeof(char *));
+    res.outputs = bg_xcalloc((size_t)p->noutputs + 1, sizeof(BgTensor));
+    for (int i = 0; i < p->noutputs; i++) {
+        if (!bg_gpu_run_read_output(&g, p, &run, i, &res.outputs[i], &d)) goto done;
+        res.names[i] = p->outputs[i].name;
+        res.noutputs++;
+    }
+    double median = 0;
+    if (!bg_gpu_run_time(&g, &gm, &run, NULL, (int)ra->repeat, &median, &d)) goto done;
+
+    printf("model   %s (%s)\n", p->model, ra->model);
+    printf("gpu     %s, %s, %d kernels\n", g.name, g.arch, p->nlaunches);
+    printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
+    print_accuracy(&ds, &res);
+    printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.3f ms (gpu, median of %ld, CUDA events)\n",
+           ra->cubin ? "cubin load" : "compile", t1 - t0,
+           ra->cubin ? "" : ji.cache_hit ? " (cache hit)" : " (nvrtc)", t2 - t1, t3 - t2, median, ra->repeat);
+    if (ra->logits) save_logits(ra->logits, &res, &d);
+done:
+    bg_interp_result_free(&res);
+    if (have_gpu) {
+        bg_gpu_run_free(&g, &run);
+        bg_gpu_model_free(&g, &gm);
+        bg_gpu_close(&g);
+    }
+    free(cache_dir);
+    free(cubin);
+    bg_dataset_free(&ds);
+    int rc = report(&d);
+    bg_arena_free(a);
+    return rc;
 }
 
+static int cmd_run(int argc, char **argv) {
+    RunArgs ra = {.repeat = 1};
+    const char *dataset = NULL, *target = "cpu";
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = NULL;
+        if (strcmp(a, "--data") == 0) slot = &ra.data;
+        else if (strcmp(a, "--dataset") == 0) slot = &dataset;
+        else if (strcmp(a, "--weights") == 0) slot = &ra.weights;
+        else if (strcmp(a, "--target") == 0) slot = &target;
+        else if (strncmp(a, "--target=", 9) == 0) {
+            target = a + 9;
+            continue;
+        } else if (strcmp(a, "--logits") == 0) slot = &ra.logits;
+        else if (strcmp(a, "--repeat") == 0) {
+            if (++i >= argc) return usage_error("%s needs a number", a);
+            char *end;
+            errno = 0;
+            ra.repeat = strtol(argv[i], &end, 10);
+            if (errno || *end || ra.repeat < 1 || ra.repeat > 100000)
+                return usage_error("--repeat must be a whole number from 1 to 100000, got '%s'", argv[i]);
+            continue;
+        } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
+        else if (ra.model) return usage_error("more than one model file given ('%s')", a);
+        else ra.model = a;
+        if (slot) {
+            if (++i >= argc) return usage_error("%s needs a value", a);
+            *slot = argv[i];
+        }
+    }
+    if (!ra.model) return usage_error("%s", "run: no model file given");
+    if (!ra.data && !dataset) return usage_error("%s", "run: give --data DIR or --dataset NAME");
+    if (!ra.weights) return usage_error("%s", "run: give --weights FILE");
+    if (strcmp(target, "cpu") != 0 && strcmp(target, "gpu") != 0)
+        return usage_error("--target must be cpu or gpu, got '%s'", target);
+    ra.cubin = is_cubin_file(ra.model);
+    if (ra.cubin && strcmp(target, "cpu") == 0)
+        return usage_error("%s is a cubin: it holds GPU code only; --target cpu needs the model's .bgnn source "
+                           "(or use --target gpu)", ra.model);
+    char dirbuf[4096];
+    if (!ra.data) {
+        snprintf(dirbuf, sizeof dirbuf, "%s/%s", bg_default_data_root(), dataset);
+        ra.data = dirbuf;
+    }
+    return strcmp(target, "gpu") == 0 ? run_gpu(&ra) : run_cpu(&ra);
+}
+
+/* ---- bgnnc gen-weights ------------------------------------------------------------------ */
 static int cmd_gen_weights(int argc, char **argv) {
     const char *model = NULL, *out = NULL;
     unsigned long long seed = 0;
@@ -347,45 +479,9 @@ static int cmd_gen_weights(int argc, char **argv) {
     static const char *const none[1] = {NULL};
     o.passes = none; /* lowered IR: every declared parameter */
     BgModule *m = bg_compile_file(a, model, &o, &d);
-    if (m) {
-        int n = 0;
-        const char **names = bg_arena_alloc(a, sizeof(char *) * (size_t)(m->ninsts + 1));
-        const float **data = bg_arena_alloc(a, sizeof(float *) * (size_t)(m->ninsts + 1));
-        int *rank = bg_arena_alloc(a, sizeof(int) * (size_t)(m->ninsts + 1));
-        int64_t(*dim)[4] = bg_arena_alloc(a, sizeof(int64_t[4]) * (size_t)(m->ninsts + 1));
-        unsigned long long s = seed * 0x9E3779B97F4A7C15ULL + 1;
-        for (int i = 0; i < m->ninsts; i++) {
-            const BgInst *in = &m->insts[i];
-            if (in->op != BG_OP_PARAM || in->attrs.file) continue;
-            bool is_var = false; /* running variance of a batchnorm: positive values */
-            for (int j = i + 1; j < m->ninsts; j++)
-                if (m->insts[j].op == BG_OP_BATCHNORM && m->insts[j].args[2] == (BgRef)i) is_var = true;
-            int64_t rows = in->type.dim[0], cols = in->type.rank == 2 ? in->type.dim[1] : 1;
-            float *v = bg_arena_alloc(a, sizeof(float) * (size_t)(rows * cols));
-            double sd = in->type.rank == 2 ? sqrt(1.0 / (double)rows) : 0.1;
-            for (int64_t k = 0; k < rows * cols; k++)
-                v[k] = is_var ? (float)(0.5 + fabs(gauss(&s))) : (float)(gauss(&s) * sd);
-            names[n] = in->attrs.name;
-            data[n] = v;
-            rank[n] = in->type.rank;
-            if (in->type.rank == 2 && in->attrs.transposed) {
-                float *t = bg_arena_alloc(a, sizeof(float) * (size_t)(rows * cols));
-                for (int64_t r = 0; r < rows; r++)
-                    for (int64_t c = 0; c < cols; c++) t[c * rows + r] = v[r * cols + c];
-                data[n] = t;
-                dim[n][0] = cols;
-                dim[n][1] = rows;
-            } else {
-                dim[n][0] = rows;
-                dim[n][1] = cols;
-            }
-            bool dup = false;
-            for (int k = 0; k < n; k++) dup |= strcmp(names[k], names[n]) == 0;
-            if (!dup) n++;
-        }
-        if (bg_safetensors_save_f32(out, n, names, data, rank, (const int64_t(*)[4])dim, &d))
-            printf("wrote %d tensors to %s (seed %llu)\n", n, out, seed);
-    }
+    int n = 0;
+    if (m && bg_gen_weights(m, seed, out, &n, &d))
+        printf("wrote %d tensors to %s (seed %llu)\n", n, out, seed);
     int rc = report(&d);
     bg_arena_free(a);
     return rc;

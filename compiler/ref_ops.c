@@ -36,6 +36,16 @@ static int popc(uint32_t v) { return __builtin_popcount(v); }
  * except on -0.0 (-1) and NaN (its sign bit). */
 static inline uint32_t bit_of(float t) { return signbit(t) ? 0u : 1u; }
 
+#define SIGN_BIT 0x80000000u
+/* t with its sign bit XORed with m (m = 0 or SIGN_BIT): exact, like a negation. */
+static inline float flip_sign(float t, uint32_t m) {
+    uint32_t u;
+    memcpy(&u, &t, sizeof u);
+    u ^= m;
+    memcpy(&t, &u, sizeof t);
+    return t;
+}
+
 /* Allocates y like x (same rank and dims) with dtype dt. */
 static bool alloc_like(BgTensor *y, BgDType dt, const BgTensor *x) {
     return bg_tensor_alloc(y, dt, x->rank, x->dim[0], x->rank == 2 ? x->dim[1] : 0);
@@ -183,19 +193,27 @@ bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTens
         return true;
     }
 
-    /* Float paths: acc[o] accumulates over k in order (one sequential sum per output). */
+    /* Float paths: acc[o] accumulates over k in order (one sequential sum per output).
+     * v(bit) * t is t with its sign flipped for a 0 bit: an exact sign-bit XOR (also for
+     * NaN and zeros, like a negation), which keeps the loop over o vectorisable. */
+    uint32_t *wmask = NULL;
+    if (prec[0] == 'F' && prec[1] == 'B') {
+        wmask = bg_xcalloc((size_t)(k * m) + 1, sizeof(uint32_t));
+        for (int64_t i = 0; i < k; i++)
+            for (int64_t o = 0; o < m; o++)
+                wmask[i * m + o] = bg_bit_get(w->data, w->words_per_row, i, o) ? 0u : SIGN_BIT;
+    }
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t o = 0; o < m; o++) acc[o] = 0.0f;
         for (int64_t i = 0; i < k; i++) {
             if (prec[0] == 'F' && prec[1] == 'B') {
                 float xv = ((const float *)x->data)[r * k + i];
-                const uint32_t *wr = (const uint32_t *)w->data + i * w->words_per_row;
-                for (int64_t o = 0; o < m; o++)
-                    acc[o] = acc[o] + (((wr[o / 32] >> (o % 32)) & 1u) ? xv : -xv);
+                const uint32_t *mr = wmask + i * m;
+                for (int64_t o = 0; o < m; o++) acc[o] = acc[o] + flip_sign(xv, mr[o]);
             } else if (prec[0] == 'B' && prec[1] == 'F') {
-                int bit = bg_bit_get(x->data, x->words_per_row, r, i);
+                uint32_t mk = bg_bit_get(x->data, x->words_per_row, r, i) ? 0u : SIGN_BIT;
                 const float *wr = (const float *)w->data + i * m;
-                for (int64_t o = 0; o < m; o++) acc[o] = acc[o] + (bit ? wr[o] : -wr[o]);
+                for (int64_t o = 0; o < m; o++) acc[o] = acc[o] + flip_sign(wr[o], mk);
             } else {
                 float xv = ((const float *)x->data)[r * k + i];
                 const float *wr = (const float *)w->data + i * m;
@@ -207,6 +225,7 @@ bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTens
         }
         store_row(y, r, acc, m);
     }
+    free(wmask);
     free(acc);
     return true;
 }

@@ -632,6 +632,10 @@ static Val call_op(Sema *s, Call *c) {
             if (!want_vector(s, c, &v, x.type.dim[k - 1], k == 1 ? "rows" : "cols")) return POISON;
             f[k - 1] = v.ref;
         }
+        if (f[0] == BG_NONE && f[1] == BG_NONE) {
+            err(s, BG_E_ARITY, loc, "scl needs at least one factor that is not none");
+            return POISON;
+        }
         BgRef a3[3] = {x.ref, f[0], f[1]};
         return emit(s, BG_OP_SCL, NULL, x.type, a3, 3, loc);
     }

@@ -124,9 +124,9 @@ bool bg_adj_build(const BgGraph *g, bool self_loops, BgNorm norm, BgAdj *out) {
     for (int64_t i = 0; i < n; i++) {
         int64_t deg = a.rowptr[i + 1] - a.rowptr[i];
         double r = 1.0, c = 1.0;
-        if (deg == 0) r = c = 0.0;
-        else if (norm == BG_NORM_SYM) r = c = 1.0 / sqrt((double)deg);
-        else if (norm == BG_NORM_MEAN) r = 1.0 / (double)deg;
+        /* Only the 1/d factors vanish for d = 0; norm none keeps 1, mean keeps c = 1. */
+        if (norm == BG_NORM_SYM) r = c = deg ? 1.0 / sqrt((double)deg) : 0.0;
+        else if (norm == BG_NORM_MEAN) r = deg ? 1.0 / (double)deg : 0.0;
         a.rowf[i] = (float)r;
         a.colf[i] = (float)c;
     }

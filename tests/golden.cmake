@@ -60,3 +60,9 @@ foreach(f ${cmd_cases})
   bgnn_add_golden(diag.${n} ${GOLD}/diag/${n}.err.expected stderr ${rc} ${args})
   set_tests_properties(diag.${n} PROPERTIES LABELS diag)
 endforeach()
+
+# codegen/<example>.cu.expected: the generated CUDA (--emit=cuda --arch=sm_90)   LABELS codegen
+foreach(n gcn_bin gcn_fp32)
+  bgnn_add_golden(codegen.${n} ${GOLD}/codegen/${n}.cu.expected stdout 0 ../examples/${n}.bgnn --emit=cuda --arch=sm_90)
+  set_tests_properties(codegen.${n} PROPERTIES LABELS codegen)
+endforeach()

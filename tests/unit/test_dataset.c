@@ -277,6 +277,17 @@ static void test_real(void) {
         CHECK(ds.labels == NULL && ds.split[0] == NULL);
         bg_dataset_free(&ds);
     }
+    /* the other TU sets: graph counts and consistent node counts */
+    static const struct { const char *name; int64_t g, n, nnz, f; } tu[] = {
+        {"proteins", 1113, 43471, 162088, 4}, {"enzymes", 600, 19580, 74564, 21}, {"nci1", 4110, 122747, 265506, 37}};
+    for (int i = 0; i < 3; i++)
+        if (load_real(tu[i].name, &ds)) {
+            CHECK_EQ_INT(ds.graph.ngraphs, tu[i].g);
+            CHECK_EQ_INT(ds.graph.n, tu[i].n);
+            CHECK_EQ_INT(ds.graph.nnz, tu[i].nnz);
+            CHECK_EQ_INT(ds.features.dim[1], tu[i].f);
+            bg_dataset_free(&ds);
+        }
 }
 
 int main(void) {

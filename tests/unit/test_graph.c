@@ -117,9 +117,14 @@ static void test_adj(void) {
     CHECK(a.w[0] == 0x1.555556p-2f && a.w[3] == 0.5f && a.w[7] == 1.0f);
     bg_adj_free(&a);
 
-    /* mean without self loops: the isolated node gets r = c = 0 */
+    /* mean without self loops: the isolated node gets r = 0 (1/d vanishes), c stays 1 */
     CHECK(bg_adj_build(&g, false, BG_NORM_MEAN, &a));
-    CHECK(a.rowf[2] == 1.0f && a.rowf[3] == 0.0f && a.colf[3] == 0.0f && a.colf[0] == 1.0f);
+    CHECK(a.rowf[2] == 1.0f && a.rowf[3] == 0.0f && a.colf[3] == 1.0f && a.colf[0] == 1.0f);
+    bg_adj_free(&a);
+
+    /* none: factors are 1 whatever the degree */
+    CHECK(bg_adj_build(&g, false, BG_NORM_NONE, &a));
+    CHECK(a.rowf[3] == 1.0f && a.colf[3] == 1.0f);
     bg_adj_free(&a);
 
     /* none: all ones, pattern unchanged */

@@ -357,6 +357,8 @@ static void test_bind(void) {
     /* "lin.weight" stored [M,K] (PyTorch), "lin.bias" [M]; w2.npy [K,M]. */
     float wt[M * K], bias[M] = {0.5f, -1, 2}, w2[K * M];
     for (int i = 0; i < M * K; i++) wt[i] = (float)(i % 4) - 1.5f + (i == 7 ? 1.5f : 0.0f);
+    wt[3] = -0.0f; /* bit -1 */
+    wt[4] = 0.0f;  /* bit +1 */
     for (int i = 0; i < K * M; i++) w2[i] = (float)i - 7.0f;
     const char *names[] = {"lin.weight", "lin.bias"};
     const float *datas[] = {wt, bias};

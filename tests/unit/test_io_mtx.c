@@ -189,11 +189,32 @@ static void test_truncation(void) {
     CHECK_EQ_INT(oks, 1);
 }
 
+/* Random byte corruptions: each load either succeeds or fails with one diagnostic. */
+static void test_mutations(void) {
+    const char *full = "%%MatrixMarket matrix coordinate real symmetric\n% c\n4 4 4\n2 1 0.5\n3 3 2\n3 2 7\n4 1 -1e3\n";
+    size_t n = strlen(full);
+    char buf[256];
+    unsigned long long seed = 5;
+    static const char pool[] = "0123456789 -+.e%\n\tx";
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, full, n);
+        int k = 1 + (int)(bg_test_rand(&seed) % 3);
+        for (int q = 0; q < k; q++)
+            buf[bg_test_rand(&seed) % n] = it % 4 ? pool[bg_test_rand(&seed) % (sizeof pool - 1)] : (char)bg_test_rand(&seed);
+        BgCoo c;
+        if (load_n(buf, n, &c, NULL, NULL, 0)) {
+            CHECK(c.nnz >= 0 && c.nnz <= 8);
+            bg_coo_free(&c);
+        }
+    }
+}
+
 int main(void) {
     snprintf(path, sizeof path, "%s/bgnn_mtx_%ld.mtx", bg_test_tmpdir(), (long)getpid());
     test_valid();
     test_errors();
     test_truncation();
+    test_mutations();
     remove(path);
     return bg_test_finish();
 }

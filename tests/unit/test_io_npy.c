@@ -245,6 +245,22 @@ static void test_truncation(void) {
     }
 }
 
+/* Random byte corruptions: each load either succeeds or fails with one diagnostic. */
+static void test_mutations(void) {
+    static unsigned char full[4096];
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    size_t n = make_npy(full, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", v, sizeof v);
+    unsigned long long seed = 7;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(img, full, n);
+        int k = 1 + (int)(bg_test_rand(&seed) % 3);
+        for (int q = 0; q < k; q++) img[bg_test_rand(&seed) % n] = (unsigned char)bg_test_rand(&seed);
+        BgNpy o;
+        if (load(n - (it % 7 == 0 ? 1 + bg_test_rand(&seed) % 8 : 0), it % 2 ? BG_NPY_AS_F32 : BG_NPY_AS_I64, &o, NULL, NULL, 0))
+            bg_npy_free(&o);
+    }
+}
+
 static void test_roundtrip(void) {
     float v[12];
     unsigned long long s = 42;
@@ -307,7 +323,9 @@ int main(void) {
     test_versions_and_spellings();
     test_hostile();
     test_truncation();
+    test_mutations();
     test_roundtrip();
+    set_path("t.npy");
     remove(path);
     return bg_test_finish();
 }

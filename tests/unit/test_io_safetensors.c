@@ -264,6 +264,30 @@ static void test_truncation(void) {
     bg_safetensors_free(&s);
 }
 
+/* Random byte corruptions: each load either succeeds or fails with one diagnostic. */
+static void test_mutations(void) {
+    static unsigned char full[1024];
+    unsigned char data[24] = {0};
+    size_t n = make_st("{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},"
+                       "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[12,16]},"
+                       "\"c\":{\"dtype\":\"I64\",\"shape\":[1,1],\"data_offsets\":[16,24]}}", data, 24);
+    memcpy(full, img, n);
+    unsigned long long seed = 11;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(img, full, n);
+        int k = 1 + (int)(bg_test_rand(&seed) % 3);
+        for (int q = 0; q < k; q++) {
+            size_t at = bg_test_rand(&seed) % n;
+            /* mostly printable JSON-ish bytes, sometimes anything */
+            static const char pool[] = "{}[]\":,0123456789-.eE\\u \tFIB";
+            img[at] = it % 3 ? (unsigned char)pool[bg_test_rand(&seed) % (sizeof pool - 1)]
+                             : (unsigned char)bg_test_rand(&seed);
+        }
+        BgSafetensors s;
+        if (load(n, &s, NULL, NULL, 0)) bg_safetensors_free(&s);
+    }
+}
+
 static void test_roundtrip(void) {
     float a[6] = {1, -2, 3.5f, 0, -0.0f, 1e-45f}, b[1] = {42}, c[1] = {0};
     const char *names[4] = {"layer.0.weight", "we\"ird\\name\n", "scalar", "empty"};
@@ -327,6 +351,7 @@ int main(void) {
     test_dtypes();
     test_hostile();
     test_truncation();
+    test_mutations();
     test_roundtrip();
     remove(path);
     return bg_test_finish();

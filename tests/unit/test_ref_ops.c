@@ -501,6 +501,46 @@ static void test_float_layers(void) {
     bg_tensor_free(&bt);
 }
 
+/* The sign-bit rule in every B output: -0.0 results give -1. */
+static void test_signed_zero(void) {
+    float xv[] = {-3, 2, -0.0f, 0.0f}, zero[] = {0, 0}, one[] = {1, 1, 1, 1};
+    BgTensor x = mk_f32(2, 2, 2, xv), r0 = mk_f32(1, 2, 0, zero), c1 = mk_f32(1, 2, 0, one), s, y;
+    CHECK(bg_ref_scl(&x, &r0, &c1, &s)); /* -3 * 0 = -0, 2 * 0 = +0 */
+    CHECK(signbit(((float *)s.data)[0]) && !signbit(((float *)s.data)[1]));
+    CHECK(bg_ref_bin(&s, &y));
+    CHECK_EQ_INT(bitv(&y, 0, 0), 0);
+    CHECK_EQ_INT(bitv(&y, 0, 1), 1);
+    CHECK_EQ_INT(bitv(&y, 1, 0), 0);
+    CHECK_EQ_INT(bitv(&y, 1, 1), 1);
+    bg_tensor_free(&y);
+    bg_tensor_free(&s);
+    /* add.FFB: -0 + -0 = -0 -> -1; -0 + +0 = +0 -> +1 */
+    float av[] = {-0.0f, -0.0f}, bv[] = {-0.0f, 0.0f};
+    BgTensor a = mk_f32(2, 1, 2, av), b = mk_f32(2, 1, 2, bv);
+    CHECK(bg_ref_add("FFB", &a, &b, &y));
+    CHECK_EQ_INT(bitv(&y, 0, 0), 0);
+    CHECK_EQ_INT(bitv(&y, 0, 1), 1);
+    bg_tensor_free(&y);
+    /* bmm sums start at +0: FB over one -0 input stays +0 -> +1 */
+    float w1[] = {1};
+    float xz[] = {-0.0f};
+    BgTensor wb = mk_b1(2, 1, 1, w1), xzt = mk_f32(2, 1, 1, xz);
+    CHECK(bg_ref_bmm("FBB", &xzt, &wb, &y));
+    CHECK_EQ_INT(bitv(&y, 0, 0), 1);
+    bg_tensor_free(&y);
+    /* relu(-0) = +0 */
+    CHECK(bg_ref_relu(&xzt, &y));
+    CHECK(!signbit(((float *)y.data)[0]));
+    bg_tensor_free(&y);
+    bg_tensor_free(&wb);
+    bg_tensor_free(&xzt);
+    bg_tensor_free(&a);
+    bg_tensor_free(&b);
+    bg_tensor_free(&x);
+    bg_tensor_free(&r0);
+    bg_tensor_free(&c1);
+}
+
 /* ---- randomized cross-checks ------------------------------------------------------- */
 
 static void fill_rand(float *v, int64_t n, unsigned long long *s, int zeros) {
@@ -762,6 +802,7 @@ int main(void) {
     test_bspmm_hand();
     test_add_concat();
     test_float_layers();
+    test_signed_zero();
     check_bmm_random();
     check_bspmm_random();
     check_bspmm_hub();

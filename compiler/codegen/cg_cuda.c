@@ -1,0 +1,335 @@
+/* cg_cuda.c - IR -> one CUDA C++ translation unit (bg_codegen_cuda).
+ *
+ * The unit #includes the kernel templates it needs (the templates/ .cuh files, handed to NVRTC as
+ * headers by name, see bg_codegen_templates), then has one thin extern "C" __global__
+ * wrapper per plan launch (named, shaped and argument-ordered exactly as the plan says,
+ * calling convention in plan.h) instantiating a template with the launch's compile-time
+ * constants, and finally the manifest (manifest.c) as a __device__ byte array, so a cubin
+ * carries its own plan.  The text is byte-for-byte deterministic for a given module. */
+#include "emit.h"
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { const char *name; const char *text; } BgTemplate;
+extern const BgTemplate bg_templates[];
+
+BgNvrtcHeader *bg_codegen_templates(int *n) {
+    int k = 0;
+    while (bg_templates[k].name) k++;
+    BgNvrtcHeader *h = bg_xcalloc((size_t)k + 1, sizeof *h);
+    for (int i = 0; i < k; i++) {
+        h[i].name = bg_templates[i].name;
+        h[i].text = bg_templates[i].text;
+    }
+    *n = k;
+    return h;
+}
+
+BgPlan *bg_codegen_plan(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d) {
+    BgPlan *p = bg_plan_build(m, a, d);
+    if (p) p->arch = bg_arena_strdup(a, arch ? arch : m->arch ? m->arch : "sm_90");
+    return p;
+}
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static const char *ctype(BgBufKind k) {
+    switch (k) {
+    case BG_BUF_F32: return "float";
+    case BG_BUF_B1:
+    case BG_BUF_B1T: return "unsigned";
+    case BG_BUF_I64: return "long long";
+    case BG_BUF_I32: return "int";
+    }
+    return "void";
+}
+
+/* Columns a kernel sees for a value (plan.c's kshape). */
+static int64_t kcols(BgType t) {
+    if (t.rank == 2) return t.dim[1];
+    if (t.rank == 1 && t.dim[0] >= 0) return t.dim[0];
+    return 1;
+}
+static bool krow_vector(BgType t) { return t.rank == 1 && t.dim[0] >= 0; }
+
+static char letter(BgType t) { return t.kind == BG_TY_B1 ? 'B' : 'F'; }
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static unsigned f32_bits(float f) {
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Line i+1 of the IR printout (instruction i) without its "; L:C" suffix, runs of
+ * spaces collapsed, characters unsafe in a // comment replaced. */
+static char *ir_line(const char *ir, int i) {
+    const char *s = ir;
+    for (int k = 0; k < i + 1 && s; k++) {
+        s = strchr(s, '\n');
+        if (s) s++;
+    }
+    if (!s || !*s) return NULL;
+    const char *e = strchr(s, '\n');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    char *out = bg_xmalloc(n + 1);
+    size_t o = 0;
+    for (size_t k = 0; k < n; k++) {
+        char c = s[k];
+        if (c == ';' && k > 0 && s[k - 1] == ' ') break;
+        if (c == ' ' && (o == 0 || out[o - 1] == ' ')) continue;
+        if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f || c == '\\') c = '?';
+        out[o++] = c;
+    }
+    while (o && out[o - 1] == ' ') o--;
+    out[o] = 0;
+    return out;
+}
+
+static void row_expr(BgEmit *e, BgRowExpr r) {
+    switch (r.kind) {
+    case BG_ROWS_N: bg_emit_line(e, "const long long rows = n;"); break;
+    case BG_ROWS_N1: bg_emit_line(e, "const long long rows = n + 1;"); break;
+    case BG_ROWS_G: bg_emit_line(e, "const long long rows = ngraphs;"); break;
+    case BG_ROWS_G1: bg_emit_line(e, "const long long rows = ngraphs + 1;"); break;
+    default: bg_emit_line(e, "const long long rows = %lldLL;", (long long)r.value); break;
+    }
+}
+
+/* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
+static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
+                      const char *const *nm, BgDiagSink *d) {
+    const BgInst *in = &m->insts[l->inst];
+    const BgType ty = in->type;
+    int64_t C = kcols(ty);
+    const BgType *t0 = in->nargs > 0 && in->args[0] != BG_NONE ? &m->insts[in->args[0]].type : NULL;
+    switch (in->op) {
+    case BG_OP_BIN:
+        bg_emit_line(e, "bgnn::bin<'%c', %lld>(rows, %s, %s);", letter(*t0), (long long)C, nm[0], nm[1]);
+        return true;
+    case BG_OP_RELU:
+        bg_emit_line(e, "bgnn::relu<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
+        return true;
+    case BG_OP_ABSMEAN:
+        bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s);", (long long)kcols(*t0), nm[0], nm[1]);
+        return true;
+    case BG_OP_STANDARDIZE:
+        bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */>(rows, %s, %s);", (long long)C,
+                     f32_bits(in->attrs.eps), (double)in->attrs.eps, nm[0], nm[1]);
+        return true;
+    case BG_OP_LOG_SOFTMAX:
+        bg_emit_line(e, "bgnn::log_softmax<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
+        return true;
+    case BG_OP_SCL: {
+        bool hr = in->args[1] != BG_NONE, hc = in->args[2] != BG_NONE;
+        int k = 2;
+        const char *rf = hr ? nm[k++] : "nullptr";
+        const char *cf = hc ? nm[k++] : "nullptr";
+        bg_emit_line(e, "bgnn::scl<%lld, %s, %s>(rows, %s, %s, %s, %s);", (long long)C,
+                     hr ? "true" : "false", hc ? "true" : "false", nm[0], nm[1], rf, cf);
+        return true;
+    }
+    case BG_OP_BATCHNORM: {
+        bool hg = in->nargs > 3 && in->args[3] != BG_NONE;
+        bool hb = in->nargs > 4 && in->args[4] != BG_NONE;
+        int k = 4;
+        const char *g = hg ? nm[k++] : "nullptr";
+        const char *b = hb ? nm[k++] : "nullptr";
+        bg_emit_line(e, "bgnn::batchnorm<%lld, 0x%08xu /* eps %g */, %s, %s>(rows, %s, %s, %s, %s, %s, %s);",
+                     (long long)C, f32_bits(in->attrs.eps), (double)in->attrs.eps,
+                     hg ? "true" : "false", hb ? "true" : "false", nm[0], nm[1], nm[2], nm[3], g, b);
+        return true;
+    }
+    case BG_OP_ADD: {
+        const BgType *t1 = &m->insts[in->args[1]].type;
+        bool bcast = !krow_vector(*t0) && krow_vector(*t1);
+        bg_emit_line(e, "bgnn::add<'%c', '%c', %lld, %s>(rows, %s, %s, %s);", in->prec[0], in->prec[2],
+                     (long long)C, bcast ? "true" : "false", nm[0], nm[1], nm[2]);
+        return true;
+    }
+    case BG_OP_BMM: {
+        bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
+        bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s);", in->prec[0],
+                     in->prec[1], in->prec[2], (long long)kcols(*t0), (long long)C,
+                     wt ? "true" : "false", nm[0], nm[1], nm[2]);
+        return true;
+    }
+    case BG_OP_BSPMM: {
+        const BgInst *g = &m->insts[in->args[0]];
+        if (in->prec[1] == 'F') {
+            bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, %s);", in->prec[0],
+                         in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4]);
+        } else {
+            bool unit = g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
+            bg_emit_line(e, "bgnn::bspmm_adjb<'%c', '%c', %lld, %s, %d>(rows, %s, %s, %s, %s, %s, %s);",
+                         in->prec[0], in->prec[2], (long long)C, unit ? "true" : "false",
+                         (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5]);
+        }
+        return true;
+    }
+    case BG_OP_CONCAT: {
+        bg_emit_printf(e, "const void *const xs[] = {");
+        for (int k = 1; k < l->nargs; k++) bg_emit_printf(e, "%s%s", k > 1 ? ", " : "", nm[k]);
+        bg_emit_printf(e, "};\n");
+        bg_emit_printf(e, "bgnn::concat<'%c'", letter(ty));
+        for (int k = 0; k < in->nargs; k++)
+            bg_emit_printf(e, ", %lld", (long long)kcols(m->insts[in->args[k]].type));
+        bg_emit_printf(e, ">(rows, %s, xs);\n", nm[0]);
+        return true;
+    }
+    case BG_OP_READOUT:
+        bg_emit_line(e, "bgnn::readout<'%c', %lld, %d>(rows, %s, %s, %s);", letter(*t0), (long long)C,
+                     (int)in->attrs.reduce, nm[0], nm[1], nm[2]);
+        return true;
+    default:
+        bg_diag_error(d, BG_E_INTERNAL, "codegen: no kernel template for '%s'", bg_op_info(in->op)->name);
+        return false;
+    }
+}
+
+/* Wrapper parameter names by op and position (args[0] is always the output). */
+static const char *param_base(const BgInst *in, int k, int nargs) {
+    if (k == 0) return "y";
+    switch (in->op) {
+    case BG_OP_BMM: return k == 1 ? "x" : "w";
+    case BG_OP_BSPMM: {
+        static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x"};
+        static const char *const adjf[] = {"y", "rowptr", "col", "w", "x"};
+        if (in->prec[1] == 'F') return k < 5 ? adjf[k] : "x";
+        return k < 6 ? adjb[k] : "x";
+    }
+    case BG_OP_ADD: return k == 1 ? "a" : "b";
+    case BG_OP_SCL: {
+        if (k == 1) return "x";
+        bool hr = in->args[1] != BG_NONE;
+        return (k == 2 && hr) ? "rowf" : "colf";
+    }
+    case BG_OP_BATCHNORM: {
+        static const char *const bn[] = {"y", "x", "mean", "var", "gamma", "beta"};
+        bool hg = in->nargs > 3 && in->args[3] != BG_NONE;
+        if (k == 4 && !hg) return "beta";
+        return k < 6 ? bn[k] : "x";
+    }
+    case BG_OP_READOUT: return k == 1 ? "x" : "graph_ptr";
+    default: (void)nargs; return "x";
+    }
+}
+
+/* ---- the translation unit ---------------------------------------------------------- */
+
+char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
+    int sm;
+    const char *use_arch = arch ? arch : m->arch ? m->arch : "sm_90";
+    if (!bg_nvrtc_parse_arch(use_arch, &sm) || sm < 70) {
+        bg_diag_error(d, BG_E_ARCH, "unsupported GPU architecture '%s' (expected sm_70 or newer, e.g. sm_90)",
+                      use_arch);
+        return NULL;
+    }
+    BgArena *a = bg_arena_new();
+    BgPlan *p = bg_codegen_plan(m, use_arch, a, d);
+    if (!p) {
+        bg_arena_free(a);
+        return NULL;
+    }
+    char *manifest = bg_manifest_write(p, m);
+    char *ir = bg_ir_print(m);
+    const char *src = m->src && m->src->name ? base_name(m->src->name) : "<module>";
+
+    /* Which template families the launches use. */
+    bool fam[5] = {false, false, false, false, false}; /* bin_ops, elementwise, matmul, rowwise, spmm */
+    for (int i = 0; i < p->nlaunches; i++) {
+        switch (m->insts[p->launches[i].inst].op) {
+        case BG_OP_BIN: case BG_OP_CONCAT: fam[0] = true; break;
+        case BG_OP_SCL: case BG_OP_ADD: case BG_OP_RELU: case BG_OP_BATCHNORM: fam[1] = true; break;
+        case BG_OP_BMM: fam[2] = true; break;
+        case BG_OP_ABSMEAN: case BG_OP_STANDARDIZE: case BG_OP_LOG_SOFTMAX: case BG_OP_READOUT: fam[3] = true; break;
+        case BG_OP_BSPMM: fam[4] = true; break;
+        default: break;
+        }
+    }
+    static const char *const fam_hdr[5] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh"};
+
+    BgEmit e;
+    bg_emit_init(&e);
+    bg_emit_line(&e, "// Generated by bgnn %s from %s (model %s) for %s. Do not edit.", BG_VERSION_STRING,
+                 src, p->model, p->arch);
+    bg_emit_line(&e, "// %d kernels.  Calling convention (compiler/codegen/plan.h): every kernel takes", p->nlaunches);
+    bg_emit_line(&e, "// (long long n, long long ngraphs, out, in...) and grid-strides over rows * threads_per_row.");
+    bg_emit_line(&e, "#include \"bgnn_common.cuh\"");
+    for (int k = 0; k < 5; k++)
+        if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
+
+    bool ok = true;
+    for (int i = 0; i < p->nlaunches && ok; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        const BgInst *in = &m->insts[l->inst];
+        bg_emit_line(&e, "%s", "");
+        int line = 0, col = 0;
+        if (m->src) bg_source_linecol(m->src, in->loc.off, &line, &col);
+        char *irl = ir_line(ir, l->inst);
+        bg_emit_line(&e, "// %s:%d:%d  %s", src, line, col, irl ? irl : "");
+        free(irl);
+        char rows[32];
+        if (l->rows.kind == BG_ROWS_N) snprintf(rows, sizeof rows, "N");
+        else if (l->rows.kind == BG_ROWS_G) snprintf(rows, sizeof rows, "G");
+        else snprintf(rows, sizeof rows, "%lld", (long long)l->rows.value);
+        bg_emit_line(&e, "// launch %d: rows %s, %d threads per row, block %d", i, rows,
+                     l->threads_per_row, l->block_size);
+        BgNames names;
+        bg_names_init(&names, a);
+        bg_names_unique(&names, "n");
+        bg_names_unique(&names, "ngraphs");
+        bg_names_unique(&names, "rows");
+        bg_names_unique(&names, "xs");
+        const char *nm[BG_PLAN_MAX_ARGS];
+        bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs",
+                       l->block_size, l->kernel);
+        for (int k = 0; k < l->nargs; k++) {
+            nm[k] = bg_names_unique(&names, param_base(in, k, l->nargs));
+            const BgPlanBuf *b = &p->bufs[l->args[k]];
+            bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k ? "const " : "", ctype(b->kind), nm[k]);
+        }
+        bg_emit_printf(&e, ") {\n");
+        bg_emit_indent(&e, 1);
+        row_expr(&e, l->rows);
+        bg_emit_line(&e, "(void)n;");
+        bg_emit_line(&e, "(void)ngraphs;");
+        ok = emit_call(&e, m, p, l, nm, d);
+        bg_emit_indent(&e, -1);
+        bg_emit_line(&e, "}");
+    }
+
+    if (ok) {
+        size_t mlen = strlen(manifest);
+        bg_emit_line(&e, "%s", "");
+        bg_emit_line(&e, "// The manifest (compiler/codegen/manifest.c), %zu bytes.", mlen);
+        bg_emit_line(&e, "extern \"C\" __device__ const unsigned long long bgnn_manifest_len = %zuULL;", mlen);
+        bg_emit_line(&e, "extern \"C\" __device__ const unsigned char bgnn_manifest[%zu] = {", mlen + 1);
+        bg_emit_indent(&e, 1);
+        for (size_t i = 0; i <= mlen; i += 16) {
+            char buf[16 * 6 + 4];
+            size_t o = 0;
+            for (size_t k = i; k < i + 16 && k <= mlen; k++)
+                o += (size_t)snprintf(buf + o, sizeof buf - o, "%s0x%02x,", k > i ? " " : "",
+                                      (unsigned char)manifest[k]);
+            bg_emit_line(&e, "%s", buf);
+        }
+        bg_emit_indent(&e, -1);
+        bg_emit_line(&e, "};");
+    }
+    free(ir);
+    free(manifest);
+    bg_arena_free(a);
+    if (!ok) {
+        bg_emit_free(&e);
+        return NULL;
+    }
+    return bg_emit_take(&e);
+}

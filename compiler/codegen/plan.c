@@ -1,0 +1,372 @@
+/* plan.c - builds the GPU execution plan of a module (plan.h): one device buffer per IR
+ * value that needs storage (leaves only when some kernel reads them), the graph arrays
+ * the kernels read, one launch per computing instruction in IR order, and the outputs.
+ * The launch shapes here must match the kernels cg_cuda.c instantiates. */
+#include "plan.h"
+
+#include <string.h>
+
+#define BLOCK 256
+
+typedef struct PlanCtx {
+    const BgModule *m;
+    BgArena *a;
+    BgDiagSink *d;
+    BgPlan *p;
+    int cap_bufs, cap_launches, cap_outputs;
+    int *val_buf;   /* per inst: buffer holding the value (canonical layout), or -1 */
+    int *wt_buf;    /* per inst: B1T buffer of a b1 value, or -1 */
+    int *graph_of;  /* per inst: graph table index of a GRAPH, or -1 */
+    int (*garr_buf)[5]; /* per graph table entry: buffer of each array, or -1 */
+    int gptr_buf;
+} PlanCtx;
+
+int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz) {
+    switch (e.kind) {
+    case BG_ROWS_CONST: return e.value;
+    case BG_ROWS_N: return n;
+    case BG_ROWS_N1: return n + 1;
+    case BG_ROWS_G: return ngraphs;
+    case BG_ROWS_G1: return ngraphs + 1;
+    case BG_ROWS_NNZ: return nnz ? nnz[e.graph] : 0;
+    }
+    return 0;
+}
+
+size_t bg_plan_elem_size(BgBufKind k) { return k == BG_BUF_I64 ? 8 : 4; }
+
+const char *bg_plan_kind_name(BgBufKind k) {
+    static const char *const names[] = {"f32", "b1", "b1t", "i64", "i32"};
+    return (unsigned)k < 5 ? names[k] : "?";
+}
+const char *bg_plan_role_name(BgBufRole r) {
+    static const char *const names[] = {"temp", "input", "param", "param_scale", "graph",
+                                        "graph_ptr"};
+    return (unsigned)r < 6 ? names[r] : "?";
+}
+const char *bg_plan_garr_name(BgGraphArr g) {
+    static const char *const names[] = {"rowptr", "col", "rowf", "colf", "w"};
+    return (unsigned)g < 5 ? names[g] : "?";
+}
+
+static BgRowExpr rows_of_dim(int64_t d) {
+    BgRowExpr e = {BG_ROWS_CONST, 0, -1};
+    if (d == BG_DIM_N) e.kind = BG_ROWS_N;
+    else if (d == BG_DIM_G) e.kind = BG_ROWS_G;
+    else e.value = d;
+    return e;
+}
+
+static int new_buf(PlanCtx *c, BgPlanBuf b) {
+    BgPlan *p = c->p;
+    if (p->nbufs == c->cap_bufs) {
+        int nc = c->cap_bufs ? 2 * c->cap_bufs : 16;
+        BgPlanBuf *nb = bg_arena_alloc(c->a, sizeof *nb * (size_t)nc);
+        if (p->nbufs) memcpy(nb, p->bufs, sizeof *nb * (size_t)p->nbufs);
+        p->bufs = nb;
+        c->cap_bufs = nc;
+    }
+    p->bufs[p->nbufs] = b;
+    return p->nbufs++;
+}
+
+/* The (rows, cols) a kernel sees for a value: rank 2 as is; rank 1 with a constant length
+ * D is one row of D columns (the host layout of bg.h); rank 1 of N or G entries is N (G)
+ * rows of one column (the same bytes for f32; b1 vectors of N bits are not planned). */
+static void kshape(BgType t, BgRowExpr *rows, int64_t *cols) {
+    if (t.rank == 2) {
+        *rows = rows_of_dim(t.dim[0]);
+        *cols = t.dim[1];
+    } else if (t.rank == 1 && t.dim[0] < 0) {
+        *rows = rows_of_dim(t.dim[0]);
+        *cols = 1;
+    } else {
+        *rows = rows_of_dim(1);
+        *cols = t.rank == 1 ? t.dim[0] : 1;
+    }
+}
+
+/* A buffer for the value of inst r in its canonical layout (f32 or b1). */
+static BgPlanBuf value_buf(const BgInst *in, int r) {
+    BgPlanBuf b;
+    memset(&b, 0, sizeof b);
+    b.kind = in->type.kind == BG_TY_B1 ? BG_BUF_B1 : BG_BUF_F32;
+    b.rank = in->type.rank;
+    b.dim[0] = in->type.dim[0];
+    b.dim[1] = in->type.dim[1];
+    kshape(in->type, &b.rows, &b.cols);
+    b.width = b.kind == BG_BUF_B1 ? (b.cols + 31) / 32 : b.cols;
+    b.graph = -1;
+    b.inst = r;
+    switch (in->op) {
+    case BG_OP_INPUT: b.role = BG_ROLE_INPUT; break;
+    case BG_OP_PARAM: b.role = BG_ROLE_PARAM; break;
+    case BG_OP_PARAM_SCALE: b.role = BG_ROLE_PARAM_SCALE; break;
+    default: b.role = BG_ROLE_TEMP; break;
+    }
+    if (b.role != BG_ROLE_TEMP) {
+        b.name = in->attrs.name;
+        b.transposed = in->attrs.transposed;
+    }
+    return b;
+}
+
+static int use_value(PlanCtx *c, BgRef r) {
+    if (c->val_buf[r] < 0) c->val_buf[r] = new_buf(c, value_buf(&c->m->insts[r], (int)r));
+    return c->val_buf[r];
+}
+
+/* The B1T buffer of a b1 PARAM [K,M]. */
+static int use_wt(PlanCtx *c, BgRef r) {
+    if (c->wt_buf[r] < 0) {
+        const BgInst *in = &c->m->insts[r];
+        BgPlanBuf b = value_buf(in, (int)r);
+        b.kind = BG_BUF_B1T;
+        b.rows = rows_of_dim(in->type.dim[1]);
+        b.cols = in->type.dim[0];
+        b.width = (b.cols + 31) / 32;
+        c->wt_buf[r] = new_buf(c, b);
+    }
+    return c->wt_buf[r];
+}
+
+static int use_garr(PlanCtx *c, BgRef adj, BgGraphArr ga) {
+    int g = c->graph_of[adj];
+    if (c->garr_buf[g][ga] < 0) {
+        BgPlanBuf b;
+        memset(&b, 0, sizeof b);
+        b.role = BG_ROLE_GRAPH;
+        b.graph = g;
+        b.garr = ga;
+        b.cols = b.width = 1;
+        b.inst = (int)adj;
+        switch (ga) {
+        case BG_GARR_ROWPTR: b.kind = BG_BUF_I64; b.rows.kind = BG_ROWS_N1; break;
+        case BG_GARR_COL: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_NNZ; break;
+        case BG_GARR_W: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_NNZ; break;
+        default: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_N; break;
+        }
+        b.rows.graph = b.rows.kind == BG_ROWS_NNZ ? g : -1;
+        c->garr_buf[g][ga] = new_buf(c, b);
+    }
+    return c->garr_buf[g][ga];
+}
+
+static int use_gptr(PlanCtx *c) {
+    if (c->gptr_buf < 0) {
+        BgPlanBuf b;
+        memset(&b, 0, sizeof b);
+        b.kind = BG_BUF_I64;
+        b.role = BG_ROLE_GRAPH_PTR;
+        b.rows.kind = BG_ROWS_G1;
+        b.rows.graph = -1;
+        b.cols = b.width = 1;
+        b.graph = -1;
+        b.inst = -1;
+        c->gptr_buf = new_buf(c, b);
+        c->p->uses_graph_ptr = true;
+    }
+    return c->gptr_buf;
+}
+
+static BgPlanLaunch *new_launch(PlanCtx *c, int r) {
+    BgPlan *p = c->p;
+    if (p->nlaunches == c->cap_launches) {
+        int nc = c->cap_launches ? 2 * c->cap_launches : 16;
+        BgPlanLaunch *nl = bg_arena_alloc(c->a, sizeof *nl * (size_t)nc);
+        if (p->nlaunches) memcpy(nl, p->launches, sizeof *nl * (size_t)p->nlaunches);
+        p->launches = nl;
+        c->cap_launches = nc;
+    }
+    BgPlanLaunch *l = &p->launches[p->nlaunches++];
+    memset(l, 0, sizeof *l);
+    const BgInst *in = &c->m->insts[r];
+    l->inst = r;
+    l->op = bg_op_info(in->op)->name;
+    char opname[32];
+    size_t k = 0;
+    for (const char *s = l->op; *s && k + 1 < sizeof opname; s++) opname[k++] = *s == '.' ? '_' : *s;
+    opname[k] = 0;
+    l->kernel = bg_arena_printf(c->a, "bgnn_k%d_%s", r, opname);
+    l->block_size = BLOCK;
+    int64_t cols;
+    kshape(in->type, &l->rows, &cols);
+    return l;
+}
+
+static void arg(BgPlanLaunch *l, int b) {
+    if (l->nargs < BG_PLAN_MAX_ARGS) l->args[l->nargs] = b;
+    l->nargs++; /* checked against BG_PLAN_MAX_ARGS by the caller */
+}
+
+/* Threads per row for an output of `cols` columns: one per element for f32, one warp
+ * per 32-bit output word for b1. */
+static int tpr_for(BgTyKind k, int64_t cols) {
+    if (k == BG_TY_B1) {
+        int64_t w = (cols + 31) / 32;
+        return (int)(w > 0 ? 32 * w : 32);
+    }
+    return (int)(cols > 0 ? cols : 1);
+}
+
+static bool is_b1_param(const BgModule *m, BgRef r) {
+    return m->insts[r].op == BG_OP_PARAM && m->insts[r].type.kind == BG_TY_B1;
+}
+
+BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
+    PlanCtx c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.a = a;
+    c.d = d;
+    c.p = bg_arena_alloc(a, sizeof *c.p);
+    c.p->model = m->name ? m->name : "model";
+    c.p->arch = m->arch;
+    c.p->version = BG_VERSION_STRING;
+    c.gptr_buf = -1;
+    int n = m->ninsts;
+    c.val_buf = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
+    c.wt_buf = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
+    c.graph_of = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        c.val_buf[i] = c.wt_buf[i] = c.graph_of[i] = -1;
+        if (m->insts[i].op == BG_OP_GRAPH) c.graph_of[i] = ng++;
+    }
+    c.p->graphs = bg_arena_alloc(a, sizeof(BgPlanGraph) * (size_t)(ng + 1));
+    c.garr_buf = bg_arena_alloc(a, sizeof *c.garr_buf * (size_t)(ng + 1));
+    for (int i = 0; i < n; i++) {
+        const BgInst *in = &m->insts[i];
+        if (in->op != BG_OP_GRAPH) continue;
+        int g = c.graph_of[i];
+        c.p->graphs[g] = (BgPlanGraph){in->attrs.self_loops, in->attrs.norm, i};
+        for (int k = 0; k < 5; k++) c.garr_buf[g][k] = -1;
+    }
+    c.p->ngraphs = ng;
+
+    for (int i = 0; i < n; i++) {
+        const BgInst *in = &m->insts[i];
+        const BgOpInfo *info = bg_op_info(in->op);
+        if (info->flags & BG_OPF_LEAF) continue;
+        for (int k = 0; k < in->nargs; k++) {
+            if (in->args[k] != BG_NONE && in->args[k] >= (BgRef)i) {
+                bg_diag_error(d, BG_E_INTERNAL, "plan: instruction %%%d uses a later value", i);
+                return NULL;
+            }
+        }
+        if (in->op == BG_OP_OUTPUT) {
+            BgPlan *p = c.p;
+            if (p->noutputs == c.cap_outputs) {
+                int nc = c.cap_outputs ? 2 * c.cap_outputs : 4;
+                BgPlanOutput *no = bg_arena_alloc(a, sizeof *no * (size_t)nc);
+                if (p->noutputs) memcpy(no, p->outputs, sizeof *no * (size_t)p->noutputs);
+                p->outputs = no;
+                c.cap_outputs = nc;
+            }
+            const BgInst *src = &m->insts[in->args[0]];
+            if (src->type.kind != BG_TY_F32 && src->type.kind != BG_TY_B1) {
+                bg_diag_error(d, BG_E_INTERNAL, "plan: output %%%d is not a tensor", i);
+                return NULL;
+            }
+            BgPlanOutput *o = &p->outputs[p->noutputs++];
+            o->name = in->attrs.name ? in->attrs.name : "output";
+            o->buf = use_value(&c, in->args[0]);
+            o->type = src->type.kind;
+            o->rank = src->type.rank;
+            o->dim[0] = src->type.dim[0];
+            o->dim[1] = src->type.dim[1];
+            continue;
+        }
+        if (in->type.kind != BG_TY_F32 && in->type.kind != BG_TY_B1) {
+            bg_diag_error(d, BG_E_INTERNAL, "plan: %%%d (%s) defines no tensor", i, info->name);
+            return NULL;
+        }
+        for (int k = -1; k < in->nargs; k++) {
+            BgRef r = k < 0 ? (BgRef)i : in->args[k];
+            if (r == BG_NONE) continue;
+            BgType t = m->insts[r].type;
+            if (t.kind == BG_TY_B1 && t.rank == 1 && t.dim[0] < 0) {
+                bg_diag_error(d, BG_E_INTERNAL, "plan: %%%d: b1 vectors of N or G bits have no GPU layout", i);
+                return NULL;
+            }
+        }
+        int out = use_value(&c, (BgRef)i);
+        BgRowExpr orows;
+        int64_t cols;
+        kshape(in->type, &orows, &cols);
+        BgPlanLaunch *l = new_launch(&c, i);
+        arg(l, out);
+        BgRef a0 = in->args[0];
+        switch (in->op) {
+        case BG_OP_BIN:
+        case BG_OP_RELU:
+            arg(l, use_value(&c, a0));
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
+        case BG_OP_ABSMEAN: {
+            /* one thread per row of x (the output f32[R] may be laid out as one row) */
+            int64_t xc;
+            kshape(m->insts[a0].type, &l->rows, &xc);
+            arg(l, use_value(&c, a0));
+            l->threads_per_row = 1;
+            break;
+        }
+        case BG_OP_STANDARDIZE:
+        case BG_OP_LOG_SOFTMAX:
+            arg(l, use_value(&c, a0));
+            l->threads_per_row = 1;
+            break;
+        case BG_OP_SCL:
+        case BG_OP_BATCHNORM:
+        case BG_OP_CONCAT:
+            for (int k = 0; k < in->nargs; k++)
+                if (in->args[k] != BG_NONE) arg(l, use_value(&c, in->args[k]));
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
+        case BG_OP_ADD:
+            arg(l, use_value(&c, a0));
+            arg(l, use_value(&c, in->args[1]));
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
+        case BG_OP_BMM: {
+            arg(l, use_value(&c, a0));
+            BgRef w = in->args[1];
+            bool bb = in->prec[0] == 'B' && in->prec[1] == 'B';
+            arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
+        }
+        case BG_OP_BSPMM: {
+            BgRef adj = in->args[0];
+            if (c.graph_of[adj] < 0) {
+                bg_diag_error(d, BG_E_INTERNAL, "plan: bspmm %%%d: operand is not a graph", i);
+                return NULL;
+            }
+            arg(l, use_garr(&c, adj, BG_GARR_ROWPTR));
+            arg(l, use_garr(&c, adj, BG_GARR_COL));
+            if (in->prec[1] == 'F') {
+                arg(l, use_garr(&c, adj, BG_GARR_W));
+            } else {
+                arg(l, use_garr(&c, adj, BG_GARR_ROWF));
+                arg(l, use_garr(&c, adj, BG_GARR_COLF));
+            }
+            arg(l, use_value(&c, in->args[1]));
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
+        }
+        case BG_OP_READOUT:
+            arg(l, use_value(&c, a0));
+            arg(l, use_gptr(&c));
+            l->threads_per_row = tpr_for(BG_TY_F32, cols);
+            break;
+        default:
+            bg_diag_error(d, BG_E_INTERNAL, "plan: no GPU kernel for '%s' (%%%d)", info->name, i);
+            return NULL;
+        }
+        if (l->nargs > BG_PLAN_MAX_ARGS) {
+            bg_diag_error(d, BG_E_LIMIT, "plan: %%%d has too many operands", i);
+            return NULL;
+        }
+    }
+    return c.p;
+}

@@ -1,0 +1,179 @@
+/* plan.h - the GPU execution plan of a module: the contract between code generation
+ * (cg_cuda.c, which emits one kernel per launch) and the runtime (which allocates the
+ * buffers, fills the leaves, launches the kernels in order and reads the outputs back).
+ *
+ * A BgPlan is flat and self-contained: it refers to no IR, so the runtime can run a cubin
+ * from its embedded manifest alone (manifest.c writes and reads a plan as text).
+ *
+ * ---- Buffers ---------------------------------------------------------------------------
+ * One device allocation per buffer; buffers never alias in this version (no liveness
+ * sharing).  A buffer holds rows(buf) * width * elem_size(kind) bytes, rows evaluated
+ * from the run-time scalars (BgRowExpr).  Layouts:
+ *   F32   float32 row-major [rows][width], width = cols.
+ *         Rank-1 values: a constant length D is one row of D columns (f32[C] biases,
+ *         f32[M] weight scales; the host layout of bg.h); a length N or G is N (G) rows of
+ *         one column (f32[N] activation scales; the same bytes).
+ *   B1    bits, canonical host layout of bg.h: [rows][width] uint32, width = ceil(cols/32),
+ *         bit c%32 of word c/32 is feature c (1 = +1), padding bits 0.  Kernels that
+ *         write B1 leave padding bits zero.
+ *   B1T   a b1 PARAM W[K,M] used as the weight of a bmm.BB* (both popcount operands
+ *         k-contiguous), stored transposed: [rows = M][width = ceil(K/32)] uint32,
+ *         bit k%32 of word o*width + k/32 = W[k,o]; cols = K; padding bits 0.  Other b1
+ *         weights (bmm.FB*, computed b1 values) stay canonical B1.
+ *   I64   int64 [rows] (width 1): graph rowptr, graph_ptr.
+ *   I32   int32 [rows] (width 1): graph col.
+ * A buffer with 0 rows (N = 0, G = 0, a graph without edges) needs no allocation; the
+ * runtime still passes a valid (non-dangling or NULL) pointer; kernels never touch it.
+ *
+ * Roles (who fills a buffer):
+ *   TEMP         written by one launch (the producer), read by later ones.
+ *   INPUT        node features, uploaded by the runtime: name = the model-level input name
+ *                (the `input NAME` of the model, e.g. "X"); f32 [N, cols].
+ *   PARAM        a weight tensor, uploaded by the runtime: name = tensor name, transposed =
+ *                stored [M,K] and used as [K,M] (the runtime transposes the stored floats
+ *                first); rank/dim = the shape as used.  kind F32: the used floats row-major.
+ *                kind B1: bits of the used [K,M] (bit = !signbit(w)), canonical layout.
+ *                kind B1T: the same bits transposed as described above.  The same param
+ *                may appear in two buffers (B1 and B1T) when used both ways.
+ *   PARAM_SCALE  f32[M]: Bi-GCN's per-output-channel scale m_o = fl(sum_k |W[k,o]| (f64) / K)
+ *                of the used float weights (bg_ref_param_scale); name/transposed as PARAM.
+ *   GRAPH        array `garr` of graph table entry `graph` (BgAdj of bg.h built with that
+ *                entry's self_loops/norm): ROWPTR i64[N+1], COL i32[NNZ(g)], ROWF f32[N],
+ *                COLF f32[N], W f32[NNZ(g)].  Only the arrays some kernel reads are listed.
+ *   GRAPH_PTR    i64[G+1]: graph g of the batch owns nodes graph_ptr[g]..graph_ptr[g+1]-1.
+ *                For an unbatched graph the runtime passes {0, N} and ngraphs = 1.
+ * Values that are model outputs are TEMP (or leaf) buffers referenced from `outputs`.
+ *
+ * ---- Kernel calling convention (every launch, no exceptions) ---------------------------
+ *   extern "C" __global__ void bgnn_k<inst>_<op>(long long n, long long ngraphs,
+ *                                                 T0 *arg0, T1 *arg1, ...);
+ * n = number of nodes N, ngraphs = G (1 when unbatched), then one device pointer per entry
+ * of BgPlanLaunch.args in order (arg0 is always the launch's output buffer `out`; the rest
+ * are read-only).  Parameter sizes: 8, 8, then 8 per pointer (cuLaunchKernel params array).
+ * Launch shape: total threads T = rows(launch) * threads_per_row; block = block_size
+ * (x only); grid.x = ceil(T / block_size), which the runtime may clamp to any value >= 1
+ * (kernels use grid-stride loops); when T == 0 the runtime skips the launch.  No dynamic
+ * shared memory.  threads_per_row and block_size are multiples of 32 for launches whose
+ * output is B1 (one warp builds one output word with __ballot_sync).
+ * Launches run in order on one stream; each reads only buffers written before it. */
+#ifndef BG_PLAN_H
+#define BG_PLAN_H
+
+#include "bg.h"
+#include "gpu.h"
+
+/* A row count evaluated at run time. */
+typedef enum {
+    BG_ROWS_CONST, /* value */
+    BG_ROWS_N,     /* n */
+    BG_ROWS_N1,    /* n + 1 */
+    BG_ROWS_G,     /* ngraphs */
+    BG_ROWS_G1,    /* ngraphs + 1 */
+    BG_ROWS_NNZ,   /* number of entries of graph table entry `graph` (its rowptr[n]) */
+} BgRowKind;
+
+typedef struct BgRowExpr {
+    BgRowKind kind;
+    int64_t value; /* CONST: the count (>= 0) */
+    int graph;     /* NNZ: index into BgPlan.graphs */
+} BgRowExpr;
+
+typedef enum { BG_BUF_F32, BG_BUF_B1, BG_BUF_B1T, BG_BUF_I64, BG_BUF_I32 } BgBufKind;
+typedef enum {
+    BG_ROLE_TEMP,
+    BG_ROLE_INPUT,
+    BG_ROLE_PARAM,
+    BG_ROLE_PARAM_SCALE,
+    BG_ROLE_GRAPH,
+    BG_ROLE_GRAPH_PTR,
+} BgBufRole;
+typedef enum { BG_GARR_ROWPTR, BG_GARR_COL, BG_GARR_ROWF, BG_GARR_COLF, BG_GARR_W } BgGraphArr;
+
+typedef struct BgPlanBuf {
+    BgBufKind kind;
+    BgBufRole role;
+    BgRowExpr rows;
+    int64_t cols;       /* logical columns: floats (F32), bits (B1), K bits (B1T), 1 (I64/I32) */
+    int64_t width;      /* elements (float / uint32 word / int) per row in memory */
+    const char *name;   /* INPUT, PARAM, PARAM_SCALE: as described above; else NULL */
+    bool transposed;    /* PARAM, PARAM_SCALE */
+    int rank;           /* every value buffer (also B1T): the IR value's shape as used ... */
+    int64_t dim[2];     /* ... dims >= 0 or BG_DIM_N / BG_DIM_G; GRAPH, GRAPH_PTR: rank 0 */
+    int graph;          /* GRAPH: index into BgPlan.graphs; else -1 */
+    BgGraphArr garr;    /* GRAPH */
+    int inst;           /* the IR value it holds (provenance only), or -1 */
+} BgPlanBuf;
+
+#define BG_PLAN_MAX_ARGS 12
+
+typedef struct BgPlanLaunch {
+    const char *kernel;   /* "bgnn_k9_bmm": the extern "C" symbol in the cubin */
+    int inst;             /* the IR instruction it computes */
+    const char *op;       /* op name, e.g. "bmm" (informational) */
+    BgRowExpr rows;       /* grid rows (see the calling convention above) */
+    int threads_per_row;  /* >= 1 */
+    int block_size;       /* threads per block, multiple of 32, <= 1024 */
+    int nargs;            /* 1..BG_PLAN_MAX_ARGS */
+    int args[BG_PLAN_MAX_ARGS]; /* buffer indices; args[0] = the output buffer */
+} BgPlanLaunch;
+
+typedef struct BgPlanOutput {
+    const char *name;     /* model output name */
+    int buf;              /* the buffer holding it (F32 or B1, canonical layout) */
+    BgTyKind type;        /* BG_TY_F32 or BG_TY_B1 */
+    int rank;
+    int64_t dim[2];       /* dims >= 0 or BG_DIM_N / BG_DIM_G */
+} BgPlanOutput;
+
+/* One entry per GRAPH instruction: the runtime builds bg_adj_build(graph, self_loops, norm). */
+typedef struct BgPlanGraph {
+    bool self_loops;
+    BgNorm norm;
+    int inst;
+} BgPlanGraph;
+
+typedef struct BgPlan {
+    const char *model;    /* model name */
+    const char *arch;     /* "sm_90" or NULL (set by the code generator / manifest) */
+    const char *version;  /* bgnn version that made it (BG_VERSION_STRING) */
+    BgPlanBuf *bufs;
+    int nbufs;
+    BgPlanLaunch *launches;
+    int nlaunches;
+    BgPlanOutput *outputs;
+    int noutputs;
+    BgPlanGraph *graphs;
+    int ngraphs;
+    bool uses_graph_ptr;  /* some launch reads GRAPH_PTR (the model has G-shaped values) */
+} BgPlan;
+
+/* plan.c: builds the plan of a verified module (arena-allocated).  NULL with an error
+ * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
+BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
+/* rows(e) for given scalars; nnz[g] = entries of graph g (may be NULL when no NNZ rows). */
+int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz);
+/* Bytes per element of a buffer kind (4 or 8). */
+size_t bg_plan_elem_size(BgBufKind k);
+/* Names for text (manifest, debugging): "f32", "b1", "b1t", "i64", "i32"; "temp", "input",
+ * "param", "param_scale", "graph", "graph_ptr"; "rowptr", "col", "rowf", "colf", "w". */
+const char *bg_plan_kind_name(BgBufKind k);
+const char *bg_plan_role_name(BgBufRole r);
+const char *bg_plan_garr_name(BgGraphArr g);
+
+/* manifest.c: the plan as versioned line-based text (first line "bgnn-manifest 1").
+ * bg_manifest_write: malloc'd NUL-terminated text; m may be NULL (then params/graphs come
+ * from the plan alone; the text is the same).  bg_manifest_read: parses and validates
+ * (hostile input); errors are E_MANIFEST "WHAT: manifest line L: ..."; NULL on error. */
+char *bg_manifest_write(const BgPlan *p, const BgModule *m);
+BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena *a,
+                         BgDiagSink *d);
+
+/* cg_cuda.c: the embedded templates (the templates/ .cuh files) as NVRTC headers, by file name (the
+ * generated source #includes them by these names).  Returns a malloc'd array of *n entries
+ * (free it; the strings are static), to pass as BgNvrtcReq.headers / nheaders. */
+BgNvrtcHeader *bg_codegen_templates(int *n);
+/* The plan bg_codegen_cuda embeds, for a runtime that generates and compiles in-process
+ * (arch recorded in the plan).  Same as bg_plan_build plus arch. */
+BgPlan *bg_codegen_plan(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d);
+
+#endif /* BG_PLAN_H */

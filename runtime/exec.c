@@ -1,0 +1,378 @@
+/* exec.c - running a plan on the device.
+ *
+ * Binding reuses bg_bind (so GPU and CPU report the same messages for the same bad weights or
+ * data): the plan's leaf buffers are turned into a small leaf-only module - the GRAPH entries
+ * first, in plan order, then one INPUT / PARAM / PARAM_SCALE instruction per leaf buffer with
+ * the buffer's type - which bg_bind resolves against the graph, the features and the weights.
+ * Then every buffer is allocated for the bound N, NNZ and G (one cuMemAlloc each; empty
+ * buffers get a NULL pointer) and the leaves are copied up in the plan's layouts (B1T weights
+ * transposed here).  Launches follow the plan's calling convention exactly (plan.h).  Any
+ * failure frees everything allocated so far; out of device memory says how much was asked. */
+#include "rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t resolve_dim(int64_t dim, int64_t n, int64_t ngraphs) {
+    return dim == BG_DIM_N ? n : dim == BG_DIM_G ? ngraphs : dim;
+}
+
+/* ---- the leaf module ----------------------------------------------------------------- */
+static const BgInst *real_inst(const BgModule *real, int inst, BgOp op) {
+    if (!real || inst < 0 || inst >= real->ninsts || real->insts[inst].op != op) return NULL;
+    return &real->insts[inst];
+}
+
+BgModule *bg_plan_leaf_module(const BgPlan *p, const BgModule *real, BgArena *a, int *buf_inst) {
+    BgModule *m = bg_module_new(a, real ? real->src : NULL, p->model ? p->model : "model");
+    BgLoc noloc = {0, 0};
+    for (int gi = 0; gi < p->ngraphs; gi++) {
+        const BgInst *ri = real_inst(real, p->graphs[gi].inst, BG_OP_GRAPH);
+        BgRef r = bg_ir_add(m, BG_OP_GRAPH, NULL, bg_type_make(BG_TY_ADJ, 0, 0, 0), NULL, 0,
+                            ri ? ri->loc : noloc);
+        m->insts[r].attrs.self_loops = p->graphs[gi].self_loops;
+        m->insts[r].attrs.norm = p->graphs[gi].norm;
+    }
+    for (int b = 0; b < p->nbufs; b++) {
+        const BgPlanBuf *pb = &p->bufs[b];
+        buf_inst[b] = -1;
+        BgOp op;
+        BgType ty;
+        switch (pb->role) {
+        case BG_ROLE_INPUT:
+            op = BG_OP_INPUT;
+            ty = bg_type_make(BG_TY_F32, 2, BG_DIM_N, pb->cols);
+            break;
+        case BG_ROLE_PARAM:
+            op = BG_OP_PARAM;
+            if (pb->kind == BG_BUF_B1T) /* W[K, M] stored as [M][K bits] */
+                ty = bg_type_make(BG_TY_B1, 2, pb->cols, pb->rows.value);
+            else
+                ty = bg_type_make(pb->kind == BG_BUF_B1 ? BG_TY_B1 : BG_TY_F32, pb->rank,
+                                  pb->dim[0], pb->dim[1]);
+            break;
+        case BG_ROLE_PARAM_SCALE:
+            op = BG_OP_PARAM_SCALE;
+            ty = bg_type_make(BG_TY_F32, 1, pb->rank == 1 ? pb->dim[0] : pb->rows.value, 0);
+            break;
+        default:
+            continue;
+        }
+        const BgInst *ri = real_inst(real, pb->inst, op);
+        BgRef r = bg_ir_add(m, op, NULL, ty, NULL, 0, ri ? ri->loc : noloc);
+        BgInst *in = &m->insts[r];
+        in->attrs.name = pb->name;
+        in->attrs.transposed = pb->transposed;
+        if (ri) in->attrs.file = ri->attrs.file; /* npy(...) sources: the plan has no file */
+        buf_inst[b] = (int)r;
+    }
+    return m;
+}
+
+/* ---- allocation and upload -------------------------------------------------------------- */
+static void free_bufs(BgGpu *g, BgGpuRun *r) {
+    for (int b = 0; b < r->nbufs; b++)
+        if (r->ptr[b] && !r->borrowed[b]) g->cu.cuMemFree_v2(r->ptr[b]);
+    for (int b = 0; b < r->nbufs; b++) r->ptr[b] = 0;
+}
+
+void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
+    if (!r) return;
+    if (g && g->cu.lib) {
+        if (r->ptr) free_bufs(g, r);
+        for (int i = 0; i < 2; i++)
+            if (r->ev[i]) g->cu.cuEventDestroy(r->ev[i]);
+    }
+    free(r->ptr);
+    free(r->bytes);
+    free(r->borrowed);
+    free(r->nnz);
+    memset(r, 0, sizeof *r);
+}
+
+/* Host bytes for a leaf buffer; *tmp set when they were made here (B1T, graph_ptr). */
+static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBindings *bd,
+                              int inst, int64_t n, size_t *len, void **tmp) {
+    *tmp = NULL;
+    switch (pb->role) {
+    case BG_ROLE_INPUT:
+    case BG_ROLE_PARAM:
+    case BG_ROLE_PARAM_SCALE: {
+        if (inst < 0) return NULL;
+        const BgTensor *t = &bd->leaf[inst];
+        if (!t->data) return NULL;
+        if (pb->kind != BG_BUF_B1T) {
+            *len = bg_tensor_bytes(t);
+            return t->data;
+        }
+        /* bits of W[K, M] -> [M][ceil(K/32)] */
+        int64_t k = t->dim[0], mm = t->dim[1], w = (k + 31) / 32;
+        uint32_t *o = bg_xcalloc((size_t)(mm * w) + 1, 4);
+        const uint32_t *s = t->data;
+        for (int64_t r = 0; r < k; r++)
+            for (int64_t c = 0; c < mm; c++)
+                if (bg_bit_get(s, t->words_per_row, r, c)) o[c * w + r / 32] |= 1u << (r % 32);
+        *tmp = o;
+        *len = (size_t)(mm * w) * 4;
+        return o;
+    }
+    case BG_ROLE_GRAPH: {
+        if (pb->graph < 0 || pb->graph >= p->ngraphs) return NULL;
+        const BgAdj *adj = &bd->adj[pb->graph];
+        switch (pb->garr) {
+        case BG_GARR_ROWPTR: *len = (size_t)(adj->n + 1) * 8; return adj->rowptr;
+        case BG_GARR_COL: *len = (size_t)adj->nnz * 4; return adj->col;
+        case BG_GARR_ROWF: *len = (size_t)adj->n * 4; return adj->rowf;
+        case BG_GARR_COLF: *len = (size_t)adj->n * 4; return adj->colf;
+        case BG_GARR_W: *len = (size_t)adj->nnz * 4; return adj->w;
+        }
+        return NULL;
+    }
+    case BG_ROLE_GRAPH_PTR: {
+        const BgGraph *gr = bd->graph;
+        if (gr && gr->graph_ptr) {
+            *len = (size_t)(gr->ngraphs + 1) * 8;
+            return gr->graph_ptr;
+        }
+        int64_t *gp = bg_xmalloc(16);
+        gp[0] = 0;
+        gp[1] = n;
+        *tmp = gp;
+        *len = 16;
+        return gp;
+    }
+    case BG_ROLE_TEMP:
+        break;
+    }
+    return NULL;
+}
+
+bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int *buf_inst,
+                      BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d) {
+    memset(out, 0, sizeof *out);
+    if (oom) *oom = false;
+    out->nbufs = p->nbufs;
+    out->ptr = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->ptr);
+    out->bytes = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->bytes);
+    out->borrowed = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->borrowed);
+    out->nnz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->nnz);
+    out->n = bd->n;
+    out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
+    for (int gi = 0; gi < p->ngraphs; gi++) out->nnz[gi] = bd->adj[gi].nnz;
+    if (!bg_gpu_make_current(g, d)) goto fail;
+
+    size_t total = 0;
+    for (int b = 0; b < p->nbufs; b++) {
+        const BgPlanBuf *pb = &p->bufs[b];
+        int64_t rows = bg_plan_rows(pb->rows, out->n, out->ngraphs, out->nnz);
+        size_t es = bg_plan_elem_size(pb->kind);
+        if (rows < 0 || pb->width < 0 || (pb->width && (uint64_t)rows > (UINT64_MAX / 8) / (uint64_t)pb->width)) {
+            bg_diag_error(d, BG_E_LIMIT, "buffer %d ('%s') of %lld x %lld elements is too large", b,
+                          pb->name ? pb->name : bg_plan_role_name(pb->role), (long long)rows,
+                          (long long)pb->width);
+            goto fail;
+        }
+        size_t bytes = (size_t)rows * (size_t)pb->width * es;
+        out->bytes[b] = bytes;
+        if (bytes == 0) continue;
+        if (pb->role == BG_ROLE_INPUT && features_dev) {
+            out->ptr[b] = features_dev;
+            out->borrowed[b] = true;
+            continue;
+        }
+        BgCUresult r = g->cu.cuMemAlloc_v2(&out->ptr[b], bytes);
+        if (r != BG_CUDA_SUCCESS) {
+            out->ptr[b] = 0;
+            size_t fb = 0, tb = 0;
+            g->cu.cuMemGetInfo_v2(&fb, &tb);
+            if (r == BG_CUDA_ERROR_OUT_OF_MEMORY) {
+                if (oom) *oom = true;
+                bg_diag_error(d, BG_E_CUDA,
+                              "out of device memory: buffer %d (%s %s, %lld rows) needs %zu bytes "
+                              "after %zu allocated; %s has %zu of %zu bytes free",
+                              b, bg_plan_role_name(pb->role), pb->name ? pb->name : bg_plan_kind_name(pb->kind),
+                              (long long)rows, bytes, total, g->name, fb, tb);
+            } else {
+                bg_cuda_check(&g->cu, r, "cuMemAlloc", d);
+            }
+            goto fail;
+        }
+        total += bytes;
+    }
+
+    for (int b = 0; b < p->nbufs; b++) {
+        const BgPlanBuf *pb = &p->bufs[b];
+        if (pb->role == BG_ROLE_TEMP || out->bytes[b] == 0 || out->borrowed[b]) continue;
+        size_t len = 0;
+        void *tmp = NULL;
+        const void *src = leaf_bytes(p, pb, bd, buf_inst ? buf_inst[b] : -1, out->n, &len, &tmp);
+        if (!src || len != out->bytes[b]) {
+            bg_diag_error(d, BG_E_INTERNAL,
+                          "buffer %d (%s '%s'): the bound value has %zu bytes, the plan wants %zu",
+                          b, bg_plan_role_name(pb->role), pb->name ? pb->name : "", src ? len : 0,
+                          out->bytes[b]);
+            free(tmp);
+            goto fail;
+        }
+        bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
+        free(tmp);
+        if (!ok) goto fail;
+    }
+    return true;
+fail:
+    bg_gpu_run_free(g, out);
+    return false;
+}
+
+bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
+                     const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
+                     BgGpuRun *out, bool *oom, BgDiagSink *d) {
+    memset(out, 0, sizeof *out);
+    if (oom) *oom = false;
+    const BgPlan *p = gm->plan;
+    BgArena *a = bg_arena_new();
+    int *buf_inst = bg_arena_alloc(a, sizeof(int) * ((size_t)p->nbufs + 1));
+    BgModule *lm = bg_plan_leaf_module(p, real, a, buf_inst);
+    BgTensor placeholder;
+    memset(&placeholder, 0, sizeof placeholder);
+    if (features_dev && features && !features->data) {
+        /* bg_bind checks shapes on host data; the device array itself is used as is */
+        if (!bg_tensor_alloc(&placeholder, BG_DT_F32, 2, features->dim[0], features->dim[1])) {
+            bg_diag_error(d, BG_E_LIMIT, "features of %lld x %lld floats are too large",
+                          (long long)features->dim[0], (long long)features->dim[1]);
+            bg_arena_free(a);
+            return false;
+        }
+        features = &placeholder;
+    }
+    BgBindings bd;
+    bool ok = bg_bind(lm, graph, features, weights, &bd, d);
+    bg_tensor_free(&placeholder);
+    if (ok) {
+        ok = bg_gpu_run_alloc(g, p, &bd, buf_inst, features_dev, out, oom, d);
+        bg_bindings_free(&bd);
+    }
+    bg_arena_free(a);
+    return ok;
+}
+
+/* ---- launches ---------------------------------------------------------------------------- */
+bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                       BgDiagSink *d) {
+    const BgPlan *p = gm->plan;
+    long long nn = r->n, ng = r->ngraphs;
+    r->last_stream = stream;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *L = &p->launches[i];
+        int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz);
+        int64_t t = rows * (int64_t)L->threads_per_row;
+        if (t <= 0) continue;
+        int64_t grid = (t + L->block_size - 1) / L->block_size;
+        if (grid > (1 << 30)) grid = 1 << 30; /* kernels stride over the rest */
+        BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
+        void *pv[2 + BG_PLAN_MAX_ARGS];
+        pv[0] = &nn;
+        pv[1] = &ng;
+        for (int k = 0; k < L->nargs; k++) {
+            a[k] = r->ptr[L->args[k]];
+            pv[2 + k] = &a[k];
+        }
+        BgCUresult res = g->cu.cuLaunchKernel(gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size,
+                                              1, 1, 0, stream, pv, NULL);
+        if (res != BG_CUDA_SUCCESS) {
+            char what[160];
+            snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid,
+                     L->block_size);
+            return bg_cuda_check(&g->cu, res, what, d);
+        }
+    }
+    return true;
+}
+
+static bool sync_last(BgGpu *g, BgGpuRun *r, BgDiagSink *d) {
+    BgCUresult res = r->last_stream ? g->cu.cuStreamSynchronize(r->last_stream) : g->cu.cuCtxSynchronize();
+    return bg_cuda_check(&g->cu, res, "synchronising after the launches", d);
+}
+
+void bg_plan_output_shape(const BgPlan *p, int i, int64_t n, int64_t ngraphs, int *rank,
+                          int64_t dim[2]) {
+    const BgPlanOutput *o = &p->outputs[i];
+    *rank = o->rank;
+    dim[0] = resolve_dim(o->dim[0], n, ngraphs);
+    dim[1] = o->rank == 2 ? resolve_dim(o->dim[1], n, ngraphs) : 0;
+}
+
+bool bg_gpu_run_read_buf(BgGpu *g, const BgPlan *p, BgGpuRun *r, int b, int rank,
+                         const int64_t *dim, BgTensor *out, BgDiagSink *d) {
+    memset(out, 0, sizeof *out);
+    if (b < 0 || b >= p->nbufs || (p->bufs[b].kind != BG_BUF_F32 && p->bufs[b].kind != BG_BUF_B1)) {
+        bg_diag_error(d, BG_E_INTERNAL, "buffer %d cannot be read as a tensor", b);
+        return false;
+    }
+    BgDType dt = p->bufs[b].kind == BG_BUF_B1 ? BG_DT_B1 : BG_DT_F32;
+    if (!bg_tensor_alloc(out, dt, rank, dim[0], rank == 2 ? dim[1] : 0)) {
+        bg_diag_error(d, BG_E_LIMIT, "cannot allocate a host tensor for buffer %d", b);
+        return false;
+    }
+    size_t want = bg_tensor_bytes(out);
+    if (want != r->bytes[b]) {
+        bg_diag_error(d, BG_E_INTERNAL, "buffer %d holds %zu bytes, its value needs %zu", b,
+                      r->bytes[b], want);
+        bg_tensor_free(out);
+        return false;
+    }
+    if (!bg_gpu_make_current(g, d) || !sync_last(g, r, d)) {
+        bg_tensor_free(out);
+        return false;
+    }
+    if (want && !bg_cuda_check(&g->cu, g->cu.cuMemcpyDtoH_v2(out->data, r->ptr[b], want), "cuMemcpyDtoH", d)) {
+        bg_tensor_free(out);
+        return false;
+    }
+    return true;
+}
+
+bool bg_gpu_run_read_output(BgGpu *g, const BgPlan *p, BgGpuRun *r, int i, BgTensor *out,
+                            BgDiagSink *d) {
+    int rank;
+    int64_t dim[2];
+    bg_plan_output_shape(p, i, r->n, r->ngraphs, &rank, dim);
+    return bg_gpu_run_read_buf(g, p, r, p->outputs[i].buf, rank, dim, out, d);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                     int repeat, double *median_ms, BgDiagSink *d) {
+    *median_ms = 0;
+    if (repeat < 1) repeat = 1;
+    if (!bg_gpu_make_current(g, d)) return false;
+    for (int i = 0; i < 2; i++)
+        if (!r->ev[i] && !bg_cuda_check(&g->cu, g->cu.cuEventCreate(&r->ev[i], BG_CU_EVENT_DEFAULT),
+                                        "cuEventCreate", d)) {
+            r->ev[i] = NULL;
+            return false;
+        }
+    if (!bg_gpu_run_launch(g, gm, r, stream, d)) return false; /* warm-up */
+    double *t = bg_xcalloc((size_t)repeat, sizeof(double));
+    bool ok = true;
+    for (int k = 0; k < repeat && ok; k++) {
+        float ms = 0;
+        ok = bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[0], stream), "cuEventRecord", d) &&
+             bg_gpu_run_launch(g, gm, r, stream, d) &&
+             bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[1], stream), "cuEventRecord", d) &&
+             bg_cuda_check(&g->cu, g->cu.cuEventSynchronize(r->ev[1]), "cuEventSynchronize", d) &&
+             bg_cuda_check(&g->cu, g->cu.cuEventElapsedTime(&ms, r->ev[0], r->ev[1]), "cuEventElapsedTime", d);
+        t[k] = ms;
+    }
+    if (ok) {
+        qsort(t, (size_t)repeat, sizeof(double), cmp_double);
+        *median_ms = t[repeat / 2];
+    }
+    free(t);
+    return ok;
+}

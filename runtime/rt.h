@@ -1,0 +1,126 @@
+/* rt.h - the runtime's internal layer between the public API (api.c) and the GPU
+ * infrastructure (gpu.h) and the plan (codegen/plan.h).  bgnnc and the tests use it
+ * directly; api.c is a thin, checked wrapper over it.
+ *
+ *   elf_manifest.c  the manifest bytes inside a cubin (ELF parsing, no GPU needed)
+ *   module.c        a device (BgGpu); JIT (codegen + NVRTC + disk cache) and cubin loading
+ *                   into a BgGpuModel (plan + CUmodule + one CUfunction per launch)
+ *   exec.c          a bound instance (BgGpuRun): every plan buffer allocated for the bound
+ *                   N / NNZ / G, leaves uploaded, launches in plan order, outputs read back
+ *   gen_weights.c   random weights with `bgnnc gen-weights` semantics
+ *
+ * Ownership as in bg.h: every *_free / *_close accepts a zeroed or failed object. */
+#ifndef BG_RT_H
+#define BG_RT_H
+
+#include "bg.h"
+#include "codegen/plan.h"
+#include "gpu.h"
+
+/* ===== elf_manifest.c ================================================================ */
+/* Finds bgnn_manifest / bgnn_manifest_len (or bgnnc_*) in .symtab and returns a pointer
+ * into img and the length.  what names the file in messages.  E_FORMAT: not a 64-bit LE
+ * ELF or a corrupt section table; E_MANIFEST: no manifest, or a symbol out of bounds. */
+bool bg_elf_find_manifest(const unsigned char *img, size_t len, const char *what,
+                          const unsigned char **bytes, size_t *n, BgDiagSink *d);
+/* The plan embedded in a cubin: ELF lookup, format version check ("bgnn-manifest 1"),
+ * bg_manifest_read, bgnn version check.  Plan in arena a.  No GPU needed. */
+BgPlan *bg_cubin_plan(const unsigned char *img, size_t len, const char *what, BgArena *a,
+                      BgDiagSink *d);
+
+/* ===== module.c: devices and compiled models ======================================== */
+typedef struct BgGpu {
+    BgCuda cu;
+    BgNvrtc nv;           /* loaded on first JIT (nv.lib != NULL) */
+    BgCUdevice dev;
+    BgCUcontext ctx;      /* the device's primary context (retained) */
+    int ordinal;
+    int sm;               /* 90 */
+    int nsm;
+    char arch[16];        /* "sm_90" */
+    char name[128];
+} BgGpu;
+
+/* Loads the driver, retains device ordinal's primary context and makes it current.
+ * E_NO_DEVICE / E_DRIVER_OLD / E_CUDA as bg_cuda_load; E_NO_DEVICE for a bad ordinal. */
+bool bg_gpu_open(BgGpu *g, int ordinal, BgDiagSink *d);
+void bg_gpu_close(BgGpu *g);
+bool bg_gpu_make_current(BgGpu *g, BgDiagSink *d);
+/* The arch of device 0 when a driver and a device are present, else fallback. */
+const char *bg_gpu_default_arch(char buf[16], const char *fallback);
+
+/* Device-free JIT: codegen for arch, then the disk cache (cache_dir NULL or disabled: no
+ * cache) or NVRTC.  nv may be NULL (loaded for this call).  *cubin malloc'd.
+ * info (optional): whether the cache hit, and whether a corrupt entry was replaced. */
+typedef struct BgJitInfo {
+    bool cache_hit;
+    bool cache_corrupt;   /* an entry existed but failed its checks; it was rebuilt */
+    char key[65];
+    double codegen_ms, nvrtc_ms;
+} BgJitInfo;
+bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const char *cache_dir,
+                  unsigned char **cubin, size_t *len, BgJitInfo *info, BgDiagSink *d);
+
+typedef struct BgGpuModel {
+    BgArena *arena;       /* owns plan */
+    BgPlan *plan;
+    BgCUmodule mod;
+    BgCUfunction *fn;     /* per launch */
+} BgGpuModel;
+
+/* Reads the plan from the cubin (bg_cubin_plan), checks its arch against the device
+ * (E_ARCH), loads it and resolves every launch's kernel. */
+bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const char *what,
+                       BgGpuModel *out, BgDiagSink *d);
+void bg_gpu_model_free(BgGpu *g, BgGpuModel *m);
+
+/* ===== exec.c: bound instances ======================================================== */
+typedef struct BgGpuRun {
+    int nbufs;
+    BgCUdeviceptr *ptr;   /* per plan buffer (0 for an empty one) */
+    size_t *bytes;
+    bool *borrowed;       /* not ours to free (caller's device features) */
+    int64_t n, ngraphs;
+    int64_t *nnz;         /* per plan graph */
+    BgCUstream last_stream;
+    BgCUevent ev[2];
+} BgGpuRun;
+
+/* Binds the plan's leaves (graph, features, weights; bg_bind semantics, same messages),
+ * allocates every buffer and uploads the leaves.  real: the module the plan came from,
+ * when known (gives source notes and npy(...) file names); features_dev != 0: the INPUT
+ * buffer is that caller-owned device array (f32 [N, F] row-major) instead of a copy.
+ * Out of device memory: E_CUDA "out of device memory ...", everything freed, *oom set. */
+bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
+                     const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
+                     BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* Allocates and uploads with leaves already bound (b from bg_bind on leaf_module(plan)). */
+bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *b, const int *buf_inst,
+                      BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* The leaf-only module bg_bind resolves for a plan: one GRAPH inst per plan graph, one
+ * INPUT / PARAM / PARAM_SCALE inst per leaf buffer; buf_inst[b] = its inst or -1. */
+BgModule *bg_plan_leaf_module(const BgPlan *p, const BgModule *real, BgArena *a, int *buf_inst);
+/* Enqueues every launch on stream (NULL = the legacy default stream). */
+bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                       BgDiagSink *d);
+/* Synchronises the last stream and copies buffer b (F32 or B1) into a host tensor in
+ * canonical layout with the shape (rank, dims) given. */
+bool bg_gpu_run_read_buf(BgGpu *g, const BgPlan *p, BgGpuRun *r, int b, int rank,
+                         const int64_t *dim, BgTensor *out, BgDiagSink *d);
+bool bg_gpu_run_read_output(BgGpu *g, const BgPlan *p, BgGpuRun *r, int i, BgTensor *out,
+                            BgDiagSink *d);
+/* Runs `repeat` times between CUDA events (after one warm-up run); median in ms. */
+bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                     int repeat, double *median_ms, BgDiagSink *d);
+void bg_gpu_run_free(BgGpu *g, BgGpuRun *r);
+/* Shape of output i for the bound sizes. */
+void bg_plan_output_shape(const BgPlan *p, int i, int64_t n, int64_t ngraphs, int *rank,
+                          int64_t dim[2]);
+
+/* ===== gen_weights.c ================================================================= */
+/* Random weights for every PARAM of a lowered module (compile with passes = none), in the
+ * exact sequence of `bgnnc gen-weights --seed S`; written atomically as safetensors. */
+bool bg_gen_weights(const BgModule *lowered, unsigned long long seed, const char *path,
+                    int *ntensors, BgDiagSink *d);
+
+#endif /* BG_RT_H */

@@ -1,0 +1,95 @@
+// bgnn_common.cuh - types and helpers shared by every bgnn kernel template.
+//
+// Device layouts (identical to the host layouts of compiler/bg.h and plan.h):
+//   f32 [R][C]  float row-major.
+//   b1  [R][W]  W = ceil(C/32) uint32 words per row; feature c is bit c%32 of word c/32
+//               (LSB first); bit 1 = +1, bit 0 = -1; padding bits are ZERO, every kernel
+//               writing b1 keeps them zero and every reader masks them or uses the real C.
+//   b1t [M][KW] a b1 BMM weight W[K][M] transposed: bit k%32 of word o*KW + k/32 = W[k][o].
+//   CSR graph   rowptr int64[N+1], col int32[nnz] (ascending per row), rowf/colf float[N],
+//               w float[nnz] (w = fl(rowf[i] * colf[j])).
+//
+// Float arithmetic follows docs/semantics.md exactly: every product and sum rounded on its
+// own (__fmul_rn/__fadd_rn, never fused), reductions sequential in index order from +0.0f,
+// division and square root correctly rounded.  The bit rule is bit = !signbit(t).
+//
+// Kernels are grid-stride loops over (row, sub) pairs: thread t handles row t / TPR and
+// sub-index t % TPR; any grid size >= 1 is correct.  Kernels with b1 outputs use one warp
+// per output word (TPR a multiple of 32, blockDim a multiple of 32) and __ballot_sync, so
+// the loop condition is uniform across each warp.
+#ifndef BGNN_COMMON_CUH
+#define BGNN_COMMON_CUH
+
+namespace bgnn {
+
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+
+// ---- bits ---------------------------------------------------------------------------
+// The bit rule: +1 (bit 1) when the sign bit of t is clear (t >= 0 except -0.0 / NaN sign).
+__device__ __forceinline__ u32 bit_of(float t) { return (__float_as_uint(t) >> 31) ^ 1u; }
+__device__ __forceinline__ u32 bit_of_d(double t) {
+    return (u32)((u64)__double_as_longlong(t) >> 63) ^ 1u;
+}
+// Valid-bit mask of word w of a row of `cols` bits (0 when the word is all padding).
+__host__ __device__ constexpr u32 word_mask(long long cols, long long w) {
+    return cols - w * 32 >= 32 ? 0xffffffffu : cols - w * 32 <= 0 ? 0u
+                                             : ((1u << (u32)(cols - w * 32)) - 1u);
+}
+__host__ __device__ constexpr long long words_of(long long cols) { return (cols + 31) / 32; }
+__device__ __forceinline__ int popc(u32 v) { return __popc(v); }
+__device__ __forceinline__ u32 get_bit(const u32 *row, long long c) {
+    return (row[c >> 5] >> (c & 31)) & 1u;
+}
+// v(bit) * t exactly: t with its sign flipped for a 0 bit (an exact negation).
+__device__ __forceinline__ float signed_by(float t, u32 bit) {
+    return __uint_as_float(__float_as_uint(t) ^ ((bit ^ 1u) << 31));
+}
+__device__ __forceinline__ float pm1(u32 bit) { return bit ? 1.0f : -1.0f; }
+
+// ---- float helpers (no FMA contraction possible) --------------------------------------
+__device__ __forceinline__ float fadd(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float fsub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ float fmul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ float fdiv(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ float fsqrt(float a) { return __fsqrt_rn(a); }
+__device__ __forceinline__ double dadd(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double dsub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double dmul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double ddiv(double a, double b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ double dsqrt(double a) { return __dsqrt_rn(a); }
+__device__ __forceinline__ float f32_from_bits(u32 b) { return __uint_as_float(b); }
+
+// ---- iteration ------------------------------------------------------------------------
+__device__ __forceinline__ long long thread_index() {
+    return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ long long thread_stride() {
+    return (long long)gridDim.x * blockDim.x;
+}
+// Threads per row of a b1 output of `cols` bits: one warp per word (at least one warp).
+__host__ __device__ constexpr long long b1_tpr(long long cols) {
+    return words_of(cols) > 0 ? 32 * words_of(cols) : 32;
+}
+// Threads per row of an f32 output of `cols` columns (at least one).
+__host__ __device__ constexpr long long f32_tpr(long long cols) { return cols > 0 ? cols : 1; }
+
+// Stores one output bit per lane: lane c%32 of the warp owning word c/32 of `row` holds the
+// bit of feature c (0 for padding); lane 0 writes the word.
+#ifndef BGNN_HOST_EMULATION
+__device__ __forceinline__ void store_bits(u32 *y_row, long long word, u32 bit) {
+    u32 w = __ballot_sync(0xffffffffu, bit != 0u);
+    if ((threadIdx.x & 31u) == 0u) y_row[word] = w;
+}
+#else
+// Host emulation for testing the templates on a CPU (threads run one by one; the output
+// must be zeroed first): each lane ORs its own bit in.
+inline void store_bits(u32 *y_row, long long word, u32 bit) {
+    y_row[word] |= (bit != 0u ? 1u : 0u) << (threadIdx.x & 31u);
+}
+#endif
+
+} // namespace bgnn
+
+#endif // BGNN_COMMON_CUH

@@ -1,0 +1,81 @@
+// matmul.cuh - bmm.XYZ: y[r,o] = sum_k v(x[r,k]) * v(w[k,o]), x [R,K], w [K,M], y [R,M].
+//
+// Layouts (bgnn_common.cuh): x f32 [R][K] or b1 [R][ceil(K/32)]; w f32 [K][M], b1 [K][ceil(M/32)]
+// (canonical, WT = false) or b1t [M][ceil(K/32)] (transposed, WT = true; used by BB products
+// so both operands of the popcount are k-contiguous); y f32 [R][M] or b1 [R][ceil(M/32)].
+// One thread per output element (r, o), k sequential in order: FF acc += fl(x*w),
+// FB acc += (bit ? x : -x), BF acc += (bit ? w : -w), all float32 from +0.0f; BB in integers,
+// t = K - 2 popc(x_r XOR w_o) over the real K bits (padding masked).  Output B: bit_of(t)
+// (one warp per output word, __ballot_sync), padding bits zero.
+#ifndef BGNN_MATMUL_CUH
+#define BGNN_MATMUL_CUH
+
+#include "bgnn_common.cuh"
+
+namespace bgnn {
+
+template <char X, char Y, long long K, long long M, bool WT>
+__device__ __forceinline__ float bmm_dot(long long r, long long o, const void *xp, const void *wp) {
+    constexpr long long KW = words_of(K), MW = words_of(M);
+    if constexpr (X == 'B' && Y == 'B') {
+        const u32 *xr = (const u32 *)xp + r * KW;
+        long long pc = 0;
+        if constexpr (WT) {
+            const u32 *wo = (const u32 *)wp + o * KW;
+            for (long long i = 0; i < KW; i++) pc += popc((xr[i] ^ wo[i]) & word_mask(K, i));
+        } else {
+            const u32 *w = (const u32 *)wp;
+            for (long long k = 0; k < K; k++) pc += (long long)(get_bit(xr, k) ^ get_bit(w + k * MW, o));
+        }
+        return (float)(K - 2 * pc); // exact: |t| <= K < 2^24
+    } else if constexpr (X == 'F' && Y == 'F') {
+        const float *xr = (const float *)xp + r * K, *w = (const float *)wp;
+        float acc = 0.0f;
+        for (long long k = 0; k < K; k++) acc = fadd(acc, fmul(xr[k], w[k * M + o]));
+        return acc;
+    } else if constexpr (X == 'F') { // FB
+        const float *xr = (const float *)xp + r * K;
+        const u32 *w = (const u32 *)wp;
+        float acc = 0.0f;
+        for (long long k = 0; k < K; k++) {
+            u32 b = WT ? get_bit(w + o * KW, k) : get_bit(w + k * MW, o);
+            acc = fadd(acc, signed_by(xr[k], b));
+        }
+        return acc;
+    } else { // BF
+        const u32 *xr = (const u32 *)xp + r * KW;
+        const float *w = (const float *)wp;
+        float acc = 0.0f;
+        for (long long k = 0; k < K; k++) acc = fadd(acc, signed_by(w[k * M + o], get_bit(xr, k)));
+        return acc;
+    }
+}
+
+// rows = R (run time); grid: rows * (Z == 'B' ? b1_tpr(M) : f32_tpr(M)) threads.
+template <char X, char Y, char Z, long long K, long long M, bool WT>
+__device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, const void *wp) {
+    static_assert((X == 'F' || X == 'B') && (Y == 'F' || Y == 'B') && (Z == 'F' || Z == 'B'),
+                  "bmm: precision letters are F or B");
+    static_assert(!WT || Y == 'B', "bmm: only b1 weights can be transposed");
+    if constexpr (Z == 'B') {
+        constexpr long long TPR = b1_tpr(M), MW = words_of(M);
+        u32 *y = (u32 *)yp;
+        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+            long long r = t / TPR, o = t % TPR;
+            u32 bit = 0u;
+            if (o < M) bit = bit_of(bmm_dot<X, Y, K, M, WT>(r, o, xp, wp));
+            if (MW > 0) store_bits(y + r * MW, o >> 5, bit);
+        }
+    } else {
+        constexpr long long TPR = f32_tpr(M);
+        float *y = (float *)yp;
+        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+            long long r = t / TPR, o = t % TPR;
+            if (o < M) y[r * M + o] = bmm_dot<X, Y, K, M, WT>(r, o, xp, wp);
+        }
+    }
+}
+
+} // namespace bgnn
+
+#endif // BGNN_MATMUL_CUH

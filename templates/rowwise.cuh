@@ -1,0 +1,100 @@
+// rowwise.cuh - per-row reductions (absmean, standardize, log_softmax: one thread per row,
+// sequential, float64 where docs/semantics.md says so) and readout (one thread per
+// (graph, feature), nodes of the graph in order).
+//
+// Layouts (bgnn_common.cuh): x f32 [R][C] (readout: also b1 [N][ceil(C/32)], read as +-1);
+// absmean y f32[R]; graph_ptr int64[G+1] (graph g owns rows graph_ptr[g]..graph_ptr[g+1]-1).
+#ifndef BGNN_ROWWISE_CUH
+#define BGNN_ROWWISE_CUH
+
+#include "bgnn_common.cuh"
+
+namespace bgnn {
+
+// absmean: y[r] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0.
+template <long long C>
+__device__ __forceinline__ void absmean(long long rows, float *y, const float *x) {
+    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+        double s = 0.0;
+        for (long long c = 0; c < C; c++) s = dadd(s, fabs((double)x[r * C + c]));
+        y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+    }
+}
+
+// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64;
+// y = fl((x - mu) / (sd + eps)).
+template <long long C, unsigned EPS_BITS>
+__device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
+    const double eps = (double)f32_from_bits(EPS_BITS);
+    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+        const float *xr = x + r * C;
+        double sum = 0.0;
+        for (long long c = 0; c < C; c++) sum = dadd(sum, (double)xr[c]);
+        double mu = C ? ddiv(sum, (double)C) : 0.0;
+        double ss = 0.0;
+        for (long long c = 0; c < C; c++) {
+            double dv = dsub((double)xr[c], mu);
+            ss = dadd(ss, dmul(dv, dv));
+        }
+        double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
+        double den = dadd(sd, eps);
+        for (long long c = 0; c < C; c++)
+            y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+    }
+}
+
+// log_softmax: m = max (float32, first maximum), s = sum exp(x - m) (float64, sequential),
+// y = fl(x - m - log s) in float64.
+template <long long C>
+__device__ __forceinline__ void log_softmax(long long rows, float *y, const float *x) {
+    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+        const float *xr = x + r * C;
+        if (C == 0) continue;
+        float m = xr[0];
+        for (long long c = 1; c < C; c++)
+            if (xr[c] > m) m = xr[c];
+        double s = 0.0;
+        for (long long c = 0; c < C; c++) s = dadd(s, exp(dsub((double)xr[c], (double)m)));
+        double ls = log(s);
+        for (long long c = 0; c < C; c++)
+            y[r * C + c] = __double2float_rn(dsub(dsub((double)xr[c], (double)m), ls));
+    }
+}
+
+// readout: y[g,c] over the nodes of graph g: REDUCE 0 = sum (sequential from +0.0f),
+// 1 = mean (fl(sum / count)), 2 = max; an empty graph gives 0.  rows = G.
+template <char X, long long C, int REDUCE>
+__device__ __forceinline__ float readout_val(const void *xp, long long v, long long c) {
+    if constexpr (X == 'B') return pm1(get_bit((const u32 *)xp + v * words_of(C), c));
+    else return ((const float *)xp)[v * C + c];
+}
+
+template <char X, long long C, int REDUCE>
+__device__ __forceinline__ void readout(long long rows, float *y, const void *xp,
+                                        const long long *graph_ptr) {
+    static_assert(REDUCE >= 0 && REDUCE <= 2, "readout: sum, mean or max");
+    constexpr long long TPR = f32_tpr(C);
+    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+        long long g = t / TPR, c = t % TPR;
+        if (c >= C) continue;
+        long long lo = graph_ptr[g], hi = graph_ptr[g + 1];
+        float acc = 0.0f;
+        if (hi > lo) {
+            if constexpr (REDUCE == 2) {
+                acc = readout_val<X, C, REDUCE>(xp, lo, c);
+                for (long long v = lo + 1; v < hi; v++) {
+                    float tv = readout_val<X, C, REDUCE>(xp, v, c);
+                    if (tv > acc) acc = tv;
+                }
+            } else {
+                for (long long v = lo; v < hi; v++) acc = fadd(acc, readout_val<X, C, REDUCE>(xp, v, c));
+                if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
+            }
+        }
+        y[g * C + c] = acc;
+    }
+}
+
+} // namespace bgnn
+
+#endif // BGNN_ROWWISE_CUH

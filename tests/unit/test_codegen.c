@@ -1,0 +1,295 @@
+/* test_codegen.c - the CUDA code generator without a GPU: for every example model the
+ * plan builds, the generated CUDA is deterministic, the manifest round-trips
+ * (write -> read -> write is identical) and the unit compiles with NVRTC for sm_80 and
+ * sm_90 with the embedded templates as headers.  Hostile manifests (truncated at every
+ * byte of every line, wrong version, bad indices, unknown lines, overlong lines, bad
+ * numbers and strings) are refused with E_MANIFEST naming the file and line.
+ * Exit 77 (skip) when NVRTC cannot be loaded and everything else passed. */
+#include "bgtest.h"
+#include "codegen/plan.h"
+#include "gpu.h"
+
+#include <dirent.h>
+
+static int has_code(const BgDiagSink *d, int code) {
+    for (int i = 0; i < d->n; i++)
+        if (d->items[i].code == code) return 1;
+    return 0;
+}
+
+static const char *first_msg(const BgDiagSink *d) { return d->n ? d->items[0].msg : ""; }
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Reads a manifest that must be refused; returns the message (static copy). */
+static const char *refuse(const char *text, size_t len) {
+    static char msg[1024];
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgPlan *p = bg_manifest_read(text, len, "model.cubin", a, &d);
+    CHECK(p == NULL);
+    CHECK(has_code(&d, BG_E_MANIFEST));
+    snprintf(msg, sizeof msg, "%s", first_msg(&d));
+    if (p) fprintf(stderr, "accepted hostile manifest:\n%.*s\n", (int)len, text);
+    bg_diag_free(&d);
+    bg_arena_free(a);
+    return msg;
+}
+
+/* text with line `line` (1-based) replaced by repl. */
+static char *replace_line(const char *text, int line, const char *repl) {
+    const char *s = text;
+    for (int k = 1; k < line; k++) s = strchr(s, '\n') + 1;
+    const char *e = strchr(s, '\n');
+    size_t n = strlen(text) + strlen(repl) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(s - text), text, repl, e);
+    return out;
+}
+
+static int find_line(const char *text, const char *prefix) {
+    int line = 1;
+    for (const char *s = text; *s; line++) {
+        if (strncmp(s, prefix, strlen(prefix)) == 0) return line;
+        s = strchr(s, '\n');
+        if (!s) break;
+        s++;
+    }
+    return -1;
+}
+
+static void hostile(const char *good) {
+    size_t len = strlen(good);
+    /* Truncated anywhere (at every byte: every line boundary and inside every line). */
+    for (size_t cut = 0; cut < len; cut++) refuse(good, cut);
+    /* Trailing garbage after end. */
+    {
+        char *t = malloc(len + 16);
+        snprintf(t, len + 16, "%sextra\n", good);
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "after 'end'");
+        free(t);
+    }
+    /* Wrong version: the message names both. */
+    {
+        char *t = replace_line(good, 1, "bgnn-manifest 2");
+        const char *msg = refuse(t, strlen(t));
+        CHECK_STR_CONTAINS(msg, "model.cubin: manifest line 1");
+        CHECK_STR_CONTAINS(msg, "version 2");
+        CHECK_STR_CONTAINS(msg, "version 1");
+        free(t);
+        t = replace_line(good, 1, "ELF");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not a bgnn manifest");
+        free(t);
+    }
+    /* A launch referring to a buffer that does not exist. */
+    {
+        int ln = find_line(good, "launch 0 ");
+        CHECK(ln > 0);
+        const char *s = good;
+        for (int k = 1; k < ln; k++) s = strchr(s, '\n') + 1;
+        const char *e = strchr(s, '\n');
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)(e - s), s);
+        char *args = strstr(line, "args=");
+        CHECK(args != NULL);
+        if (args) {
+            strcpy(args, "args=42");
+            char *t = replace_line(good, ln, line);
+            const char *msg = refuse(t, strlen(t));
+            char want[128];
+            snprintf(want, sizeof want, "model.cubin: manifest line %d: launch refers to buffer 42 of", ln);
+            CHECK_STR_CONTAINS(msg, want);
+            free(t);
+            strcpy(args, "args=-1");
+            t = replace_line(good, ln, line);
+            refuse(t, strlen(t));
+            free(t);
+            strcpy(args, "args=99999999999999999999999");
+            t = replace_line(good, ln, line);
+            refuse(t, strlen(t));
+            free(t);
+            strcpy(args, "args=0,0");
+            t = replace_line(good, ln, line);
+            refuse(t, strlen(t));
+            free(t);
+        }
+    }
+    /* Unknown and malformed lines anywhere. */
+    int nlines = 0;
+    for (const char *s = good; *s; s++) nlines += *s == '\n';
+    const char *bad[] = {"hello world", "", " ", "buffer 0", "launch 0 kernel=x", "end",
+                         "graphs 99999", "buffers -1", "outputs 1x"};
+    for (int ln = 1; ln <= nlines; ln++)
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+            char *t = replace_line(good, ln, bad[k]);
+            if (strcmp(t, good) != 0) refuse(t, strlen(t));
+            free(t);
+        }
+    /* An overlong line. */
+    {
+        char *big = malloc(10000);
+        memset(big, 'a', 9999);
+        big[9999] = 0;
+        char *t = replace_line(good, 3, big);
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "longer than");
+        free(t);
+        free(big);
+    }
+    /* A NUL byte inside. */
+    {
+        char *t = malloc(len + 1);
+        memcpy(t, good, len + 1);
+        t[5] = 0;
+        refuse(t, len);
+        free(t);
+    }
+    /* Field-level damage on the first buffer line: bad kind, role, rows, strings. */
+    {
+        int ln = find_line(good, "buffer 0 ");
+        const char *repl[] = {
+            "buffer 0 kind=f64 role=temp rows=N cols=1 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=boss rows=N cols=1 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=M cols=1 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=N cols=1 width=2 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=input rows=N cols=1 width=1 shape=N name=\"X transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=input rows=N cols=1 width=1 shape=N name=\"\\x00\" transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=nnz(7) cols=1 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=N cols=1 width=1 shape=N,1,1 name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=N cols=1 width=1 shape=N name=- transposed=maybe graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=N cols=01 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=temp rows=N cols=1 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0 more=1",
+            "buffer 0  kind=f32 role=temp rows=N cols=1 width=1 shape=N name=- transposed=false graph=-1 garr=- inst=0",
+            "buffer 0 kind=f32 role=graph rows=N cols=1 width=1 shape=- name=- transposed=false graph=9 garr=rowf inst=0",
+        };
+        for (size_t k = 0; k < sizeof repl / sizeof *repl; k++) {
+            char *t = replace_line(good, ln, repl[k]);
+            const char *msg = refuse(t, strlen(t));
+            char want[64];
+            snprintf(want, sizeof want, "manifest line %d:", ln);
+            CHECK_STR_CONTAINS(msg, want);
+            free(t);
+        }
+    }
+}
+
+static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bool *did_hostile) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_file(a, path, NULL, &d);
+    CHECK(m != NULL);
+    if (!m) {
+        char *r = bg_diag_render(&d);
+        fprintf(stderr, "%s: %s\n", file, r);
+        free(r);
+        goto out;
+    }
+    BgPlan *p = bg_plan_build(m, a, &d);
+    CHECK(p != NULL);
+    if (!p) goto out;
+    CHECK(p->nlaunches > 0);
+    CHECK(p->noutputs > 0);
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        CHECK(l->nargs >= 1 && p->bufs[l->args[0]].role == BG_ROLE_TEMP);
+        CHECK(l->block_size % 32 == 0 && l->threads_per_row >= 1);
+        if (p->bufs[l->args[0]].kind == BG_BUF_B1) CHECK(l->threads_per_row % 32 == 0);
+        for (int k = 1; k < l->nargs; k++) CHECK(l->args[k] >= 0 && l->args[k] < p->nbufs);
+    }
+
+    /* Manifest round trip. */
+    char *m1 = bg_manifest_write(p, m);
+    BgPlan *p2 = bg_manifest_read(m1, strlen(m1), file, a, &d);
+    CHECK(p2 != NULL);
+    if (!p2) fprintf(stderr, "%s: %s\n", file, first_msg(&d));
+    char *m2 = p2 ? bg_manifest_write(p2, NULL) : NULL;
+    CHECK(m2 && strcmp(m1, m2) == 0);
+    if (p2) {
+        CHECK_EQ_INT(p2->nbufs, p->nbufs);
+        CHECK_EQ_INT(p2->nlaunches, p->nlaunches);
+        CHECK(strcmp(p2->launches[0].kernel, p->launches[0].kernel) == 0);
+    }
+    if (!*did_hostile && strcmp(file, "gcn_bin.bgnn") == 0) {
+        hostile(m1);
+        *did_hostile = true;
+    }
+    free(m2);
+    free(m1);
+
+    /* Deterministic CUDA, with the manifest embedded. */
+    char *cu = bg_codegen_cuda(m, "sm_90", &d);
+    char *cu2 = bg_codegen_cuda(m, "sm_90", &d);
+    CHECK(cu && cu2 && strcmp(cu, cu2) == 0);
+    CHECK_STR_CONTAINS(cu, "bgnn_manifest[");
+    CHECK_STR_CONTAINS(cu, "bgnn_manifest_len");
+    CHECK_STR_CONTAINS(cu, p->launches[0].kernel);
+    free(cu2);
+    CHECK(bg_codegen_cuda(m, "sm_5", &d) == NULL && has_code(&d, BG_E_ARCH));
+
+    if (nv && cu) {
+        int nh = 0;
+        BgNvrtcHeader *h = bg_codegen_templates(&nh);
+        CHECK(nh >= 6);
+        const char *archs[] = {"sm_80", "sm_90"};
+        for (int k = 0; k < 2; k++) {
+            char *src = k == 0 ? bg_codegen_cuda(m, archs[k], &d) : cu;
+            BgNvrtcReq req = {src, file, h, nh, archs[k], NULL, 0, nv};
+            BgNvrtcResult res;
+            BgDiagSink d2;
+            bg_diag_init(&d2);
+            bool ok = bg_nvrtc_compile(&req, &res, &d2);
+            CHECK(ok && res.cubin && res.cubin_len > 4 && memcmp(res.cubin, "\177ELF", 4) == 0);
+            if (!ok) fprintf(stderr, "%s %s: %s\n", file, archs[k], first_msg(&d2));
+            else printf("%s %s: cubin %zu bytes\n", file, archs[k], res.cubin_len);
+            bg_nvrtc_result_free(&res);
+            bg_diag_free(&d2);
+            if (k == 0) free(src);
+        }
+        free(h);
+    }
+    free(cu);
+out:
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
+int main(void) {
+    const char *root = getenv("BGNN_SOURCE_DIR");
+    if (!root || !*root) root = ".";
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/examples", root);
+    DIR *dp = opendir(dir);
+    CHECK(dp != NULL);
+    if (!dp) return bg_test_finish();
+    char *files[256];
+    int nf = 0;
+    struct dirent *de;
+    while ((de = readdir(dp)) && nf < 256) {
+        size_t n = strlen(de->d_name);
+        if (n > 5 && strcmp(de->d_name + n - 5, ".bgnn") == 0) files[nf++] = strdup(de->d_name);
+    }
+    closedir(dp);
+    qsort(files, (size_t)nf, sizeof *files, cmp_str);
+    CHECK(nf >= 2);
+
+    BgNvrtc nv;
+    BgDiagSink d;
+    bg_diag_init(&d);
+    bool have_nv = bg_nvrtc_load(&nv, &d);
+    bg_diag_free(&d);
+
+    bool did_hostile = false;
+    for (int i = 0; i < nf; i++) {
+        one_example(dir, files[i], have_nv ? &nv : NULL, &did_hostile);
+        free(files[i]);
+    }
+    CHECK(did_hostile);
+    if (have_nv) bg_nvrtc_unload(&nv);
+    if (!have_nv && bgt_fail == 0) bg_test_skip("libnvrtc cannot be loaded (the rest passed)");
+    return bg_test_finish();
+}

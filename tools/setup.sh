@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# setup.sh - installs what bgnn needs to build on a fresh Debian machine with the CUDA
+# toolkit: a C compiler, CMake, flex and bison (the CUDA toolkit itself is not installed
+# here; without it bgnn still builds and runs on the CPU reference).
+set -euo pipefail
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v flex >/dev/null 2>&1 || need+=(flex)
+command -v bison >/dev/null 2>&1 || need+=(bison)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${need[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "setup: need root (or sudo) to install ${need[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${need[@]}" >/dev/null
