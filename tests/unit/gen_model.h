@@ -1,0 +1,236 @@
+/* gen_model.h - a generator of random *valid* .bgnn models (text), for differential tests:
+ * the same model must give bit-identical outputs through every pass pipeline (and, on a GPU,
+ * on the GPU and the CPU reference).  Models mix high-level layers and low-level ops of every
+ * precision combination the checker accepts, with awkward widths (1, 31, 33, 70, ...).
+ * bg_gen_model(seed, buf, size) writes the model and returns its length. */
+#ifndef BG_GEN_MODEL_H
+#define BG_GEN_MODEL_H
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char name[16];
+    char prec;  /* 'F' or 'B' */
+    int width;
+} GenVal;
+
+typedef struct {
+    char *buf;
+    size_t size, len;
+    unsigned long long s;
+    GenVal v[64];
+    int nv, nparams, ngraphs;
+    const char *graphs[3];
+} Gen;
+
+static unsigned gen_rand(Gen *g, unsigned n) {
+    g->s ^= g->s >> 12; g->s ^= g->s << 25; g->s ^= g->s >> 27;
+    return (unsigned)((g->s * 2685821657736338717ULL) >> 33) % n;
+}
+
+static void gen_put(Gen *g, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(g->buf + g->len, g->size - g->len, fmt, ap);
+    va_end(ap);
+    if (k > 0 && g->len + (size_t)k < g->size) g->len += (size_t)k;
+}
+
+static int gen_width(Gen *g) {
+    static const int w[] = {1, 3, 8, 31, 32, 33, 40, 64, 70};
+    return w[gen_rand(g, 9)];
+}
+
+/* Declares a parameter and returns its name. */
+static const char *gen_param(Gen *g, char prec, int rows, int cols, char *out) {
+    snprintf(out, 16, "P%d", g->nparams);
+    if (cols > 0)
+        gen_put(g, "param %s : %s[%d, %d] = \"p%d\"%s\n", out, prec == 'B' ? "b1" : "f32", rows, cols,
+                g->nparams, gen_rand(g, 2) ? ".T" : "");
+    else
+        gen_put(g, "param %s : f32[%d] = \"p%d\"\n", out, rows, g->nparams);
+    g->nparams++;
+    return out;
+}
+
+static GenVal *gen_pick(Gen *g, char prec) {
+    int idx[64], n = 0;
+    for (int i = 0; i < g->nv; i++)
+        if (!prec || g->v[i].prec == prec) idx[n++] = i;
+    return n ? &g->v[idx[gen_rand(g, (unsigned)n)]] : NULL;
+}
+
+static GenVal *gen_new(Gen *g, char prec, int width) {
+    GenVal *v = &g->v[g->nv];
+    snprintf(v->name, sizeof v->name, "v%d", g->nv);
+    v->prec = prec;
+    v->width = width;
+    g->nv++;
+    return v;
+}
+
+static char gen_pb(Gen *g) { return gen_rand(g, 2) ? 'B' : 'F'; }
+
+static void gen_step(Gen *g) {
+    char w[16], b[16], w2[16];
+    GenVal *x = gen_pick(g, 0);
+    const char *A = g->graphs[gen_rand(g, (unsigned)g->ngraphs)];
+    int out = gen_width(g);
+    switch (gen_rand(g, 11)) {
+    case 0: { /* linear */
+        char mm[4] = {gen_pb(g), gen_pb(g), gen_pb(g), 0};
+        const char *bin = "";
+        if (mm[0] == 'B' && x->prec == 'F') bin = gen_rand(g, 2) ? ", bin: absmean" : ", bin: sign";
+        else mm[0] = x->prec;
+        gen_param(g, mm[1], x->width, out, w);
+        int bias = gen_rand(g, 2);
+        if (bias) gen_param(g, 'F', out, 0, b);
+        GenVal *y = gen_new(g, mm[2], out);
+        gen_put(g, "%s = linear(%s, %s%s%s) { mm: %s%s }\n", y->name, x->name, w, bias ? ", " : "", bias ? b : "", mm, bin);
+        break;
+    }
+    case 1: { /* gcn_conv */
+        char mm[4] = {gen_pb(g), gen_pb(g), gen_pb(g), 0}, agg[4] = {0, gen_pb(g), gen_pb(g), 0};
+        const char *bin = "";
+        if (mm[0] == 'B' && x->prec == 'F') bin = ", bin: absmean";
+        else mm[0] = x->prec;
+        agg[0] = mm[2];
+        gen_param(g, mm[1], x->width, out, w);
+        int bias = gen_rand(g, 2);
+        if (bias) gen_param(g, 'F', out, 0, b);
+        GenVal *y = gen_new(g, agg[2], out);
+        gen_put(g, "%s = gcn_conv(%s, %s, %s%s%s) { mm: %s, agg: %s%s }\n", y->name, x->name, A, w,
+                bias ? ", " : "", bias ? b : "", mm, agg, bin);
+        break;
+    }
+    case 2: { /* sage_conv / graph_conv on a float input */
+        GenVal *xf = gen_pick(g, 'F');
+        if (!xf) return;
+        int sage = gen_rand(g, 2);
+        char mm[4] = {gen_pb(g), gen_pb(g), 'F', 0};
+        const char *bin = mm[0] == 'B' ? ", bin: absmean" : "";
+        gen_param(g, mm[1], xf->width, out, w);
+        gen_param(g, mm[1], xf->width, out, w2);
+        gen_param(g, 'F', out, 0, b);
+        GenVal *y = gen_new(g, 'F', out);
+        gen_put(g, "%s = %s(%s, %s, %s, %s, %s) { mm: %s, agg: F%cF, add: FFF%s }\n", y->name,
+                sage ? "sage_conv" : "graph_conv", xf->name, A, w, w2, b, mm, gen_pb(g), bin);
+        break;
+    }
+    case 3: { /* bmm.XYZ */
+        char p[4] = {x->prec, gen_pb(g), gen_pb(g), 0};
+        gen_param(g, p[1], x->width, out, w);
+        GenVal *y = gen_new(g, p[2], out);
+        gen_put(g, "%s = bmm.%s(%s, %s)\n", y->name, p, x->name, w);
+        break;
+    }
+    case 4: { /* bspmm.XYZ */
+        static const char *const m[] = {"", " { method: ifelse }", " { method: andnot }", " { method: popc2 }"};
+        char p[4] = {x->prec, gen_pb(g), gen_pb(g), 0};
+        GenVal *y = gen_new(g, p[2], x->width);
+        gen_put(g, "%s = bspmm.%s(%s, %s)%s\n", y->name, p, A, x->name, m[gen_rand(g, 4)]);
+        break;
+    }
+    case 5: { /* add.XYZ of two values of equal precision and width, or a bias */
+        GenVal *z = NULL;
+        for (int i = 0; i < g->nv; i++)
+            if (&g->v[i] != x && g->v[i].prec == x->prec && g->v[i].width == x->width) z = &g->v[i];
+        char p[4] = {x->prec, x->prec, gen_pb(g), 0};
+        if (!z && x->prec == 'F') {
+            gen_param(g, 'F', x->width, 0, b);
+            GenVal *y = gen_new(g, p[2], x->width);
+            gen_put(g, "%s = add.%s(%s, %s)\n", y->name, p, x->name, b);
+            break;
+        }
+        if (!z) z = x;
+        GenVal *y = gen_new(g, p[2], x->width);
+        gen_put(g, "%s = add.%s(%s, %s)\n", y->name, p, x->name, z->name);
+        break;
+    }
+    case 6: { /* bin / relu / standardize / log_softmax on a float */
+        static const char *const f[] = {"bin", "relu", "standardize", "log_softmax"};
+        GenVal *xf = gen_pick(g, 'F');
+        if (!xf) return;
+        int k = (int)gen_rand(g, 4);
+        GenVal *y = gen_new(g, k == 0 ? 'B' : 'F', xf->width);
+        gen_put(g, "%s = %s(%s)\n", y->name, f[k], xf->name);
+        break;
+    }
+    case 7: { /* batchnorm */
+        GenVal *xf = gen_pick(g, 'F');
+        if (!xf) return;
+        char mu[16], var[16], ga[16], be[16];
+        gen_param(g, 'F', xf->width, 0, mu);
+        gen_param(g, 'F', xf->width, 0, var);
+        int affine = gen_rand(g, 2);
+        if (affine) { gen_param(g, 'F', xf->width, 0, ga); gen_param(g, 'F', xf->width, 0, be); }
+        GenVal *y = gen_new(g, 'F', xf->width);
+        if (affine) gen_put(g, "%s = batchnorm(%s, %s, %s, %s, %s)\n", y->name, xf->name, mu, var, ga, be);
+        else gen_put(g, "%s = batchnorm(%s, %s, %s) { eps: 0.001 }\n", y->name, xf->name, mu, var);
+        break;
+    }
+    case 8: { /* scl with Bi-GCN scales, then maybe bin */
+        GenVal *xf = gen_pick(g, 'F');
+        if (!xf) return;
+        GenVal *src = gen_pick(g, 'F');
+        GenVal *y;
+        if (gen_rand(g, 3) == 0) { /* a user factor: may be negative, so never removable */
+            gen_param(g, 'F', xf->width, 0, w);
+            y = gen_new(g, 'F', xf->width);
+            gen_put(g, "%s = scl(%s, cols: %s)\n", y->name, xf->name, w);
+        } else {
+            gen_param(g, 'B', gen_width(g), xf->width, w);
+            y = gen_new(g, 'F', xf->width);
+            gen_put(g, "%s = scl(%s, rows: absmean(%s), cols: scale(%s))\n", y->name, xf->name, src->name, w);
+        }
+        if (gen_rand(g, 2)) {
+            GenVal *z = gen_new(g, 'B', xf->width);
+            gen_put(g, "%s = bin(%s)\n", z->name, y->name);
+        }
+        break;
+    }
+    case 9: { /* concat of two values of one precision */
+        GenVal *z = gen_pick(g, x->prec);
+        GenVal *y = gen_new(g, x->prec, x->width + z->width);
+        gen_put(g, "%s = concat(%s, %s)\n", y->name, x->name, z->name);
+        break;
+    }
+    default: { /* a binary chain: bmm.?BB then bspmm.BBB (the paper's fused pair) */
+        char p[4] = {x->prec, 'B', 'B', 0};
+        gen_param(g, 'B', x->width, out, w);
+        GenVal *t = gen_new(g, 'B', out);
+        gen_put(g, "%s = bmm.%s(%s, %s)\n", t->name, p, x->name, w);
+        GenVal *y = gen_new(g, 'B', out);
+        gen_put(g, "%s = bspmm.BBB(%s, %s)\n", y->name, A, t->name);
+        break;
+    }
+    }
+}
+
+static size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
+    static const char *const norms[] = {"none", "sym", "mean"};
+    Gen g;
+    memset(&g, 0, sizeof g);
+    g.buf = buf;
+    g.size = size;
+    g.s = seed * 0x9E3779B97F4A7C15ULL + 12345;
+    buf[0] = 0;
+    gen_put(&g, "# random model, seed %llu\nmodel random%llu\n", seed, seed);
+    g.ngraphs = 1 + (int)gen_rand(&g, 2);
+    static const char *const gnames[] = {"A", "B"};
+    for (int i = 0; i < g.ngraphs; i++) {
+        g.graphs[i] = gnames[i];
+        gen_put(&g, "graph %s = adjacency(self_loops: %s, norm: %s)\n", gnames[i],
+                gen_rand(&g, 2) ? "true" : "false", norms[gen_rand(&g, 3)]);
+    }
+    GenVal *x = gen_new(&g, 'F', gen_width(&g));
+    snprintf(x->name, sizeof x->name, "X");
+    gen_put(&g, "input X : f32[N, %d]\n", x->width);
+    int steps = 2 + (int)gen_rand(&g, 7);
+    for (int i = 0; i < steps && g.nv < 60; i++) gen_step(&g);
+    gen_put(&g, "output %s\n", g.v[g.nv - 1].name);
+    if (g.nv > 2 && gen_rand(&g, 2)) gen_put(&g, "output %s\n", g.v[1 + gen_rand(&g, (unsigned)(g.nv - 2))].name);
+    return g.len;
+}
+#endif
