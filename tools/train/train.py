@@ -41,6 +41,7 @@ def parse_args(argv=None):
     p.add_argument('--seed', type=int, default=0)
     p.add_argument('--seeds', type=int, default=0, help='train seeds 0..S-1, report mean/std; '
                    '--out then gets the seed with the best validation accuracy')
+    p.add_argument('--seed-start', type=int, default=0, help='with --seeds: first seed')
     p.add_argument('--epochs', type=int, default=1000)
     p.add_argument('--hidden', type=int, default=64, help='must match the .bgnn (64)')
     p.add_argument('--lr', type=float, default=None)
@@ -82,7 +83,9 @@ def teacher_logits(args, ds, seed):
                         '--data-dir', args.data_dir, '--device', args.device, '--quiet'])
     res = train_one(targs, ds, seed)
     lp = bgnn_ref.ref_forward(args.kd, ds, res['tensors'], exact=False)
-    torch.save(lp, path)
+    tmp = '%s.%d.tmp' % (path, os.getpid())
+    torch.save(lp, tmp)
+    os.replace(tmp, path)
     return lp.to(args.device)
 
 
@@ -163,7 +166,7 @@ def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
     ds = bgnn_ref.Dataset(args.data_dir, args.dataset)
-    seeds = list(range(args.seeds)) if args.seeds else [args.seed]
+    seeds = list(range(args.seed_start, args.seed_start + args.seeds)) if args.seeds else [args.seed]
     results = []
     for s in seeds:
         r = train_one(args, ds, s)
