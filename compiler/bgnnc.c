@@ -2,7 +2,7 @@
  *
  *   bgnnc MODEL [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=a,b] [--print-after=PASS|all]
  *   bgnnc MODEL -o model.cubin [--arch sm_XX]          (AOT: code generation + NVRTC, no cache)
- *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu] [--logits OUT.npy]
+ *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu|auto] [--logits OUT.npy]
  *   bgnnc gen-weights MODEL --seed N -o W.safetensors
  *   bgnnc --list-passes | --help | --version
  *
@@ -24,7 +24,7 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: bgnnc MODEL.bgnn [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=P1,P2] [--print-after=PASS|all]\n"
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
-    "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu]\n"
+    "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
     "                 [--logits OUT.npy] [--repeat N]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
@@ -44,7 +44,8 @@ static const char usage_text[] =
     "  --weights FILE     safetensors file (or a directory for npy(...) parameters)\n"
     "  --target cpu|gpu   run on the CPU reference interpreter (default; needs the .bgnn) or\n"
     "                     on GPU 0 (a .bgnn is JIT-compiled through the disk cache\n"
-    "                     $BGNN_CACHE_DIR; a .cubin is loaded as is)\n"
+    "                     $BGNN_CACHE_DIR; a .cubin is loaded as is); auto: the GPU when\n"
+    "                     one is usable, else the CPU reference\n"
     "  --logits OUT.npy   save the first float output as .npy\n"
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
     "                     events around the kernels, inputs already on the GPU)\n"
@@ -408,6 +409,19 @@ done:
     return rc;
 }
 
+/* --target auto: the GPU when one is usable, else the CPU reference (saying why). */
+static const char *pick_target(bool cubin) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgGpu g;
+    bool ok = bg_gpu_open(&g, 0, &d);
+    if (ok) bg_gpu_close(&g);
+    else if (!cubin)
+        printf("note    no usable GPU (%s); running on the CPU reference\n", d.n ? d.items[0].msg : "unknown reason");
+    bg_diag_free(&d);
+    return ok || cubin ? "gpu" : "cpu";
+}
+
 static int cmd_run(int argc, char **argv) {
     RunArgs ra = {.repeat = 1};
     const char *dataset = NULL, *target = "cpu";
@@ -441,9 +455,10 @@ static int cmd_run(int argc, char **argv) {
     if (!ra.model) return usage_error("%s", "run: no model file given");
     if (!ra.data && !dataset) return usage_error("%s", "run: give --data DIR or --dataset NAME");
     if (!ra.weights) return usage_error("%s", "run: give --weights FILE");
-    if (strcmp(target, "cpu") != 0 && strcmp(target, "gpu") != 0)
-        return usage_error("--target must be cpu or gpu, got '%s'", target);
+    if (strcmp(target, "cpu") != 0 && strcmp(target, "gpu") != 0 && strcmp(target, "auto") != 0)
+        return usage_error("--target must be cpu, gpu or auto, got '%s'", target);
     ra.cubin = is_cubin_file(ra.model);
+    if (strcmp(target, "auto") == 0) target = pick_target(ra.cubin);
     if (ra.cubin && strcmp(target, "cpu") == 0)
         return usage_error("%s is a cubin: it holds GPU code only; --target cpu needs the model's .bgnn source "
                            "(or use --target gpu)", ra.model);

@@ -492,11 +492,208 @@ static void test_cache(const BgNvrtc *nv) {
     bg_arena_free(a);
 }
 
+/* ---- exec.c plumbing on a host-memory fake driver ------------------------------------------ */
+/* Device memory is malloc'd host memory, so every uploaded leaf can be inspected; launches
+ * are recorded.  Checks sizes and layouts for every example model on a synthetic graph. */
+typedef struct FakeState {
+    size_t limit;      /* cuMemAlloc fails with OUT_OF_MEMORY above this many bytes in total */
+    size_t in_use;
+    int live;
+    int launches;
+    long long last_grid;
+} FakeState;
+static FakeState fk;
+
+static BgCUresult fk_alloc(BgCUdeviceptr *p, size_t n) {
+    if (fk.in_use + n > fk.limit) return BG_CUDA_ERROR_OUT_OF_MEMORY;
+    size_t *m = malloc(n + 16);
+    if (!m) return BG_CUDA_ERROR_OUT_OF_MEMORY;
+    m[0] = n;
+    fk.in_use += n;
+    fk.live++;
+    *p = (BgCUdeviceptr)(uintptr_t)(m + 2);
+    return 0;
+}
+static BgCUresult fk_free(BgCUdeviceptr p) {
+    size_t *m = (size_t *)(uintptr_t)p - 2;
+    fk.in_use -= m[0];
+    fk.live--;
+    free(m);
+    return 0;
+}
+static BgCUresult fk_htod(BgCUdeviceptr dst, const void *src, size_t n) {
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return 0;
+}
+static BgCUresult fk_dtoh(void *dst, BgCUdeviceptr src, size_t n) {
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return 0;
+}
+static BgCUresult fk_info(size_t *f, size_t *t) {
+    *f = fk.limit - fk.in_use;
+    *t = fk.limit;
+    return 0;
+}
+static BgCUresult fk_setcur(BgCUcontext c) { (void)c; return 0; }
+static BgCUresult fk_sync(void) { return 0; }
+static BgCUresult fk_launch(BgCUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned smem, BgCUstream s, void **params,
+                            void **extra) {
+    (void)fn, (void)s, (void)extra;
+    fk.launches++;
+    fk.last_grid = gx;
+    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || smem != 0 || bx % 32 || bx > 1024 || gx < 1 ||
+        *(long long *)params[0] < 0 || *(long long *)params[1] < 1)
+        return 1; /* CUDA_ERROR_INVALID_VALUE */
+    return 0;
+}
+
+static void fake_gpu(BgGpu *g) {
+    memset(g, 0, sizeof *g);
+    g->cu.lib = (void *)&fk; /* never dlclosed: bg_gpu_close is not called */
+    g->cu.cuMemAlloc_v2 = fk_alloc;
+    g->cu.cuMemFree_v2 = fk_free;
+    g->cu.cuMemcpyHtoD_v2 = fk_htod;
+    g->cu.cuMemcpyDtoH_v2 = fk_dtoh;
+    g->cu.cuMemGetInfo_v2 = fk_info;
+    g->cu.cuCtxSetCurrent = fk_setcur;
+    g->cu.cuCtxSynchronize = fk_sync;
+    g->cu.cuLaunchKernel = fk_launch;
+    snprintf(g->name, sizeof g->name, "fake");
+}
+
+static void test_exec_fake(void) {
+    const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
+    static const char *models[] = {"gcn_bin", "gcn_bin_lowlevel", "gcn_fp32", "gcn_full",
+                                   "mutag_gcn_bin", "sage_bin", "saint_bin"};
+    BgGpu g;
+    fake_gpu(&g);
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        char mpath[700], wpath[700];
+        snprintf(mpath, sizeof mpath, "%s/examples/%s.bgnn", srcdir, models[mi]);
+        snprintf(wpath, sizeof wpath, "%s/%s.safetensors", tmpdir, models[mi]);
+        BgArena *a = bg_arena_new();
+        BgDiagSink d;
+        bg_diag_init(&d);
+        BgCompileOpts lo = {0};
+        static const char *const none[1] = {NULL};
+        lo.passes = none;
+        BgModule *lowered = bg_compile_file(a, mpath, &lo, &d);
+        BgModule *m = bg_compile_file(a, mpath, NULL, &d);
+        BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
+        CHECK(lowered && m && p && bg_gen_weights(lowered, 5, wpath, NULL, &d));
+        if (!p) {
+            dump(&d);
+            bg_diag_free(&d);
+            bg_arena_free(a);
+            continue;
+        }
+        /* a 70-node graph, node 3 isolated, batched into graphs of 10 */
+        int64_t n = 70;
+        BgCoo coo = {n, n, 0, bg_xcalloc(400, 8), bg_xcalloc(400, 8), NULL};
+        for (int64_t i = 0; i < n; i++)
+            if (i != 3 && i + 1 != 3 && i + 1 < n) {
+                coo.row[coo.nnz] = i, coo.col[coo.nnz++] = i + 1;
+                coo.row[coo.nnz] = i + 1, coo.col[coo.nnz++] = i;
+            }
+        BgGraph gr;
+        CHECK(bg_graph_from_coo(&coo, "fake", &gr, &d));
+        bg_coo_free(&coo);
+        if (p->uses_graph_ptr) {
+            gr.ngraphs = 7;
+            gr.graph_ptr = bg_xcalloc(8, 8);
+            for (int k = 0; k <= 7; k++) gr.graph_ptr[k] = 10 * k;
+        } else {
+            gr.ngraphs = 1;
+        }
+        int64_t f = 0;
+        for (int i = 0; i < m->ninsts; i++)
+            if (m->insts[i].op == BG_OP_INPUT) f = m->insts[i].type.dim[1];
+        BgTensor ft;
+        bg_tensor_alloc(&ft, BG_DT_F32, 2, n, f);
+        unsigned long long s = 5;
+        for (int64_t q = 0; q < n * f; q++) ((float *)ft.data)[q] = bg_test_randf(&s);
+
+        BgGpuModel gm = {NULL, p, NULL, NULL};
+        BgCUfunction fns[256];
+        gm.fn = fns;
+        fk.limit = (size_t)1 << 40;
+        BgGpuRun run;
+        bool ok = bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d);
+        CHECK(ok);
+        dump(&d);
+        BgBindings b;
+        CHECK(bg_bind(m, &gr, &ft, wpath, &b, &d));
+        int nchecked = 0;
+        for (int k = 0; ok && k < p->nbufs; k++) {
+            const BgPlanBuf *pb = &p->bufs[k];
+            const void *dev = (const void *)(uintptr_t)run.ptr[k];
+            if (pb->role == BG_ROLE_INPUT) {
+                CHECK(run.bytes[k] == bg_tensor_bytes(&ft) && memcmp(dev, ft.data, run.bytes[k]) == 0);
+                nchecked++;
+            } else if ((pb->role == BG_ROLE_PARAM || pb->role == BG_ROLE_PARAM_SCALE) && pb->inst >= 0) {
+                const BgTensor *t = &b.leaf[pb->inst];
+                if (pb->kind != BG_BUF_B1T) {
+                    CHECK(run.bytes[k] == bg_tensor_bytes(t) && memcmp(dev, t->data, run.bytes[k]) == 0);
+                } else {
+                    const uint32_t *w = dev;
+                    int64_t kk = t->dim[0], mm = t->dim[1], wd = (kk + 31) / 32, bad = 0;
+                    CHECK(run.bytes[k] == (size_t)(mm * wd * 4));
+                    for (int64_t r = 0; r < kk; r++)
+                        for (int64_t c = 0; c < mm; c++)
+                            bad += bg_bit_get(t->data, t->words_per_row, r, c) != bg_bit_get(w, wd, c, r);
+                    for (int64_t c = 0; c < mm; c++) /* padding bits */
+                        for (int64_t r = kk; r < wd * 32; r++) bad += bg_bit_get(w, wd, c, r);
+                    CHECK_EQ_INT(bad, 0);
+                }
+                nchecked++;
+            } else if (pb->role == BG_ROLE_GRAPH) {
+                const BgAdj *adj = &b.adj[p->graphs[pb->graph].inst];
+                const void *want = pb->garr == BG_GARR_ROWPTR ? (const void *)adj->rowptr
+                                 : pb->garr == BG_GARR_COL ? (const void *)adj->col
+                                 : pb->garr == BG_GARR_ROWF ? (const void *)adj->rowf
+                                 : pb->garr == BG_GARR_COLF ? (const void *)adj->colf : (const void *)adj->w;
+                CHECK(run.bytes[k] == 0 || memcmp(dev, want, run.bytes[k]) == 0);
+                nchecked++;
+            } else if (pb->role == BG_ROLE_GRAPH_PTR) {
+                CHECK(run.bytes[k] == (size_t)(gr.ngraphs + 1) * 8);
+                CHECK(((const int64_t *)dev)[gr.ngraphs] == n);
+                nchecked++;
+            }
+        }
+        fk.launches = 0;
+        CHECK(ok && bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+        CHECK_EQ_INT(fk.launches, p->nlaunches);
+        for (int i = 0; ok && i < p->noutputs; i++) {
+            BgTensor t;
+            CHECK(bg_gpu_run_read_output(&g, p, &run, i, &t, &d));
+            bg_tensor_free(&t);
+        }
+        int live = fk.live;
+        bg_gpu_run_free(&g, &run);
+        CHECK_EQ_INT(fk.live, 0);
+        printf("fake device: %-18s %d buffers (%d live), %d leaves checked, %d launches\n", models[mi],
+               p->nbufs, live, nchecked, p->nlaunches);
+        /* out of memory half way: everything given back, the message says how much */
+        fk.limit = 100000;
+        bool oom = false;
+        CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, &oom, &d));
+        CHECK(oom && fk.live == 0 && fk.in_use == 0);
+        CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, "out of device memory") != NULL);
+        bg_bindings_free(&b);
+        bg_tensor_free(&ft);
+        bg_graph_free(&gr);
+        bg_diag_free(&d);
+        bg_arena_free(a);
+    }
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s/test_runtime.%ld", bg_test_tmpdir(), (long)getpid());
     mkdir(tmpdir, 0755);
     test_api_cpu();
     test_no_device();
+    test_exec_fake();
     BgNvrtc nv;
     BgDiagSink d;
     bg_diag_init(&d);

@@ -1,0 +1,454 @@
+/* test_gpu_examples.c - every example model on the GPU against the CPU interpreter.
+ *
+ * For each .bgnn in examples/ with random weights (bgnnc gen-weights semantics, seed 1) on Cora
+ * (MUTAG for mutag_gcn_bin.bgnn; $BGNN_DATA_DIR), and on awkward synthetic graphs (N = 1, 5,
+ * 33, 67, 1000 with isolated nodes, and a hub of degree 5000) with random features: JIT the
+ * model, run it on a non-default stream, and compare EVERY value buffer the plan keeps (each
+ * TEMP buffer holds one IR value) and every output with bg_interp_run's values: b1 bit for
+ * bit including the zero padding bits, f32 within 1e-5 relative (max error reported).
+ * Then: the AOT path (cubin file -> plan from its manifest) gives the same outputs; a
+ * cubin for another architecture is E_ARCH; a buffer too large for the device fails with
+ * "out of device memory" and leaves nothing allocated; the public API with device-resident
+ * features matches the host path.
+ * BGNN_GPU_TEST_QUICK=1 (compute-sanitizer runs): synthetic graphs only, no OOM check;
+ * BGNN_GPU_TEST_ONLY=a.bgnn,b.bgnn: only these examples.  Exit 77 without
+ * a GPU. */
+#include "bgtest.h"
+#include "bgnn/bgnn.h"
+#include "rt.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[512];
+static double worst_f32;
+
+static void dump(BgDiagSink *d) {
+    char *t = bg_diag_render(d);
+    if (t && *t) fprintf(stderr, "%s", t);
+    free(t);
+}
+
+static int64_t rdim(int64_t v, int64_t n, int64_t g) { return v == BG_DIM_N ? n : v == BG_DIM_G ? g : v; }
+
+/* Compares a GPU tensor with the reference; returns mismatches and updates *maxerr. */
+static int64_t compare(const BgTensor *gpu, const BgTensor *ref, double *maxerr, int64_t *where) {
+    if (gpu->dtype != ref->dtype || bg_tensor_bytes(gpu) != bg_tensor_bytes(ref)) return -1;
+    int64_t bad = 0;
+    *where = -1;
+    if (gpu->dtype == BG_DT_B1) {
+        const uint32_t *a = gpu->data, *b = ref->data;
+        size_t nw = bg_tensor_bytes(gpu) / 4;
+        for (size_t i = 0; i < nw; i++)
+            if (a[i] != b[i]) {
+                bad += __builtin_popcount(a[i] ^ b[i]);
+                if (*where < 0) *where = (int64_t)i;
+            }
+        return bad;
+    }
+    const float *a = gpu->data, *b = ref->data;
+    size_t n = bg_tensor_bytes(gpu) / 4;
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != a[i] && b[i] != b[i]) continue; /* both NaN */
+        double da = a[i], db = b[i];
+        double err = fabs(da - db) / fmax(1e-30, fmax(fabs(da), fabs(db)));
+        if (da == db) err = 0;
+        if (fabs(da - db) < 1e-30) err = 0;
+        if (err > *maxerr) *maxerr = err;
+        if (!(err <= 1e-5) && fabs(da - db) > 1e-6) { /* relative, with an absolute floor near 0 */
+            if (*where < 0) *where = (int64_t)i;
+            bad++;
+        }
+    }
+    return bad;
+}
+
+typedef struct Case {
+    const char *model_path;   /* the name, for messages */
+    const char *file;         /* the path */
+    BgModule *m;
+    const char *weights;
+    BgGpuModel *gm;
+} Case;
+
+/* One model on one graph: GPU vs interpreter, every kept value. */
+static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *feat, const char *what,
+                     BgCUstream stream) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    const BgPlan *p = cs->gm->plan;
+    BgGpuRun run;
+    BgBindings b;
+    memset(&b, 0, sizeof b);
+    BgInterpResult res;
+    memset(&res, 0, sizeof res);
+    BgTensor *all = NULL;
+    bool ok = bg_gpu_run_bind(g, cs->gm, cs->m, graph, feat, 0, cs->weights, &run, NULL, &d) &&
+              bg_gpu_run_launch(g, cs->gm, &run, stream, &d);
+    bool cpu = bg_bind(cs->m, graph, feat, cs->weights, &b, &d) &&
+               bg_interp_run(cs->m, &b, &res, &all, &d);
+    CHECK(ok);
+    CHECK(cpu);
+    int nvals = 0, nbad = 0;
+    double maxerr = 0;
+    if (ok && cpu) {
+        for (int k = 0; k < p->nbufs; k++) {
+            const BgPlanBuf *pb = &p->bufs[k];
+            if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1)) continue;
+            if (pb->inst < 0 || pb->inst >= cs->m->ninsts || !all[pb->inst].data) continue;
+            int64_t dim[2] = {rdim(pb->dim[0], run.n, run.ngraphs), rdim(pb->dim[1], run.n, run.ngraphs)};
+            BgTensor t;
+            if (!bg_gpu_run_read_buf(g, p, &run, k, pb->rank, dim, &t, &d)) {
+                CHECK(!"read buffer");
+                break;
+            }
+            int64_t where;
+            int64_t bad = compare(&t, &all[pb->inst], &maxerr, &where);
+            nvals++;
+            if (bad != 0) {
+                nbad++;
+                CHECK(bad == 0);
+                fprintf(stderr, "  %s on %s: value %%%d (%s, buffer %d) differs: %lld %s, first at element %lld\n",
+                        cs->model_path, what, pb->inst, bg_op_info(cs->m->insts[pb->inst].op)->name, k,
+                        (long long)bad, pb->kind == BG_BUF_B1 ? "bits" : "floats", (long long)where);
+            }
+            bg_tensor_free(&t);
+        }
+        CHECK_EQ_INT(res.noutputs, p->noutputs);
+        for (int i = 0; i < p->noutputs && i < res.noutputs; i++) {
+            BgTensor t;
+            if (!bg_gpu_run_read_output(g, p, &run, i, &t, &d)) {
+                CHECK(!"read output");
+                break;
+            }
+            int64_t where;
+            int64_t bad = compare(&t, &res.outputs[i], &maxerr, &where);
+            nvals++;
+            CHECK(strcmp(p->outputs[i].name, res.names[i]) == 0);
+            if (bad != 0) {
+                nbad++;
+                CHECK(bad == 0);
+                fprintf(stderr, "  %s on %s: output '%s' differs: %lld elements, first at %lld\n", cs->model_path,
+                        what, p->outputs[i].name, (long long)bad, (long long)where);
+            }
+            bg_tensor_free(&t);
+        }
+    }
+    if (maxerr > worst_f32) worst_f32 = maxerr;
+    printf("  %-28s %-22s %2d values compared, %d differ, max f32 rel err %.2g\n", cs->model_path, what, nvals,
+           nbad, maxerr);
+    if (d.nerrors) dump(&d);
+    bg_interp_values_free(cs->m, all);
+    bg_interp_result_free(&res);
+    bg_bindings_free(&b);
+    bg_gpu_run_free(g, &run);
+    bg_diag_free(&d);
+}
+
+/* A random symmetric graph: about deg edges per node, every 7th node isolated; hub > 0
+ * connects node 0 to `hub` others.  graph_ptr cuts it into graphs of 1..9 nodes (one empty). */
+static void synth_graph(int64_t n, int deg, int64_t hub, bool batched, unsigned long long seed, BgGraph *g) {
+    int64_t cap = n * deg * 2 + hub * 2 + 1;
+    BgCoo c = {n, n, 0, bg_xcalloc((size_t)cap, 8), bg_xcalloc((size_t)cap, 8), NULL};
+    for (int64_t i = 0; i < n && n > 1; i++) {
+        if (i % 7 == 3) continue;
+        for (int k = 0; k < deg / 2 + 1; k++) {
+            int64_t j = (int64_t)(bg_test_rand(&seed) % (unsigned long long)n);
+            if (j % 7 == 3 || j == i) continue;
+            c.row[c.nnz] = i, c.col[c.nnz++] = j;
+            c.row[c.nnz] = j, c.col[c.nnz++] = i;
+        }
+    }
+    for (int64_t j = 1; j <= hub && j < n; j++) {
+        c.row[c.nnz] = 0, c.col[c.nnz++] = j;
+        c.row[c.nnz] = j, c.col[c.nnz++] = 0;
+    }
+    BgDiagSink d;
+    bg_diag_init(&d);
+    if (!bg_graph_from_coo(&c, "synthetic", g, &d)) dump(&d);
+    bg_diag_free(&d);
+    bg_coo_free(&c);
+    if (batched) {
+        g->graph_ptr = bg_xcalloc((size_t)n + 3, 8);
+        int64_t ng = 0, at = 0;
+        g->graph_ptr[0] = 0;
+        while (at < n) {
+            int64_t sz = ng == 1 ? 0 : 1 + (int64_t)(bg_test_rand(&seed) % 9);
+            if (at + sz > n) sz = n - at;
+            at += sz;
+            g->graph_ptr[++ng] = at;
+        }
+        if (ng == 1) g->graph_ptr[++ng] = n; /* make sure an empty graph exists */
+        g->ngraphs = ng;
+    } else {
+        g->ngraphs = 1;
+    }
+}
+
+static int64_t input_width(const BgModule *m) {
+    for (int i = 0; i < m->ninsts; i++)
+        if (m->insts[i].op == BG_OP_INPUT) return m->insts[i].type.dim[1];
+    return 0;
+}
+
+static bool has_suffix(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* ---- extra checks on one model ------------------------------------------------------------ */
+static void check_aot_and_arch(BgGpu *g, BgNvrtc *nv, const Case *cs, BgGraph *graph, const BgTensor *feat) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    /* AOT: through a file, plan from the manifest only */
+    unsigned char *cub = NULL;
+    size_t len = 0;
+    CHECK(bg_jit_cubin(cs->m, g->arch, nv, NULL, &cub, &len, NULL, &d));
+    char path[700];
+    snprintf(path, sizeof path, "%s/aot.cubin", tmpdir);
+    CHECK(cub && bg_write_file_atomic(path, cub, len, &d));
+    free(cub);
+    bgnn_context_options o;
+    bgnn_context_options_init(&o);
+    o.target = BGNN_TARGET_GPU;
+    bgnn_context *c = NULL;
+    CHECK_EQ_INT(bgnn_context_create(&o, &c), BGNN_OK);
+    bgnn_model *jm = NULL, *am = NULL;
+    CHECK_EQ_INT(bgnn_model_compile_file(c, cs->file, &jm), BGNN_OK);
+    CHECK_EQ_INT(bgnn_model_load_cubin(c, path, &am), BGNN_OK);
+    if (!jm || !am) fprintf(stderr, "%s", bgnn_context_last_error(c));
+    bgnn_session *s1 = NULL, *s2 = NULL;
+    if (jm && am) {
+        CHECK_EQ_INT(bgnn_session_create(jm, &s1), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_create(am, &s2), BGNN_OK);
+        int64_t n = graph->n, f = feat->dim[1];
+        CHECK_EQ_INT(bgnn_session_set_graph_csr(s1, n, graph->rowptr, graph->col, 0, NULL), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_set_graph_csr(s2, n, graph->rowptr, graph->col, 0, NULL), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_set_features(s1, feat->data, n, f), BGNN_OK);
+        /* device-resident features for the AOT session */
+        BgCUdeviceptr dx = 0;
+        size_t fb = (size_t)(n * f) * 4;
+        CHECK(bg_cuda_check(&g->cu, g->cu.cuMemAlloc_v2(&dx, fb), "alloc", &d));
+        CHECK(bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(dx, feat->data, fb), "copy", &d));
+        CHECK_EQ_INT(bgnn_session_set_features_device(s2, (uint64_t)dx, n, f), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_set_weights(s1, cs->weights), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_set_weights(s2, cs->weights), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_run(s1, NULL), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_run(s2, NULL), BGNN_OK);
+        bgnn_tensor_info ti = {.struct_size = sizeof ti};
+        CHECK_EQ_INT(bgnn_session_output_info(s1, 0, &ti), BGNN_OK);
+        void *o1 = bg_xcalloc(ti.bytes + 1, 1), *o2 = bg_xcalloc(ti.bytes + 1, 1);
+        CHECK_EQ_INT(bgnn_session_read_output(s1, 0, o1, ti.bytes), BGNN_OK);
+        CHECK_EQ_INT(bgnn_session_read_output(s2, 0, o2, ti.bytes), BGNN_OK);
+        CHECK(memcmp(o1, o2, ti.bytes) == 0);
+        uint64_t dp = 0;
+        CHECK_EQ_INT(bgnn_session_output_device_ptr(s2, 0, &dp), BGNN_OK);
+        CHECK(dp != 0);
+        double med = 0;
+        CHECK_EQ_INT(bgnn_session_time(s2, 5, NULL, &med), BGNN_OK);
+        printf("  public API: JIT == AOT (device features), %s %.3f ms\n", cs->model_path, med);
+        free(o1);
+        free(o2);
+        bgnn_session_destroy(s1);
+        bgnn_session_destroy(s2);
+        g->cu.cuMemFree_v2(dx);
+    }
+    bgnn_model_destroy(jm);
+    bgnn_model_destroy(am);
+
+    /* a cubin for another architecture */
+    const char *other = g->sm / 10 == 8 ? "sm_90" : "sm_80";
+    cub = NULL;
+    CHECK(bg_jit_cubin(cs->m, other, nv, NULL, &cub, &len, NULL, &d));
+    snprintf(path, sizeof path, "%s/other.cubin", tmpdir);
+    CHECK(cub && bg_write_file_atomic(path, cub, len, &d));
+    free(cub);
+    bgnn_model *om = NULL;
+    CHECK_EQ_INT(bgnn_model_load_cubin(c, path, &om), BGNN_ERR_ARCH);
+    CHECK_STR_CONTAINS(bgnn_context_last_error(c), "other.cubin: built for");
+    printf("  %s", bgnn_context_last_error(c));
+    /* a truncated cubin */
+    if (truncate(path, 1000) == 0) {
+        CHECK(bgnn_model_load_cubin(c, path, &om) != BGNN_OK);
+        CHECK_STR_CONTAINS(bgnn_context_last_error(c), "other.cubin");
+        printf("  %s", bgnn_context_last_error(c));
+    }
+    bgnn_context_destroy(c);
+    CHECK_EQ_INT(d.nerrors, 0);
+    dump(&d);
+    bg_diag_free(&d);
+}
+
+static void check_oom(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *feat) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    const BgPlan *p = cs->gm->plan;
+    BgPlan p2 = *p;
+    p2.bufs = bg_xcalloc((size_t)p->nbufs, sizeof *p2.bufs);
+    memcpy(p2.bufs, p->bufs, sizeof *p2.bufs * (size_t)p->nbufs);
+    int victim = -1;
+    for (int k = p->nbufs - 1; k >= 0 && victim < 0; k--)
+        if (p->bufs[k].role == BG_ROLE_TEMP) victim = k;
+    CHECK(victim >= 0);
+    size_t fb0 = 0, tb = 0, fb1 = 0;
+    g->cu.cuMemGetInfo_v2(&fb0, &tb);
+    if (victim >= 0) {
+        p2.bufs[victim].rows.kind = BG_ROWS_CONST;
+        p2.bufs[victim].rows.value = (int64_t)(tb / 4 / (size_t)(p2.bufs[victim].width ? p2.bufs[victim].width : 1)) * 2;
+        BgGpuModel gm2 = *cs->gm;
+        gm2.plan = &p2;
+        BgGpuRun run;
+        bool oom = false;
+        CHECK(!bg_gpu_run_bind(g, &gm2, cs->m, graph, feat, 0, cs->weights, &run, &oom, &d));
+        CHECK(oom);
+        CHECK(d.n > 0 && strstr(d.items[0].msg, "out of device memory") != NULL);
+        if (d.n) printf("  %s\n", d.items[0].msg);
+        g->cu.cuMemGetInfo_v2(&fb1, &tb);
+        CHECK(fb1 + (4u << 20) >= fb0); /* everything given back */
+        printf("  device memory free before %zu, after %zu\n", fb0, fb1);
+    }
+    free(p2.bufs);
+    bg_diag_free(&d);
+}
+
+int main(void) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgGpu g;
+    if (!bg_gpu_open(&g, 0, &d)) {
+        int code = d.n ? d.items[0].code : 0;
+        dump(&d);
+        bg_diag_free(&d);
+        if (code == BG_E_NO_DEVICE) bg_test_skip("no CUDA device");
+        CHECK(!"bg_gpu_open failed for a reason other than a missing device");
+        return bg_test_finish();
+    }
+    if (!bg_nvrtc_load(&g.nv, &d)) {
+        bg_gpu_close(&g);
+        bg_test_skip("NVRTC cannot be loaded");
+    }
+    bool quick = getenv("BGNN_GPU_TEST_QUICK") && strcmp(getenv("BGNN_GPU_TEST_QUICK"), "0") != 0;
+    printf("device %s (%s), %d SMs%s\n", g.name, g.arch, g.nsm, quick ? ", quick mode" : "");
+    snprintf(tmpdir, sizeof tmpdir, "%s/test_gpu_examples.%ld", bg_test_tmpdir(), (long)getpid());
+    mkdir(tmpdir, 0755);
+    const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
+    char exdir[600];
+    snprintf(exdir, sizeof exdir, "%s/examples", srcdir);
+    DIR *dir = opendir(exdir);
+    CHECK(dir != NULL);
+    char *names[64];
+    int nnames = 0;
+    const char *only = getenv("BGNN_GPU_TEST_ONLY"); /* "a.bgnn,b.bgnn": just these */
+    char onlybuf[1024], key[300];
+    snprintf(onlybuf, sizeof onlybuf, ",%s,", only ? only : "");
+    for (struct dirent *e; dir && (e = readdir(dir)) && nnames < 64;) {
+        snprintf(key, sizeof key, ",%s,", e->d_name);
+        if (has_suffix(e->d_name, ".bgnn") && (!only || strstr(onlybuf, key)))
+            names[nnames++] = strdup(e->d_name);
+    }
+    if (dir) closedir(dir);
+    qsort(names, (size_t)nnames, sizeof names[0], cmp_str);
+
+    BgCUstream stream = NULL;
+    CHECK(bg_cuda_check(&g.cu, g.cu.cuStreamCreate(&stream, BG_CU_STREAM_NON_BLOCKING), "cuStreamCreate", &d));
+    const char *root = bg_default_data_root();
+    BgDataset cora, mutag;
+    memset(&cora, 0, sizeof cora);
+    memset(&mutag, 0, sizeof mutag);
+    char dpath[700];
+    bool have_cora = false, have_mutag = false;
+    if (!quick) {
+        snprintf(dpath, sizeof dpath, "%s/cora", root);
+        have_cora = bg_dataset_load(dpath, &cora, &d);
+        snprintf(dpath, sizeof dpath, "%s/mutag", root);
+        have_mutag = bg_dataset_load(dpath, &mutag, &d);
+        if (!have_cora || !have_mutag) {
+            printf("[note] datasets missing under %s: real-data comparisons skipped\n", root);
+            dump(&d);
+            bg_diag_free(&d);
+            bg_diag_init(&d);
+        }
+    }
+    bool extra_done = false, oom_done = false;
+    for (int i = 0; i < nnames; i++) {
+        char mpath[800], wpath[800];
+        snprintf(mpath, sizeof mpath, "%s/%s", exdir, names[i]);
+        snprintf(wpath, sizeof wpath, "%s/%s.safetensors", tmpdir, names[i]);
+        BgArena *a = bg_arena_new();
+        BgCompileOpts lo = {0};
+        static const char *const none[1] = {NULL};
+        lo.passes = none;
+        BgModule *lowered = bg_compile_file(a, mpath, &lo, &d);
+        BgModule *m = bg_compile_file(a, mpath, NULL, &d);
+        bool ok = lowered && m && bg_gen_weights(lowered, 1, wpath, NULL, &d);
+        unsigned char *cub = NULL;
+        size_t len = 0;
+        BgGpuModel gm;
+        memset(&gm, 0, sizeof gm);
+        BgJitInfo ji;
+        ok = ok && bg_jit_cubin(m, g.arch, &g.nv, NULL, &cub, &len, &ji, &d) &&
+             bg_gpu_model_load(&g, cub, len, names[i], &gm, &d);
+        free(cub);
+        CHECK(ok);
+        if (!ok) {
+            fprintf(stderr, "%s: cannot compile or load\n", names[i]);
+            dump(&d);
+            bg_diag_free(&d);
+            bg_diag_init(&d);
+            bg_gpu_model_free(&g, &gm);
+            bg_arena_free(a);
+            continue;
+        }
+        printf("%s: %d kernels, %d buffers, nvrtc %.0f ms\n", names[i], gm.plan->nlaunches, gm.plan->nbufs, ji.nvrtc_ms);
+        Case cs = {names[i], mpath, m, wpath, &gm};
+        bool batched = gm.plan->uses_graph_ptr;
+        BgDataset *ds = batched ? &mutag : &cora;
+        if (!quick && (batched ? have_mutag : have_cora))
+            run_case(&g, &cs, &ds->graph, &ds->features, batched ? "mutag" : "cora", stream);
+
+        int64_t f = input_width(m);
+        static const int64_t sizes[] = {1, 5, 33, 67, 1000, 6000};
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            int64_t n = sizes[k], hub = n == 6000 ? 5000 : 0;
+            BgGraph sg;
+            synth_graph(n, 4, hub, batched, 1000 + (unsigned long long)k, &sg);
+            BgTensor ft;
+            bg_tensor_alloc(&ft, BG_DT_F32, 2, n, f);
+            unsigned long long s = 77 + k;
+            float *x = ft.data;
+            for (int64_t q = 0; q < n * f; q++) x[q] = bg_test_randf(&s) * (q % 3 ? 1.0f : 4.0f);
+            char what[64];
+            snprintf(what, sizeof what, "synthetic N=%lld%s", (long long)n, hub ? " hub" : "");
+            run_case(&g, &cs, &sg, &ft, what, stream);
+            if (k == 4 && !batched && !extra_done) {
+                check_aot_and_arch(&g, &g.nv, &cs, &sg, &ft);
+                extra_done = true;
+            }
+            if (k == 2 && !oom_done && !quick) { /* sanitizers report the failed cuMemAlloc */
+                check_oom(&g, &cs, &sg, &ft);
+                oom_done = true;
+            }
+            bg_tensor_free(&ft);
+            bg_graph_free(&sg);
+        }
+        bg_gpu_model_free(&g, &gm);
+        bg_arena_free(a);
+        free(names[i]);
+    }
+    CHECK(nnames >= (only ? 1 : 5));
+    printf("max f32 relative error over everything: %.3g\n", worst_f32);
+    if (d.nerrors) dump(&d);
+    if (stream) g.cu.cuStreamDestroy(stream);
+    bg_dataset_free(&cora);
+    bg_dataset_free(&mutag);
+    bg_gpu_close(&g);
+    bg_diag_free(&d);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return bg_test_finish();
+}

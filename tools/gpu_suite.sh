@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# gpu_suite.sh - everything bgnn checks on a GPU machine, in one script.
+#
+#   cd REPO && OUT=/some/dir tools/gpu_suite.sh
+#
+# Configures and builds (Release, make -j16) into build-gpu/, then runs: ctest -L gpu, the
+# host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
+# memcheck and racecheck on the GPU example test (quick mode: synthetic graphs), and
+# ctest -LE gpu.  Logs go to $OUT/<step>.log; a table of steps, results and times ends the
+# output.  Data: BGNN_DATA_DIR (default $PWD/.carry/data, holding cora/ and mutag/).
+# SUITE_SKIP="memcheck racecheck" leaves steps out (default: cpu_tests, which CI runs);
+# SUITE_JOBS sets make -j.  Fill .carry first: tools/prepare_carry.sh.
+# Exit status: 0 when every step that ran passed (or skipped), else 1.
+set -u
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-suite-logs}
+mkdir -p "$OUT"
+export BGNN_DATA_DIR=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+BUILD=${BUILD:-$ROOT/build-gpu}
+JOBS=${SUITE_JOBS:-16}
+SKIP=" ${SUITE_SKIP:-cpu_tests} "   # the CPU suite runs in CI; SUITE_SKIP= runs it here too
+export BGNN_CACHE_DIR=$BUILD/jit-cache
+export BGNN_DUMP_DIR=$OUT/nvrtc-dumps
+RESULTS=()
+FAILED=0
+
+# step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.log; records the result.
+step() {
+    local name=$1 limit=$2
+    shift 2
+    if [[ $SKIP == *" $name "* ]]; then
+        RESULTS+=("$(printf '%-12s %-8s %6s  %s' "$name" skipped - "SUITE_SKIP")")
+        return 0
+    fi
+    local t0=$SECONDS rc
+    echo "== $name: $*" | tee "$OUT/$name.log"
+    timeout --kill-after=10 "$limit" "$@" >>"$OUT/$name.log" 2>&1
+    rc=$?
+    local dt=$((SECONDS - t0)) res=ok
+    case $rc in
+        0) res=ok ;;
+        77) res=skipped ;;
+        124 | 137) res=TIMEOUT; FAILED=1 ;;
+        *) res=FAIL; FAILED=1 ;;
+    esac
+    local note
+    note=$(grep -E "tests passed|passed, .* failed|accuracy|latency|compile +cold|ERROR SUMMARY|RACECHECK SUMMARY|time +" "$OUT/$name.log" | tail -n 3 | tr '\n' ';' | cut -c1-150)
+    RESULTS+=("$(printf '%-12s %-8s %5ss  %s' "$name" "$res" "$dt" "$note")")
+    printf '%s\n' "${RESULTS[-1]}" >>"$OUT/summary.txt"   # survives a kill of the whole run
+    echo "   -> $res (rc $rc, ${dt}s); log $OUT/$name.log"
+    tail -n 25 "$OUT/$name.log" | sed 's/^/   | /'
+}
+
+{
+    echo "host: $(hostname)  date: $(date -u +%FT%TZ)"
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+    echo "data: $BGNN_DATA_DIR"; ls "$BGNN_DATA_DIR" 2>&1
+    command -v nvcc >/dev/null && nvcc --version | tail -n 2
+} >"$OUT/env.log" 2>&1
+cat "$OUT/env.log"
+printf '%-12s %-8s %6s  %s\n' step result time notes >"$OUT/summary.txt"
+
+# No bison/flex on the GPU machine: use parser/lexer sources generated elsewhere and carried in
+# .carry/generated (cp build/generated/{parser,lexer}.[ch] .carry/generated/).
+PREGEN=()
+if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
+    [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
+fi
+step configure 60 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBG_SHARED_DATA="$BGNN_DATA_DIR" "${PREGEN[@]}"
+step build 180 make -C "$BUILD" -j"$JOBS"
+if [[ ! -x $BUILD/bgnnc ]]; then
+    printf '%s\n' "${RESULTS[@]}"
+    echo "build failed; see $OUT/build.log"
+    exit 1
+fi
+
+step gpu_tests 200 ctest --test-dir "$BUILD" -L gpu --output-on-failure
+step host_jit 60 "$BUILD/host_jit" "$ROOT"
+
+# The CLI end to end on Cora: JIT (twice: cold then cache hit), AOT cubin, CPU reference.
+cli() {
+    local w=$BUILD/gcn_bin_w.safetensors c=$BUILD/gcn_bin.cubin d=$BGNN_DATA_DIR/cora
+    "$BUILD/bgnnc" gen-weights examples/gcn_bin.bgnn --seed 1 -o "$w" &&
+    "$BUILD/bgnnc" run examples/gcn_bin.bgnn --data "$d" --weights "$w" --target gpu --repeat 50 &&
+    "$BUILD/bgnnc" run examples/gcn_bin.bgnn --data "$d" --weights "$w" --target gpu --repeat 50 --logits "$BUILD/gpu.npy" &&
+    "$BUILD/bgnnc" examples/gcn_bin.bgnn -o "$c" &&
+    "$BUILD/bgnnc" run "$c" --data "$d" --weights "$w" --target gpu --repeat 50 &&
+    "$BUILD/bgnnc" run examples/gcn_bin.bgnn --data "$d" --weights "$w" --target cpu --logits "$BUILD/cpu.npy" &&
+    cmp "$BUILD/gpu.npy" "$BUILD/cpu.npy" && echo "logits: GPU and CPU files identical" &&
+    { "$BUILD/bgnnc" run "$c" --data "$d" --weights "$w" --target cpu; [[ $? == 2 ]]; }
+}
+export -f cli
+export BUILD
+step cli 90 bash -c cli
+
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1)
+if [[ -n $SAN ]]; then
+    step memcheck 150 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step racecheck 120 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+else
+    RESULTS+=("$(printf '%-12s %-8s %6s  %s' sanitizer missing - "compute-sanitizer not found")")
+fi
+step cpu_tests 200 ctest --test-dir "$BUILD" -LE gpu -j"$JOBS" --output-on-failure
+
+echo
+echo "==== bgnn GPU suite: $(head -n 1 "$OUT/env.log")"
+printf '%-12s %-8s %6s  %s\n' step result time notes
+printf '%s\n' "${RESULTS[@]}"
+exit $FAILED
