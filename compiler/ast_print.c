@@ -7,28 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    char *p;
-    size_t n, cap;
-} Out;
-
-static void put(Out *o, const char *fmt, ...) BG_PRINTF(2, 3);
-static void put(Out *o, const char *fmt, ...) {
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) k = 0;
-    if (o->n + (size_t)k + 1 > o->cap) {
-        o->cap = (o->n + (size_t)k + 1) * 2;
-        o->p = realloc(o->p, o->cap);
-        if (!o->p) abort();
-    }
-    vsnprintf(o->p + o->n, (size_t)k + 1, fmt, ap2);
-    va_end(ap2);
-    o->n += (size_t)k;
-}
+typedef BgStrBuf Out;
+#define put bg_sb_printf
 
 static void print_string(Out *o, const char *s) {
     put(o, "\"");
@@ -86,7 +66,6 @@ static void print_type(Out *o, const BgAstType *t) {
 
 char *bg_ast_print(const BgAst *ast) {
     Out o = {0};
-    put(&o, "%s", "");
     for (int i = 0; i < ast->nstmts; i++) {
         const BgAstStmt *s = &ast->stmts[i];
         int line, col;
@@ -113,5 +92,5 @@ char *bg_ast_print(const BgAst *ast) {
         }
         put(&o, "\n");
     }
-    return o.p;
+    return bg_sb_take(&o);
 }

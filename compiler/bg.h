@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,15 @@ char *bg_arena_strndup(BgArena *a, const char *s, size_t n);
 char *bg_arena_printf(BgArena *a, const char *fmt, ...) BG_PRINTF(2, 3);
 void *bg_xmalloc(size_t n);                             /* malloc or abort (host buffers) */
 void *bg_xcalloc(size_t n, size_t sz);
+
+/* ===== strbuf.c: growable strings ===================================================== */
+typedef struct BgStrBuf {
+    char *p;      /* NUL-terminated once anything was appended; malloc'd */
+    size_t n, cap;
+} BgStrBuf;
+void bg_sb_append(BgStrBuf *b, const char *s, size_t n);
+void bg_sb_printf(BgStrBuf *b, const char *fmt, ...) BG_PRINTF(2, 3);
+char *bg_sb_take(BgStrBuf *b); /* the string (never NULL; caller frees); b is reset */
 
 /* ===== source.c: source text and locations ========================================== */
 typedef struct BgLoc {
@@ -90,6 +100,18 @@ void bg_diag_note_at(BgDiagSink *d, const BgSource *src, BgLoc loc, const char *
 /* gcc-style text: "file:line:col: error[E0203]: msg", source line, caret; notes after. */
 char *bg_diag_render(const BgDiagSink *d); /* malloc'd */
 const char *bg_diag_title(int code);
+
+/* ===== fileio.c: reading and atomic writing ========================================== */
+/* Reads a whole file (at most 16 MiB) into malloc'd memory, NUL-terminated. */
+char *bg_read_file(const char *path, size_t *len, BgDiagSink *d);
+/* Writes a whole file atomically (PATH.tmp.PID, then rename). */
+bool bg_write_file_atomic(const char *path, const void *data, size_t len, BgDiagSink *d);
+/* Streaming form: create the temp file, write to it, then finish: with ok, rename it over
+ * path; without (or on any error), remove it and report.  finish frees tmp. */
+FILE *bg_atomic_create(const char *path, char **tmp, BgDiagSink *d);
+bool bg_atomic_finish(FILE *f, char *tmp, const char *path, bool ok, BgDiagSink *d);
+/* Writes n floats little-endian whatever the host's byte order. */
+bool bg_write_f32_le(FILE *f, const float *data, size_t n);
 
 /* ===== tensor.c: host tensors ======================================================== */
 typedef enum { BG_DT_F32, BG_DT_B1, BG_DT_I32, BG_DT_I64 } BgDType;
@@ -404,10 +426,6 @@ typedef struct BgCompileOpts {
 BgModule *bg_compile_file(BgArena *a, const char *path, const BgCompileOpts *o, BgDiagSink *d);
 BgModule *bg_compile_text(BgArena *a, const char *name, const char *text, size_t len,
                           const BgCompileOpts *o, BgDiagSink *d);
-/* Reads a whole file into malloc'd memory (NUL-terminated). */
-char *bg_read_file(const char *path, size_t *len, BgDiagSink *d);
-/* Writes a whole file atomically (path.tmp.PID then rename). */
-bool bg_write_file_atomic(const char *path, const void *data, size_t len, BgDiagSink *d);
 
 /* ===== bind.c: resolve a module's leaves against data and weights ==================== */
 typedef struct BgBindings {

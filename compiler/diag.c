@@ -99,30 +99,9 @@ const char *bg_diag_title(int code) {
     }
 }
 
-/* A growable string buffer for rendering. */
-typedef struct {
-    char *p;
-    size_t n, cap;
-} Buf;
+#define bput bg_sb_printf
 
-static void bput(Buf *b, const char *fmt, ...) BG_PRINTF(2, 3);
-static void bput(Buf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = vfmt(fmt, ap);
-    va_end(ap);
-    size_t k = strlen(s);
-    if (b->n + k + 1 > b->cap) {
-        b->cap = (b->n + k + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p) abort();
-    }
-    memcpy(b->p + b->n, s, k + 1);
-    b->n += k;
-    free(s);
-}
-
-static void render_source_line(Buf *b, const BgSource *s, BgLoc loc) {
+static void render_source_line(BgStrBuf *b, const BgSource *s, BgLoc loc) {
     int line, col;
     bg_source_linecol(s, loc.off, &line, &col);
     uint32_t start = s->line_start[line - 1];
@@ -139,8 +118,7 @@ static void render_source_line(Buf *b, const BgSource *s, BgLoc loc) {
 }
 
 char *bg_diag_render(const BgDiagSink *d) {
-    Buf b = {0};
-    bput(&b, "%s", "");
+    BgStrBuf b = {0};
     for (int i = 0; i < d->n; i++) {
         const BgDiag *g = &d->items[i];
         const char *sev = g->sev == BG_SEV_ERROR ? "error" : g->sev == BG_SEV_WARNING ? "warning" : "note";
@@ -155,5 +133,5 @@ char *bg_diag_render(const BgDiagSink *d) {
             bput(&b, "%s: %s\n", sev, g->msg);
         if (g->src) render_source_line(&b, g->src, g->loc);
     }
-    return b.p;
+    return bg_sb_take(&b);
 }

@@ -398,43 +398,9 @@ bool bg_npy_save_f32(const char *path, const float *data, int rank, const int64_
     pre[total - 1] = '\n';
     size_t numel = (size_t)(rank == 2 ? dim[0] * dim[1] : dim[0]);
 
-    size_t plen = strlen(path);
-    char *tmp = bg_xmalloc(plen + 32);
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        bg_diag_error(d, BG_E_WRITE, "%s: cannot create '%s': %s", path, tmp, strerror(errno));
-        free(tmp);
-        return false;
-    }
-    bool ok = fwrite(pre, 1, (size_t)total, f) == (size_t)total;
-    /* Little-endian output independent of the host: write through a byte buffer. */
-    unsigned char buf[4096];
-    for (size_t i = 0; ok && i < numel;) {
-        size_t k = 0;
-        for (; k < sizeof buf / 4 && i < numel; k++, i++) {
-            uint32_t u;
-            memcpy(&u, &data[i], 4);
-            buf[4 * k] = (unsigned char)u;
-            buf[4 * k + 1] = (unsigned char)(u >> 8);
-            buf[4 * k + 2] = (unsigned char)(u >> 16);
-            buf[4 * k + 3] = (unsigned char)(u >> 24);
-        }
-        ok = fwrite(buf, 4, k, f) == k;
-    }
-    int err = ok ? 0 : errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok) {
-        remove(tmp);
-        bg_diag_error(d, BG_E_WRITE, "%s: write failed: %s", path, strerror(err));
-    }
-    free(tmp);
-    return ok;
+    char *tmp;
+    FILE *f = bg_atomic_create(path, &tmp, d);
+    if (!f) return false;
+    bool ok = fwrite(pre, 1, (size_t)total, f) == (size_t)total && bg_write_f32_le(f, data, numel);
+    return bg_atomic_finish(f, tmp, path, ok, d);
 }

@@ -659,13 +659,9 @@ bool bg_safetensors_save_f32(const char *path, int n, const char *const *names,
     bputs(&b, "}");
     while (b.n % 8) bputs(&b, " ");
 
-    size_t plen = strlen(path);
-    char *tmpname = bg_xmalloc(plen + 32);
-    snprintf(tmpname, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmpname, "wb");
+    char *tmpname;
+    FILE *f = bg_atomic_create(path, &tmpname, d);
     if (!f) {
-        bg_diag_error(d, BG_E_WRITE, "%s: cannot create '%s': %s", path, tmpname, strerror(errno));
-        free(tmpname);
         free(b.p);
         free(numel);
         return false;
@@ -673,32 +669,8 @@ bool bg_safetensors_save_f32(const char *path, int n, const char *const *names,
     unsigned char lenb[8];
     for (int k = 0; k < 8; k++) lenb[k] = (unsigned char)((uint64_t)b.n >> (8 * k));
     bool ok = fwrite(lenb, 1, 8, f) == 8 && fwrite(b.p, 1, b.n, f) == b.n;
-    unsigned char buf[4096];
-    for (int i = 0; ok && i < n; i++) {
-        for (int64_t e = 0; ok && e < numel[i];) {
-            size_t k = 0;
-            for (; k < sizeof buf / 4 && e < numel[i]; k++, e++) {
-                uint32_t u;
-                memcpy(&u, &data[i][e], 4);
-                for (int q = 0; q < 4; q++) buf[4 * k + (size_t)q] = (unsigned char)(u >> (8 * q));
-            }
-            ok = fwrite(buf, 4, k, f) == k;
-        }
-    }
-    int err = ok ? 0 : errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (ok && rename(tmpname, path) != 0) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok) {
-        remove(tmpname);
-        bg_diag_error(d, BG_E_WRITE, "%s: write failed: %s", path, strerror(err));
-    }
-    free(tmpname);
+    for (int i = 0; ok && i < n; i++) ok = bg_write_f32_le(f, data[i], (size_t)numel[i]);
+    ok = bg_atomic_finish(f, tmpname, path, ok, d);
     free(b.p);
     free(numel);
     return ok;

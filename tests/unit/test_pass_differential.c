@@ -64,8 +64,8 @@ static void check_dir(const char *dir, BgGraph *g, int *count) {
     }
     closedir(dd);
     for (int i = 0; i < n; i++) {
-        char p[4096];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        char p[8192];
+        snprintf(p, sizeof p, "%.4000s/%.255s", dir, names[i]);
         check_model(p, g);
         (*count)++;
     }
