@@ -2,6 +2,7 @@
  * errors, limits, and every truncation of a small file. */
 #include "bg.h"
 #include "bgtest.h"
+#include "loadcheck.h"
 
 #include <unistd.h>
 
@@ -22,18 +23,8 @@ static bool load_n(const char *text, size_t n, BgCoo *c, int *code, char *msg, s
     memset(c, 0x5a, sizeof *c);
     BgCoo before = *c;
     bool ok = bg_mtx_load(path, c, &d);
-    if (!ok) {
-        CHECK_EQ_INT(d.n, 1);
-        CHECK(memcmp(c, &before, sizeof *c) == 0);
-        if (d.n) {
-            CHECK(strncmp(d.items[0].msg, path, strlen(path)) == 0);
-            if (code) *code = d.items[0].code;
-            if (msg) snprintf(msg, msz, "%s", d.items[0].msg);
-        }
-    } else {
-        CHECK_EQ_INT(d.n, 0);
-    }
-    bg_diag_free(&d);
+    if (!ok) CHECK(memcmp(c, &before, sizeof *c) == 0);
+    check_load_diag(ok, &d, path, code, msg, msz);
     return ok;
 }
 static bool load(const char *text, BgCoo *c, int *code, char *msg, size_t msz) {

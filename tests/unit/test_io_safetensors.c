@@ -3,6 +3,7 @@
  * save -> load round trips. */
 #include "bg.h"
 #include "bgtest.h"
+#include "loadcheck.h"
 
 #include <stdint.h>
 #include <unistd.h>
@@ -33,18 +34,8 @@ static bool load(size_t n, BgSafetensors *s, int *code, char *msg, size_t msz) {
     memset(s, 0x5a, sizeof *s);
     BgSafetensors before = *s;
     bool ok = bg_safetensors_load(path, s, &d);
-    if (!ok) {
-        CHECK_EQ_INT(d.n, 1);
-        CHECK(memcmp(s, &before, sizeof *s) == 0);
-        if (d.n) {
-            CHECK(strncmp(d.items[0].msg, path, strlen(path)) == 0);
-            if (code) *code = d.items[0].code;
-            if (msg) snprintf(msg, msz, "%s", d.items[0].msg);
-        }
-    } else {
-        CHECK_EQ_INT(d.n, 0);
-    }
-    bg_diag_free(&d);
+    if (!ok) CHECK(memcmp(s, &before, sizeof *s) == 0);
+    check_load_diag(ok, &d, path, code, msg, msz);
     return ok;
 }
 
