@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# run_models.sh - the end-to-end model benchmark (docs/performance.md, "End-to-end models")
+# in one command on a GPU machine, from the repository root:
+#
+#   OUT=/some/dir bench/run_models.sh [models_bench.py options]
+#
+# Builds libbgnn (Release, into $BUILD, default build-models/; with the parser/lexer sources
+# from .carry/generated when bison/flex are missing: tools/prepare_carry.sh fills it), builds
+# bench/bgnn_time.c against it with cc, then runs bench/models_bench.py: PyG, the PyTorch
+# simulation and bgnn (through bgnn_time) on Cora, PubMed (random features) and the
+# Reddit-sized R-MAT graph, all in one run on one GPU.  Writes to $OUT: build.log, env.log,
+# models_bench.log, models_results.json, models_table.md, performance_models.png.
+# Data: $BGNN_DATA_DIR (default .carry/data, with cora/ and pubmed/graph.mtx).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/models-bench-out}
+BUILD=${BUILD:-$ROOT/build-models}
+mkdir -p "$OUT" "$BUILD"
+export BGNN_DATA_DIR=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+export BGNN_CACHE_DIR=${BGNN_CACHE_DIR:-$BUILD/jit-cache}
+export BGNN_DUMP_DIR=${BGNN_DUMP_DIR:-$OUT/nvrtc-dumps}
+
+{
+    echo "host: $(hostname)  date: $(date -u +%FT%TZ)"
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+    command -v nvcc >/dev/null && nvcc --version | tail -n 2
+    python3 -c 'import torch, torch_geometric as g; print("torch", torch.__version__, "pyg", g.__version__)' 2>&1
+} >"$OUT/env.log" 2>&1 || true
+cat "$OUT/env.log"
+
+PREGEN=()
+if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
+    [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
+fi
+t0=$SECONDS
+if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
+       cmake --build "$BUILD" --target bgnn -j"$(nproc)" &&
+       cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/runtime/include" "$ROOT/bench/bgnn_time.c" \
+          "$BUILD/libbgnn.a" -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
+    tail -n 30 "$OUT/build.log"
+    echo "run_models.sh: build failed (log: $OUT/build.log)"
+    exit 1
+fi
+echo "built libbgnn and bgnn_time in $((SECONDS - t0)) s"
+
+PYTHONUNBUFFERED=1 python3 "$ROOT/bench/models_bench.py" --bgnn-time "$BUILD/bgnn_time" \
+    --data "$BGNN_DATA_DIR" --out "$OUT" "$@" 2>&1 | tee "$OUT/models_bench.log"
