@@ -466,7 +466,8 @@ static Val call_layer(Sema *s, Call *c) {
     }
     if (strcmp(n, "gcn_conv") == 0) {
         if (!variant_ok(s, c, false) || !check_arity(s, c, 3, 4, "(x, A, W[, bias])")) return POISON;
-        bool okp = attr_prec(s, c, "mm", "FFF", mm) & attr_prec(s, c, "agg", "FFF", agg);
+        bool okp = attr_prec(s, c, "mm", "FFF", mm);
+        okp = attr_prec(s, c, "agg", "FFF", agg) && okp; /* both checked: every error reported */
         int bm = attr_choice(s, c, "bin", bin_modes, BINM_NONE);
         check_attrs_used(s, c, "mm, agg, bin");
         Val x = operand(s, c, 0), A = graph_operand(s, c, 1), w = param_operand(s, c, 2);
@@ -485,8 +486,9 @@ static Val call_layer(Sema *s, Call *c) {
     if (strcmp(n, "sage_conv") == 0 || strcmp(n, "graph_conv") == 0) {
         bool sage = n[0] == 's';
         if (!variant_ok(s, c, false) || !check_arity(s, c, 4, 5, "(x, A, W, W_root[, bias])")) return POISON;
-        bool okp = attr_prec(s, c, "mm", "FFF", mm) & attr_prec(s, c, "agg", "FFF", agg) &
-                   attr_prec(s, c, "add", "FFF", add);
+        bool okp = attr_prec(s, c, "mm", "FFF", mm);
+        okp = attr_prec(s, c, "agg", "FFF", agg) && okp;
+        okp = attr_prec(s, c, "add", "FFF", add) && okp;
         int bm = attr_choice(s, c, "bin", bin_modes, BINM_NONE);
         check_attrs_used(s, c, "mm, agg, add, bin");
         Val x = operand(s, c, 0), A = graph_operand(s, c, 1);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# setup_fuzz.sh - what the reliability stages of .ci/run need beyond tools/setup.sh, on a
+# fresh Debian machine: clang with libFuzzer and the sanitizer runtimes (the BGNN_FUZZ=ON
+# build, tests/fuzz) and valgrind.  Checks by doing (a -fsanitize=fuzzer link), installs only
+# what is missing.  docs/reliability.md.
+set -euo pipefail
+need=()
+command -v clang >/dev/null 2>&1 || need+=(clang)
+command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+fuzz_links() {
+  command -v clang >/dev/null 2>&1 || return 1
+  local t
+  t=$(mktemp -d)
+  printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' > "$t/f.c"
+  local rc=0
+  clang -fsanitize=fuzzer,address,undefined "$t/f.c" -o "$t/f" >/dev/null 2>&1 || rc=1
+  rm -rf "$t"
+  return $rc
+}
+if ! fuzz_links; then
+  need+=(libclang-rt-dev) # Debian: libFuzzer + ASan/UBSan runtimes for the default clang
+fi
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup_fuzz: installing ${need[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "setup_fuzz: need root (or sudo) to install ${need[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fuzz_links || { echo "setup_fuzz: clang -fsanitize=fuzzer still does not link" >&2; exit 1; }
