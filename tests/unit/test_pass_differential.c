@@ -85,7 +85,7 @@ int main(void) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/examples", src);
     check_dir(dir, &g, &count);
-    static const char *const pass_dirs[] = {"elim-scale-binarize", "fuse-bin", "dce", NULL};
+    static const char *const pass_dirs[] = {"cse", "elim-scale-binarize", "fuse-bin", "dce", NULL};
     for (int i = 0; pass_dirs[i]; i++) {
         snprintf(dir, sizeof dir, "%s/tests/passes/%s", src, pass_dirs[i]);
         check_dir(dir, &g, &count);

@@ -283,7 +283,7 @@ def ref_forward(model, ds, P, exact=True):
                 v = bin_linear(h, P['conv%d.lin_r.weight' % i])
                 h = u + v
                 if i == 1:
-                    h = relu(h)
+                    h = standardize(relu(h))     # hr = relu(h); hs = standardize(hr) {eps: 1e-4}
             y = h
         elif model == 'saint_bin':
             A = ds.graph(False, 'sym')
@@ -293,7 +293,7 @@ def ref_forward(model, ds, P, exact=True):
             for i in (1, 2):
                 a = A.spmm(bin_linear(h, P['conv%d.lin_rel.weight' % i]), exact)
                 v = bin_linear(h, P['conv%d.lin_root.weight' % i], P['conv%d.lin_root.bias' % i])
-                h = relu(a + v)
+                h = a + v                        # no relu: layer 2 binarises h1 itself
                 rs.append(h)
             c = torch.cat(rs, dim=1)
             y = bmm_ff(c, P['lin.weight'], exact) + P['lin.bias']
