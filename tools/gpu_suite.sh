@@ -5,7 +5,8 @@
 #
 # Configures and builds (Release, make -j16) into build-gpu/, then runs: ctest -L gpu, the
 # host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
-# memcheck and racecheck on the GPU example test (quick mode: synthetic graphs), and
+# memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
+# synthetic graphs), and
 # ctest -LE gpu.  Logs go to $OUT/<step>.log; a table of steps, results and times ends the
 # output.  Data: BGNN_DATA_DIR (default $PWD/.carry/data, holding cora/ and mutag/).
 # SUITE_SKIP="memcheck racecheck" leaves steps out (default: cpu_tests, which CI runs);
@@ -97,6 +98,8 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 
 if [[ -n $SAN ]]; then
     step memcheck 150 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     step racecheck 120 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step synccheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool synccheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
 else
     RESULTS+=("$(printf '%-12s %-8s %6s  %s' sanitizer missing - "compute-sanitizer not found")")
 fi
