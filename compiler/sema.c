@@ -876,6 +876,12 @@ static void decl_input(Sema *s, const BgAstStmt *st) {
         if (st->value->kind != BG_AST_STRING || !*st->value->text) {
             err(s, BG_E_OPERAND_KIND, st->value->loc, "an input's source is a file name in the data directory, such as \"features.npy\"");
             ok = false;
+        } else if (strcmp(st->value->text, "features.npy") != 0) {
+            /* The runtime binds one feature file per graph; say so rather than ignore it. */
+            err(s, BG_E_BAD_ATTR, st->value->loc,
+                "inputs are read from the data directory's features.npy; other files (\"%s\") are not supported yet",
+                st->value->text);
+            ok = false;
         } else {
             file = st->value->text;
         }
