@@ -24,6 +24,7 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: bgnnc MODEL.bgnn [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=P1,P2] [--print-after=PASS|all]\n"
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
+    "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
     "                 [--logits OUT.npy] [--repeat N]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
@@ -35,6 +36,8 @@ static const char usage_text[] =
     "                     compile it with NVRTC into a cubin with the manifest inside\n"
     "  --arch=sm_XX       GPU architecture (--emit=cuda: default sm_90; cubin: the GPU\n"
     "                     present, else sm_90)\n"
+    "  --stats            kernels, launches, grid syncs, device memory and the bytes each\n"
+    "                     launch must move, at --nodes=N --edges=E --graphs=G (default Cora)\n"
     "  --passes=LIST      run these passes (comma separated) instead of the default pipeline;\n"
     "                     --passes= (empty) stops after lowering\n"
     "  --print-after=PASS print the IR after PASS (or after every pass: all)\n"
@@ -128,9 +131,21 @@ static bool write_cubin(const BgModule *m, const char *arch, const char *out, Bg
 static int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *emit = NULL, *out = NULL, *passes = NULL, *after = NULL;
     const char *arch = NULL;
+    bool stats = false;
+    long long sz[3] = {2708, 10556, 1}; /* --stats sizes: Cora's N and E, one graph */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--emit=", 7) == 0) emit = a + 7;
+        else if (strcmp(a, "--stats") == 0) stats = true;
+        else if (strncmp(a, "--nodes=", 8) == 0 || strncmp(a, "--edges=", 8) == 0 || strncmp(a, "--graphs=", 9) == 0) {
+            const char *v = strchr(a, '=') + 1;
+            char *end;
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            if (errno || *end || x < 0 || x > (1LL << 40)) return usage_error("bad size in '%s'", a);
+            sz[a[2] == 'n' ? 0 : a[2] == 'e' ? 1 : 2] = x;
+            stats = true;
+        }
         else if (strncmp(a, "--arch=", 7) == 0) arch = a + 7;
         else if (strcmp(a, "--arch") == 0) {
             if (++i >= argc) return usage_error("%s needs an architecture (sm_XX)", a);
@@ -188,6 +203,15 @@ static int cmd_compile(int argc, char **argv) {
             o.ud = &pa;
         }
         BgModule *m = bg_compile_file(a, model, &o, &d);
+        if (m && stats) {
+            BgPlan *p = bg_plan_build(m, a, &d);
+            if (p) {
+                p->arch = arch;
+                char *s = bg_plan_stats(p, sz[0], sz[1], sz[2]);
+                fputs(s, stdout);
+                free(s);
+            }
+        }
         if (m && cubin) {
             rc = write_cubin(m, arch, out, &d) ? 0 : EXIT_INPUT;
         } else if (m && emit) {

@@ -66,3 +66,9 @@ foreach(n gcn_bin gcn_fp32)
   bgnn_add_golden(codegen.${n} ${GOLD}/codegen/${n}.cu.expected stdout 0 ../examples/${n}.bgnn --emit=cuda --arch=sm_90)
   set_tests_properties(codegen.${n} PROPERTIES LABELS codegen)
 endforeach()
+
+# bgnnc --stats (kernels, launches, compulsory bytes per launch at Cora's sizes).
+foreach(n gcn_bin gcn_fp32)
+  bgnn_add_golden(stats.${n} ${GOLD}/codegen/${n}.stats.expected stdout 0 ../examples/${n}.bgnn --stats)
+  set_tests_properties(stats.${n} PROPERTIES LABELS codegen)
+endforeach()

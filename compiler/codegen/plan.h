@@ -154,6 +154,9 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
 int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
+/* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in
+ * N, E (graph entries) and G, evaluated at the given sizes (bgnnc --stats); malloc'd. */
+char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g);
 /* Names for text (manifest, debugging): "f32", "b1", "b1t", "i64", "i32"; "temp", "input",
  * "param", "param_scale", "graph", "graph_ptr"; "rowptr", "col", "rowf", "colf", "w". */
 const char *bg_plan_kind_name(BgBufKind k);

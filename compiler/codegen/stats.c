@@ -1,0 +1,84 @@
+/* stats.c - what a plan costs per run (bgnnc --stats): kernels, launches, grid-wide syncs,
+ * device buffers, and the bytes each launch must move at least (every operand buffer read
+ * once, the output written once), as a formula in N (nodes), E (graph entries, self loops
+ * counted per graph declaration) and G (graphs), and evaluated for given sizes.  This is the
+ * compulsory traffic: the floor the kernels are measured against. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Bytes of a buffer as coefficients of (1, N, E, G). */
+typedef struct {
+    double c, n, e, g;
+} Cost;
+
+static Cost buf_cost(const BgPlan *p, const BgPlanBuf *b, int64_t n_self) {
+    double per_row = (double)b->width * (double)bg_plan_elem_size(b->kind);
+    Cost k = {0, 0, 0, 0};
+    switch (b->rows.kind) {
+    case BG_ROWS_CONST: k.c = per_row * (double)b->rows.value; break;
+    case BG_ROWS_N: k.n = per_row; break;
+    case BG_ROWS_N1: k.n = per_row; k.c = per_row; break;
+    case BG_ROWS_G: k.g = per_row; break;
+    case BG_ROWS_G1: k.g = per_row; k.c = per_row; break;
+    case BG_ROWS_NNZ:
+        k.e = per_row;
+        /* a graph with self loops has up to N more entries */
+        if (b->rows.graph >= 0 && b->rows.graph < p->ngraphs && p->graphs[b->rows.graph].self_loops)
+            k.n = per_row * (double)n_self;
+        break;
+    }
+    return k;
+}
+
+static double eval(Cost k, int64_t n, int64_t e, int64_t g) {
+    return k.c + k.n * (double)n + k.e * (double)e + k.g * (double)g;
+}
+
+static void fmt_cost(BgStrBuf *s, Cost k) {
+    bool any = false;
+    if (k.n) { bg_sb_printf(s, "%.0f*N", k.n); any = true; }
+    if (k.e) { bg_sb_printf(s, "%s%.0f*E", any ? " + " : "", k.e); any = true; }
+    if (k.g) { bg_sb_printf(s, "%s%.0f*G", any ? " + " : "", k.g); any = true; }
+    if (k.c || !any) bg_sb_printf(s, "%s%.0f", any ? " + " : "", k.c);
+}
+
+char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
+    BgStrBuf s = {0};
+    Cost total = {0, 0, 0, 0}, mem = {0, 0, 0, 0};
+    for (int i = 0; i < p->nbufs; i++) {
+        Cost k = buf_cost(p, &p->bufs[i], 1);
+        mem.c += k.c; mem.n += k.n; mem.e += k.e; mem.g += k.g;
+    }
+    bg_sb_printf(&s, "model %s (%s)\n", p->model, p->arch ? p->arch : "no arch");
+    bg_sb_printf(&s, "kernels %d, launches per run %d, grid-wide syncs 0, device buffers %d, graph tables %d\n",
+                 p->nlaunches, p->nlaunches, p->nbufs, p->ngraphs);
+    bg_sb_printf(&s, "sizes: N = %lld nodes, E = %lld graph entries (plus N self loops where declared), G = %lld\n",
+                 (long long)n, (long long)e, (long long)g);
+    bg_sb_printf(&s, "%-24s %-40s %12s\n", "launch", "bytes moved (at least)", "at sizes");
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        Cost k = {0, 0, 0, 0};
+        for (int a = 0; a < l->nargs; a++) {
+            Cost b = buf_cost(p, &p->bufs[l->args[a]], 1);
+            k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
+        }
+        total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
+        BgStrBuf f = {0};
+        fmt_cost(&f, k);
+        char *fs = bg_sb_take(&f);
+        bg_sb_printf(&s, "%-24s %-40s %12.0f\n", l->kernel, fs, eval(k, n, e, g));
+        free(fs);
+    }
+    BgStrBuf f = {0};
+    fmt_cost(&f, total);
+    char *fs = bg_sb_take(&f);
+    bg_sb_printf(&s, "%-24s %-40s %12.0f\n", "total per run", fs, eval(total, n, e, g));
+    free(fs);
+    fmt_cost(&f, mem);
+    fs = bg_sb_take(&f);
+    bg_sb_printf(&s, "%-24s %-40s %12.0f\n", "device memory", fs, eval(mem, n, e, g));
+    free(fs);
+    return bg_sb_take(&s);
+}
