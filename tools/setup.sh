@@ -2,8 +2,9 @@
 # setup.sh - installs what bgnn needs to build on a fresh Debian machine with the CUDA
 # toolkit: a C compiler, CMake, flex and bison (the CUDA toolkit itself is not installed
 # here; without it bgnn still builds and runs on the CPU reference).
+#   tools/setup.sh [PACKAGE...]   also installs the named Debian packages (tools/setup_fuzz.sh)
 set -euo pipefail
-need=()
+need=("$@")
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)

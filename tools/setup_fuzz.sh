@@ -20,16 +20,7 @@ fuzz_links() {
 if ! fuzz_links; then
   need+=(libclang-rt-dev) # Debian: libFuzzer + ASan/UBSan runtimes for the default clang
 fi
-if [ ${#need[@]} -eq 0 ]; then
-  exit 0
+if [ ${#need[@]} -gt 0 ]; then
+  "$(dirname "$0")/setup.sh" "${need[@]}"   # the one apt-get path (root or sudo)
 fi
-echo "setup_fuzz: installing ${need[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null 2>&1 || { echo "setup_fuzz: need root (or sudo) to install ${need[*]}" >&2; exit 1; }
-  SUDO=sudo
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fuzz_links || { echo "setup_fuzz: clang -fsanitize=fuzzer still does not link" >&2; exit 1; }
