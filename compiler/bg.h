@@ -380,6 +380,7 @@ typedef struct BgModule {
     BgInst *insts;
     int ninsts, cap;
     const char *arch;   /* target attribute, e.g. "sm_90" (NULL = none) */
+    bool fused;         /* fuse-model ran: the GPU runs the whole model as one kernel */
 } BgModule;
 
 BgModule *bg_module_new(BgArena *a, const BgSource *src, const char *name);
@@ -409,6 +410,11 @@ typedef struct BgPass {
     bool in_default;       /* part of the default pipeline */
 } BgPass;
 const BgPass *bg_pass_table(int *n);
+/* fuse_model.c: the phases of the one-kernel form.  phase[i] = phase of computing
+ * instruction i (0, 1, ...), -1 for leaves and outputs; an instruction starts a new phase
+ * when it reads a value computed in the current one (a grid-wide sync separates phases).
+ * Returns the number of phases (0 when nothing is computed). */
+int bg_ir_phases(const BgModule *m, int *phase);
 const BgPass *bg_pass_find(const char *name);
 /* Runs the named passes (NULL = default pipeline), verifying after each; calls
  * after(name, m, ud) after each one (for --print-after). */

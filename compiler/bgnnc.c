@@ -26,7 +26,7 @@ static const char usage_text[] =
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
     "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
-    "                 [--logits OUT.npy] [--repeat N]\n"
+    "                 [--logits OUT.npy] [--repeat N] [--profile]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
@@ -50,6 +50,7 @@ static const char usage_text[] =
     "                     $BGNN_CACHE_DIR; a .cubin is loaded as is); auto: the GPU when\n"
     "                     one is usable, else the CPU reference\n"
     "  --logits OUT.npy   save the first float output as .npy\n"
+    "  --profile          gpu: also time each separate kernel alone (median of --repeat)\n"
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
     "                     events around the kernels, inputs already on the GPU)\n"
     "\n"
@@ -307,6 +308,7 @@ static bool is_cubin_file(const char *path) {
 typedef struct RunArgs {
     const char *model, *data, *weights, *logits;
     long repeat;
+    bool profile;
     bool cubin;
 } RunArgs;
 
@@ -411,12 +413,26 @@ static int run_gpu(const RunArgs *ra) {
     if (!bg_gpu_run_time(&g, &gm, &run, NULL, (int)ra->repeat, &median, &d)) goto done;
 
     printf("model   %s (%s)\n", p->model, ra->model);
-    printf("gpu     %s, %s, %d kernels\n", g.name, g.arch, p->nlaunches);
+    if (run.used == BG_EXEC_COOP)
+        printf("gpu     %s, %s, 1 cooperative launch of %s (%lld blocks of %d)\n", g.name, g.arch,
+               p->fused_kernel, run.coop_grid, p->fused_block);
+    else
+        printf("gpu     %s, %s, %d kernels (%s)%s%s\n", g.name, g.arch, p->nlaunches,
+               run.used == BG_EXEC_GRAPH ? "one CUDA graph launch" : "one launch each",
+               run.coop_refused[0] ? "; fused kernel not used: " : "", run.coop_refused);
     printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
     print_accuracy(&ds, &res);
     printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.3f ms (gpu, median of %ld, CUDA events)\n",
            ra->cubin ? "cubin load" : "compile", t1 - t0,
            ra->cubin ? "" : ji.cache_hit ? " (cache hit)" : " (nvrtc)", t2 - t1, t3 - t2, median, ra->repeat);
+    if (ra->profile) {
+        double *ms = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(double));
+        if (bg_gpu_run_profile(&g, &gm, &run, NULL, (int)ra->repeat, ms, &d))
+            for (int i = 0; i < p->nlaunches; i++)
+                printf("kernel  %-26s %8.2f us  (alone, median of %ld)\n", p->launches[i].kernel, 1000 * ms[i],
+                       ra->repeat);
+        free(ms);
+    }
     if (ra->logits) save_logits(ra->logits, &res, &d);
 done:
     bg_interp_result_free(&res);
@@ -460,7 +476,10 @@ static int cmd_run(int argc, char **argv) {
             target = a + 9;
             continue;
         } else if (strcmp(a, "--logits") == 0) slot = &ra.logits;
-        else if (strcmp(a, "--repeat") == 0) {
+        else if (strcmp(a, "--profile") == 0) {
+            ra.profile = true;
+            continue;
+        } else if (strcmp(a, "--repeat") == 0) {
             if (++i >= argc) return usage_error("%s needs a number", a);
             char *end;
             errno = 0;

@@ -28,6 +28,11 @@ char *bg_ir_print(const BgModule *m) {
     Out o = {0};
     put(&o, "model %s", m->name);
     if (m->arch) put(&o, " target=\"%s\"", m->arch);
+    int *phase = bg_xcalloc((size_t)m->ninsts + 1, sizeof(int));
+    int nphases = bg_ir_phases(m, phase);
+    if (m->fused)
+        put(&o, "    ; fused: 1 kernel launch, %d phases, %d grid syncs", nphases,
+            nphases > 0 ? nphases - 1 : 0);
     put(&o, "\n");
     for (int i = 0; i < m->ninsts; i++) {
         const BgInst *in = &m->insts[i];
@@ -68,7 +73,9 @@ char *bg_ir_print(const BgModule *m) {
             bg_source_linecol(m->src, in->loc.off, &line, &col);
             put(&o, "    ; %d:%d", line, col);
         }
+        if (m->fused && phase[i] >= 0) put(&o, "%s phase %d", m->src ? "" : "    ;", phase[i]);
         put(&o, "\n");
     }
+    free(phase);
     return bg_sb_take(&o);
 }

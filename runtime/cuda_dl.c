@@ -55,6 +55,12 @@ static const struct {
     {F(cuEventSynchronize), {"cuEventSynchronize", NULL}},
     {F(cuEventElapsedTime), {"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
     {F(cuEventDestroy), {"cuEventDestroy_v2", "cuEventDestroy"}},
+    {F(cuStreamBeginCapture), {"cuStreamBeginCapture_v2", "cuStreamBeginCapture"}},
+    {F(cuStreamEndCapture), {"cuStreamEndCapture", NULL}},
+    {F(cuGraphInstantiateWithFlags), {"cuGraphInstantiateWithFlags", NULL}},
+    {F(cuGraphLaunch), {"cuGraphLaunch", NULL}},
+    {F(cuGraphExecDestroy), {"cuGraphExecDestroy", NULL}},
+    {F(cuGraphDestroy), {"cuGraphDestroy", NULL}},
     {F(cuGetErrorName), {"cuGetErrorName", NULL}},
     {F(cuGetErrorString), {"cuGetErrorString", NULL}},
 };
@@ -210,6 +216,9 @@ BG_SAME(CUDA_ERROR_NO_DEVICE, BG_CUDA_ERROR_NO_DEVICE);
 BG_SAME(CUDA_ERROR_OUT_OF_MEMORY, BG_CUDA_ERROR_OUT_OF_MEMORY);
 BG_SAME(CUDA_ERROR_NOT_INITIALIZED, BG_CUDA_ERROR_NOT_INITIALIZED);
 BG_SAME(CUDA_ERROR_NOT_READY, BG_CUDA_ERROR_NOT_READY);
+BG_SAME(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, BG_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+BG_SAME(CUDA_ERROR_NOT_SUPPORTED, BG_CUDA_ERROR_NOT_SUPPORTED);
+BG_SAME(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, BG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 BG_SAME(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, BG_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 BG_SAME(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, BG_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
 BG_SAME(CU_DEVICE_ATTRIBUTE_WARP_SIZE, BG_CU_DEVICE_ATTRIBUTE_WARP_SIZE);

@@ -81,6 +81,10 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
     if (!r) return;
     if (g && g->cu.lib) {
         if (r->ptr) free_bufs(g, r);
+        if (r->bar) g->cu.cuMemFree_v2(r->bar);
+        if (r->graph_exec) g->cu.cuGraphExecDestroy(r->graph_exec);
+        if (r->graph) g->cu.cuGraphDestroy(r->graph);
+        if (r->cap_stream) g->cu.cuStreamDestroy(r->cap_stream);
         for (int i = 0; i < 2; i++)
             if (r->ev[i]) g->cu.cuEventDestroy(r->ev[i]);
     }
@@ -148,6 +152,42 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBind
     return NULL;
 }
 
+/* ---- execution modes ------------------------------------------------------------------ */
+const char *bg_exec_mode_name(BgExecMode m) {
+    static const char *const names[] = {"auto", "coop", "graph", "launches"};
+    return (unsigned)m < 4 ? names[m] : "?";
+}
+
+bool bg_exec_mode_parse(const char *s, BgExecMode *out) {
+    for (int i = 0; i < 4; i++)
+        if (s && strcmp(s, bg_exec_mode_name((BgExecMode)i)) == 0) {
+            *out = (BgExecMode)i;
+            return true;
+        }
+    return false;
+}
+
+/* BGNN_EXEC and BGNN_COOP_GRID (environment) into the instance. */
+static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
+    r->mode = BG_EXEC_AUTO;
+    const char *e = getenv("BGNN_EXEC");
+    if (e && *e && !bg_exec_mode_parse(e, &r->mode)) {
+        bg_diag_error(d, BG_E_OPTION, "BGNN_EXEC='%.40s': expected auto, coop, graph or launches", e);
+        return false;
+    }
+    const char *gs = getenv("BGNN_COOP_GRID");
+    if (gs && *gs) {
+        char *end = NULL;
+        long long v = strtoll(gs, &end, 10);
+        if (!end || *end || v < 1 || v > (1LL << 31) - 1) {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_COOP_GRID='%.40s': expected a block count from 1 to 2^31-1", gs);
+            return false;
+        }
+        r->coop_grid_request = v;
+    }
+    return true;
+}
+
 bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int *buf_inst,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
@@ -161,6 +201,12 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
     for (int gi = 0; gi < p->ngraphs; gi++) out->nnz[gi] = bd->adj[gi].nnz;
     if (!bg_gpu_make_current(g, d)) goto fail;
+    if (!exec_options(out, d)) goto fail;
+    if (p->fused) {
+        if (!bg_cuda_check(&g->cu, g->cu.cuMemAlloc_v2(&out->bar, 4), "cuMemAlloc (barrier word)", d) ||
+            !bg_cuda_check(&g->cu, g->cu.cuMemsetD32_v2(out->bar, 0, 1), "cuMemsetD32 (barrier word)", d))
+            goto fail;
+    }
 
     size_t total = 0;
     for (int b = 0; b < p->nbufs; b++) {
@@ -258,11 +304,11 @@ bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGra
 }
 
 /* ---- launches ---------------------------------------------------------------------------- */
-bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
-                       BgDiagSink *d) {
+/* Every plan launch, one kernel each. */
+static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                        BgDiagSink *d) {
     const BgPlan *p = gm->plan;
     long long nn = r->n, ng = r->ngraphs;
-    r->last_stream = stream;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *L = &p->launches[i];
         int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz);
@@ -288,6 +334,120 @@ bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream s
         }
     }
     return true;
+}
+
+/* The fused kernel in one cooperative launch.  Returns false with *refused set (and a
+ * reason in r->coop_refused, nothing reported) when the device cannot take the grid;
+ * false with a diagnostic on any other failure. */
+static bool launch_coop(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                        bool *refused, BgDiagSink *d) {
+    const BgPlan *p = gm->plan;
+    *refused = false;
+    long long need = 0;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *L = &p->launches[i];
+        int64_t t = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz) * (int64_t)L->threads_per_row;
+        long long b = t > 0 ? (long long)((t + p->fused_block - 1) / p->fused_block) : 0;
+        if (b > need) need = b;
+    }
+    if (need == 0) return true; /* nothing to compute (N = 0) */
+    long long grid = need < gm->fused_grid_max ? need : gm->fused_grid_max;
+    if (r->coop_grid_request > 0) grid = r->coop_grid_request;
+    if (gm->fused_grid_max <= 0 || grid > gm->fused_grid_max) {
+        if (gm->fused_grid_max <= 0)
+            snprintf(r->coop_refused, sizeof r->coop_refused,
+                     "%s cannot run %s cooperatively (no cooperative launch support, or no block fits)",
+                     g->name, p->fused_kernel);
+        else
+            snprintf(r->coop_refused, sizeof r->coop_refused,
+                     "a cooperative grid of %lld blocks exceeds the %d blocks of %d threads that %s holds at once",
+                     grid, gm->fused_grid_max, p->fused_block, g->name);
+        *refused = true;
+        return false;
+    }
+    long long nn = r->n, ng = r->ngraphs;
+    BgCUdeviceptr bar = r->bar;
+    void **pv = bg_xcalloc((size_t)p->nbufs + 4, sizeof *pv);
+    pv[0] = &nn;
+    pv[1] = &ng;
+    pv[2] = &bar;
+    for (int b = 0; b < p->nbufs; b++) pv[3 + b] = &r->ptr[b];
+    BgCUresult res = g->cu.cuLaunchCooperativeKernel(gm->fused_fn, (unsigned)grid, 1, 1,
+                                                     (unsigned)p->fused_block, 1, 1, 0, stream, pv);
+    free(pv);
+    if (res == BG_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || res == BG_CUDA_ERROR_NOT_SUPPORTED) {
+        char nb[64];
+        snprintf(r->coop_refused, sizeof r->coop_refused, "%s refused the cooperative launch of %lld blocks (%s)",
+                 g->name, grid, bg_cuda_error_name(&g->cu, res, nb, sizeof nb));
+        *refused = true;
+        return false;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "launching %s cooperatively (%lld blocks of %d)", p->fused_kernel, grid,
+             p->fused_block);
+    if (!bg_cuda_check(&g->cu, res, what, d)) return false;
+    r->coop_grid = grid;
+    return true;
+}
+
+/* The per-launch kernels captured once (on a private stream) into a CUDA graph, then one
+ * graph launch per run.  The graph holds this instance's buffer pointers and sizes. */
+static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                         BgDiagSink *d) {
+    if (!r->graph_exec) {
+        if (!r->cap_stream &&
+            !bg_cuda_check(&g->cu, g->cu.cuStreamCreate(&r->cap_stream, BG_CU_STREAM_NON_BLOCKING),
+                           "cuStreamCreate (graph capture)", d)) {
+            r->cap_stream = NULL;
+            return false;
+        }
+        if (!bg_cuda_check(&g->cu, g->cu.cuStreamBeginCapture(r->cap_stream, BG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                           "cuStreamBeginCapture", d))
+            return false;
+        bool ok = launch_each(g, gm, r, r->cap_stream, d);
+        BgCUgraph graph = NULL;
+        BgCUresult res = g->cu.cuStreamEndCapture(r->cap_stream, &graph);
+        if (!ok) {
+            if (res == BG_CUDA_SUCCESS && graph) g->cu.cuGraphDestroy(graph);
+            return false;
+        }
+        if (!bg_cuda_check(&g->cu, res, "cuStreamEndCapture", d)) return false;
+        r->graph = graph;
+        if (!bg_cuda_check(&g->cu, g->cu.cuGraphInstantiateWithFlags(&r->graph_exec, graph, 0),
+                           "cuGraphInstantiateWithFlags", d)) {
+            r->graph_exec = NULL;
+            return false;
+        }
+    }
+    return bg_cuda_check(&g->cu, g->cu.cuGraphLaunch(r->graph_exec, stream), "cuGraphLaunch", d);
+}
+
+bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                       BgDiagSink *d) {
+    r->last_stream = stream;
+    BgExecMode m = r->mode;
+    if (m == BG_EXEC_AUTO) m = gm->fused_fn && !r->coop_refused[0] ? BG_EXEC_COOP : BG_EXEC_GRAPH;
+    if (m == BG_EXEC_COOP) {
+        if (!gm->fused_fn) {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_EXEC=coop: model %s has no fused kernel (compiled without fuse-model)",
+                          gm->plan->model);
+            return false;
+        }
+        bool refused = false;
+        if (launch_coop(g, gm, r, stream, &refused, d)) {
+            r->used = BG_EXEC_COOP;
+            return true;
+        }
+        if (!refused) return false;
+        if (r->mode == BG_EXEC_COOP) {
+            bg_diag_error(d, BG_E_CUDA, "%s", r->coop_refused);
+            return false;
+        }
+        m = BG_EXEC_GRAPH; /* AUTO: the same work as separate kernels, recorded in coop_refused */
+    }
+    bool ok = m == BG_EXEC_GRAPH ? launch_graph(g, gm, r, stream, d) : launch_each(g, gm, r, stream, d);
+    if (ok) r->used = m;
+    return ok;
 }
 
 static bool sync_last(BgGpu *g, BgGpuRun *r, BgDiagSink *d) {
@@ -372,6 +532,52 @@ bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream str
     if (ok) {
         qsort(t, (size_t)repeat, sizeof(double), cmp_double);
         *median_ms = t[repeat / 2];
+    }
+    free(t);
+    return ok;
+}
+
+bool bg_gpu_run_profile(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, int repeat,
+                        double *ms, BgDiagSink *d) {
+    const BgPlan *p = gm->plan;
+    if (repeat < 1) repeat = 1;
+    if (!bg_gpu_make_current(g, d)) return false;
+    for (int i = 0; i < 2; i++)
+        if (!r->ev[i] && !bg_cuda_check(&g->cu, g->cu.cuEventCreate(&r->ev[i], BG_CU_EVENT_DEFAULT),
+                                        "cuEventCreate", d)) {
+            r->ev[i] = NULL;
+            return false;
+        }
+    double *t = bg_xcalloc((size_t)repeat, sizeof(double));
+    bool ok = launch_each(g, gm, r, stream, d); /* warm-up */
+    long long nn = r->n, ng = r->ngraphs;
+    for (int i = 0; i < p->nlaunches && ok; i++) {
+        const BgPlanLaunch *L = &p->launches[i];
+        int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz) * (int64_t)L->threads_per_row;
+        ms[i] = 0;
+        if (th <= 0) continue;
+        int64_t grid = (th + L->block_size - 1) / L->block_size;
+        if (grid > (1 << 30)) grid = 1 << 30;
+        BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
+        void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};
+        for (int k = 0; k < L->nargs; k++) {
+            a[k] = r->ptr[L->args[k]];
+            pv[2 + k] = &a[k];
+        }
+        for (int k = 0; k < repeat && ok; k++) {
+            float e = 0;
+            ok = bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[0], stream), "cuEventRecord", d) &&
+                 bg_cuda_check(&g->cu, g->cu.cuLaunchKernel(gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size,
+                                                            1, 1, 0, stream, pv, NULL), L->kernel, d) &&
+                 bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[1], stream), "cuEventRecord", d) &&
+                 bg_cuda_check(&g->cu, g->cu.cuEventSynchronize(r->ev[1]), "cuEventSynchronize", d) &&
+                 bg_cuda_check(&g->cu, g->cu.cuEventElapsedTime(&e, r->ev[0], r->ev[1]), "cuEventElapsedTime", d);
+            t[k] = e;
+        }
+        if (ok) {
+            qsort(t, (size_t)repeat, sizeof(double), cmp_double);
+            ms[i] = t[repeat / 2];
+        }
     }
     free(t);
     return ok;

@@ -30,6 +30,8 @@ typedef struct BgCUmod_st *BgCUmodule;
 typedef struct BgCUfunc_st *BgCUfunction;
 typedef struct BgCUstream_st *BgCUstream;
 typedef struct BgCUevent_st *BgCUevent;
+typedef struct BgCUgraph_st *BgCUgraph;
+typedef struct BgCUgraphExec_st *BgCUgraphExec;
 
 enum {
     BG_CUDA_SUCCESS = 0,
@@ -37,6 +39,8 @@ enum {
     BG_CUDA_ERROR_NOT_INITIALIZED = 3,
     BG_CUDA_ERROR_NO_DEVICE = 100,
     BG_CUDA_ERROR_NOT_READY = 600,
+    BG_CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+    BG_CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 
 /* CUdevice_attribute values used by the runtime. */
@@ -65,6 +69,7 @@ enum {
 };
 
 enum { BG_CU_STREAM_DEFAULT = 0, BG_CU_STREAM_NON_BLOCKING = 1 };
+enum { BG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1 };
 enum { BG_CU_EVENT_DEFAULT = 0, BG_CU_EVENT_BLOCKING_SYNC = 1, BG_CU_EVENT_DISABLE_TIMING = 2 };
 
 #define BG_CUDA_MIN_DRIVER 12000 /* cuDriverGetVersion value of CUDA 12.0 */
@@ -121,6 +126,13 @@ typedef struct BgCuda {
     BgCUresult (*cuEventSynchronize)(BgCUevent ev);
     BgCUresult (*cuEventElapsedTime)(float *ms, BgCUevent start, BgCUevent end);
     BgCUresult (*cuEventDestroy)(BgCUevent ev);
+    BgCUresult (*cuStreamBeginCapture)(BgCUstream stream, int mode);
+    BgCUresult (*cuStreamEndCapture)(BgCUstream stream, BgCUgraph *graph);
+    BgCUresult (*cuGraphInstantiateWithFlags)(BgCUgraphExec *exec, BgCUgraph graph,
+                                              unsigned long long flags);
+    BgCUresult (*cuGraphLaunch)(BgCUgraphExec exec, BgCUstream stream);
+    BgCUresult (*cuGraphExecDestroy)(BgCUgraphExec exec);
+    BgCUresult (*cuGraphDestroy)(BgCUgraph graph);
     BgCUresult (*cuGetErrorName)(BgCUresult r, const char **name);
     BgCUresult (*cuGetErrorString)(BgCUresult r, const char **text);
 } BgCuda;

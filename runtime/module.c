@@ -223,6 +223,22 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
             goto fail;
         }
     }
+    if (p->fused) {
+        r = g->cu.cuModuleGetFunction(&out->fused_fn, out->mod, p->fused_kernel);
+        if (r != BG_CUDA_SUCCESS) {
+            out->fused_fn = NULL;
+            bg_diag_error(d, BG_E_MANIFEST, "%s: the manifest names the fused kernel '%s', which the cubin lacks",
+                          what, p->fused_kernel);
+            goto fail;
+        }
+        /* How many blocks can be co-resident: the most a cooperative launch may ask for. */
+        int coop = 0, per_sm = 0;
+        if (g->cu.cuDeviceGetAttribute(&coop, BG_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, g->dev) == BG_CUDA_SUCCESS &&
+            coop &&
+            g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->fused_fn, p->fused_block, 0) ==
+                BG_CUDA_SUCCESS)
+            out->fused_grid_max = per_sm * g->nsm;
+    }
     return true;
 fail:
     bg_gpu_model_free(g, out);

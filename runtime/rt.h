@@ -66,6 +66,9 @@ typedef struct BgGpuModel {
     BgPlan *plan;
     BgCUmodule mod;
     BgCUfunction *fn;     /* per launch */
+    BgCUfunction fused_fn;   /* the one-kernel form (plan->fused), else NULL */
+    int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
+                                SMs); 0 when it cannot be launched cooperatively here */
 } BgGpuModel;
 
 /* Reads the plan from the cubin (bg_cubin_plan), checks its arch against the device
@@ -75,7 +78,29 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
 void bg_gpu_model_free(BgGpu *g, BgGpuModel *m);
 
 /* ===== exec.c: bound instances ======================================================== */
+/* How a bound instance runs its plan (BGNN_EXEC=auto|coop|graph|launches overrides auto):
+ *   COOP      the fused kernel, one cooperative launch (plan->fused only);
+ *   GRAPH     the per-launch kernels captured once into a CUDA graph, one graph launch;
+ *   LAUNCHES  the per-launch kernels, one cuLaunchKernel each.
+ * AUTO = COOP where the plan is fused and the device takes the grid, else GRAPH (the choice
+ * measured in docs/performance.md).  If the device refuses the cooperative grid (too large,
+ * not supported), AUTO falls back to GRAPH for this and every later run of the instance and
+ * says why in coop_refused; an explicit COOP reports the refusal as an error instead. */
+typedef enum { BG_EXEC_AUTO, BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES } BgExecMode;
+const char *bg_exec_mode_name(BgExecMode m);
+/* Parses "auto", "coop", "graph", "launches"; false for anything else. */
+bool bg_exec_mode_parse(const char *s, BgExecMode *out);
+
 typedef struct BgGpuRun {
+    BgExecMode mode;      /* requested (from BGNN_EXEC at bind time; default AUTO) */
+    BgExecMode used;      /* what the last launch used */
+    long long coop_grid;  /* blocks of the last cooperative launch */
+    long long coop_grid_request; /* BGNN_COOP_GRID (tests): ask for this many blocks */
+    char coop_refused[320]; /* why the device refused the cooperative launch ("" if not) */
+    BgCUdeviceptr bar;    /* the fused kernel's barrier word */
+    BgCUstream cap_stream; /* GRAPH: the capture stream */
+    BgCUgraph graph;
+    BgCUgraphExec graph_exec;
     int nbufs;
     BgCUdeviceptr *ptr;   /* per plan buffer (0 for an empty one) */
     size_t *bytes;
@@ -112,6 +137,10 @@ bool bg_gpu_run_read_output(BgGpu *g, const BgPlan *p, BgGpuRun *r, int i, BgTen
 /* Runs `repeat` times between CUDA events (after one warm-up run); median in ms. */
 bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                      int repeat, double *median_ms, BgDiagSink *d);
+/* Each separate kernel alone between CUDA events, `repeat` times (bgnnc run --profile);
+ * ms[i] = the median of launch i (0 for a launch with nothing to do). */
+bool bg_gpu_run_profile(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, int repeat,
+                        double *ms, BgDiagSink *d);
 void bg_gpu_run_free(BgGpu *g, BgGpuRun *r);
 /* Shape of output i for the bound sizes. */
 void bg_plan_output_shape(const BgPlan *p, int i, int64_t n, int64_t ngraphs, int *rank,

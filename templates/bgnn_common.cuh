@@ -90,6 +90,26 @@ inline void store_bits(u32 *y_row, long long word, u32 bit) {
 }
 #endif
 
+// ---- the grid-wide barrier of the fused kernel (compiler/codegen/plan.h) ----------------
+// Every block of a cooperative launch arrives once; block 0 adds 2^31 - (blocks - 1), the
+// others 1, so the counter's top bit flips exactly when the last block arrives and the low
+// bits return to their value before the barrier: the same word serves every barrier of
+// every run without being reset.  The fences order each block's writes before its arrival
+// and the waiting block's later reads after the flip.
+#ifndef BGNN_HOST_EMULATION
+__device__ __forceinline__ void grid_sync(unsigned *bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned inc = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
+        __threadfence();
+        const unsigned old = atomicAdd(bar, inc);
+        while (((old ^ *(volatile unsigned *)bar) & 0x80000000u) == 0u) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+#endif
+
 } // namespace bgnn
 
 #endif // BGNN_COMMON_CUH

@@ -45,7 +45,7 @@ step() {
         *) res=FAIL; FAILED=1 ;;
     esac
     local note
-    note=$(grep -E "tests passed|passed, .* failed|accuracy|latency|compile +cold|ERROR SUMMARY|RACECHECK SUMMARY|time +" "$OUT/$name.log" | tail -n 3 | tr '\n' ';' | cut -c1-150)
+    note=$(grep -E "tests passed|passed, .* failed|accuracy|latency|compile +cold|ERROR SUMMARY|RACECHECK SUMMARY|time +" "$OUT/$name.log" | tail -n 3 | sed -E 's/compile .*inference/inference/'  | tr '\n' ';' | cut -c1-150)
     RESULTS+=("$(printf '%-12s %-8s %5ss  %s' "$name" "$res" "$dt" "$note")")
     printf '%s\n' "${RESULTS[-1]}" >>"$OUT/summary.txt"   # survives a kill of the whole run
     echo "   -> $res (rc $rc, ${dt}s); log $OUT/$name.log"
@@ -99,10 +99,35 @@ if [[ -n $SAN ]]; then
     step memcheck 150 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     step racecheck 120 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     step synccheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool synccheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step memcheck_jit 120 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/host_jit" "$ROOT"
+    step memcheck_conc 150 env BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_concurrency"
+    step racecheck_conc 150 env BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_concurrency"
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
 else
     RESULTS+=("$(printf '%-12s %-8s %6s  %s' sanitizer missing - "compute-sanitizer not found")")
 fi
+# gcn_bin on Cora with the trained weights in each execution mode (runtime/rt.h BgExecMode).
+modes() {
+    local d=$BGNN_DATA_DIR/cora w=examples/weights/gcn_bin_cora.safetensors m
+    for m in coop graph launches; do
+        echo "-- BGNN_EXEC=$m"
+        BGNN_EXEC=$m "$BUILD/bgnnc" run examples/gcn_bin.bgnn --data "$d" --weights "$w" --target gpu --repeat 2000 $([[ $m == launches ]] && echo --profile) || return 1
+    done
+}
+export -f modes
+step exec_modes 120 bash -c modes
+# Per-kernel times of gcn_bin on Cora (separate kernels), when Nsight Systems is installed.
+NSYS=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)
+kernels() {
+    BGNN_EXEC=launches "$NSYS" profile -o "$OUT/gcn_bin_kernels" --force-overwrite true --stats=false \
+        "$BUILD/bgnnc" run examples/gcn_bin.bgnn --data "$BGNN_DATA_DIR/cora" \
+        --weights examples/weights/gcn_bin_cora.safetensors --target gpu --repeat 200 >/dev/null &&
+    "$NSYS" stats --report cuda_gpu_kern_sum --format table "$OUT/gcn_bin_kernels.nsys-rep" &&
+    rm -f "$OUT/gcn_bin_kernels.nsys-rep" "$OUT/gcn_bin_kernels.sqlite"
+}
+export -f kernels
+export NSYS OUT
+if [[ -n $NSYS ]]; then step kernels 120 bash -c kernels; fi
 step cpu_tests 200 ctest --test-dir "$BUILD" -LE gpu -j"$JOBS" --output-on-failure
 
 echo

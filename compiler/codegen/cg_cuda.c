@@ -156,6 +156,12 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     }
     case BG_OP_BMM: {
         bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
+        if (bg_plan_bmm_fb_tiled(in, wt)) { /* the tiled FB kernel (plan.c gives its shape) */
+            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, 0, 0u>(rows, %s, %s, %s, nullptr, nullptr, "
+                            "nullptr, nullptr);",
+                         in->prec[2], (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2]);
+            return true;
+        }
         bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s);", in->prec[0],
                      in->prec[1], in->prec[2], (long long)kcols(*t0), (long long)C,
                      wt ? "true" : "false", nm[0], nm[1], nm[2]);
@@ -222,6 +228,61 @@ static const char *param_base(const BgInst *in, int k, int nargs) {
     }
 }
 
+/* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */
+
+/* One kernel running every launch in order, phases separated by bgnn::grid_sync.  Every
+ * plan buffer is a parameter b<index>; the computed (TEMP) ones are neither const nor
+ * __restrict__, so no load of a value written earlier in the same kernel can go through the
+ * non-coherent read-only cache. */
+static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const char *ir, const char *src,
+                       BgDiagSink *d) {
+    int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
+    int nph = bg_plan_phases(p, phase);
+    bg_emit_line(e, "%s", "");
+    bg_emit_line(e, "// The whole model as one cooperative kernel (fuse-model): %d launches in %d phases,",
+                 p->nlaunches, nph);
+    bg_emit_line(e, "// %d grid-wide syncs.  Parameters: n, ngraphs, the barrier word, then every buffer.",
+                 nph > 0 ? nph - 1 : 0);
+    bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
+                      "        unsigned *__restrict__ bar",
+                   p->fused_block, p->fused_kernel);
+    for (int b = 0; b < p->nbufs; b++) {
+        const BgPlanBuf *pb = &p->bufs[b];
+        if (pb->role == BG_ROLE_TEMP) bg_emit_printf(e, ",\n        %s *b%d", ctype(pb->kind), b);
+        else bg_emit_printf(e, ",\n        const %s *__restrict__ b%d", ctype(pb->kind), b);
+    }
+    bg_emit_printf(e, ") {\n");
+    bg_emit_indent(e, 1);
+    bg_emit_line(e, "(void)n;");
+    bg_emit_line(e, "(void)ngraphs;");
+    bool ok = true;
+    char names[BG_PLAN_MAX_ARGS][16];
+    const char *nm[BG_PLAN_MAX_ARGS];
+    for (int i = 0; i < p->nlaunches && ok; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (i > 0 && phase[i] != phase[i - 1]) bg_emit_line(e, "bgnn::grid_sync(bar);");
+        int line = 0, col = 0;
+        const BgInst *in = &m->insts[l->inst];
+        if (m->src) bg_source_linecol(m->src, in->loc.off, &line, &col);
+        char *irl = ir_line(ir, l->inst);
+        bg_emit_line(e, "{ // phase %d, launch %d: %s:%d:%d  %s", phase[i], i, src, line, col, irl ? irl : "");
+        free(irl);
+        bg_emit_indent(e, 1);
+        row_expr(e, l->rows);
+        for (int k = 0; k < l->nargs; k++) {
+            snprintf(names[k], sizeof names[k], "b%d", l->args[k]);
+            nm[k] = names[k];
+        }
+        ok = emit_call(e, m, p, l, nm, d);
+        bg_emit_indent(e, -1);
+        bg_emit_line(e, "}");
+    }
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    free(phase);
+    return ok;
+}
+
 /* ---- the translation unit ---------------------------------------------------------- */
 
 char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
@@ -255,6 +316,12 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         }
     }
     static const char *const fam_hdr[5] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh"};
+    bool fb_tiled = false;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgInst *in = &m->insts[p->launches[i].inst];
+        if (in->op == BG_OP_BMM && bg_plan_bmm_fb_tiled(in, p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T))
+            fb_tiled = true;
+    }
 
     BgEmit e;
     bg_emit_init(&e);
@@ -265,6 +332,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     bg_emit_line(&e, "#include \"bgnn_common.cuh\"");
     for (int k = 0; k < 5; k++)
         if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
+    if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
 
     bool ok = true;
     for (int i = 0; i < p->nlaunches && ok; i++) {
@@ -305,6 +373,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_emit_indent(&e, -1);
         bg_emit_line(&e, "}");
     }
+
+    if (ok && p->fused) ok = emit_fused(&e, m, p, ir, src, d);
 
     if (ok) {
         size_t mlen = strlen(manifest);

@@ -16,6 +16,7 @@
  *            transposed=false graph=-1 garr=- inst=2          (one line)
  *   launches 9
  *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2
+ *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -151,6 +152,8 @@ char *bg_manifest_write(const BgPlan *p, const BgModule *m) {
         for (int k = 0; k < l->nargs; k++) bg_emit_printf(&e, k ? ",%d" : "%d", l->args[k]);
         bg_emit_raw(&e, "\n", 1);
     }
+    if (p->fused) bg_emit_line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
+    else bg_emit_line(&e, "fused 0 kernel=- block=0");
     bg_emit_line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
         const BgPlanOutput *o = &p->outputs[i];
@@ -683,6 +686,25 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             }
     }
 
+    {
+        long long fz, fb;
+        if (!expect_line(r, "fused", 4) || !parse_int(r, r->tok[1], "fused", 0, 1, &fz)) goto fail;
+        const char *fk = val(r, 2, "kernel");
+        if (!fk || !parse_int_field(r, 3, "block", 0, 1024, &fb)) goto fail;
+        if (fz) {
+            if (!ident_ok(fk, false) || fb < 32 || fb % 32 || p->nlaunches == 0 ||
+                p->nbufs > BG_PLAN_FUSED_MAX_BUFS) {
+                fail(r, "malformed fused kernel line");
+                goto fail;
+            }
+            p->fused = true;
+            p->fused_kernel = bg_arena_strdup(a, fk);
+            p->fused_block = (int)fb;
+        } else if (strcmp(fk, "-") != 0 || fb != 0) {
+            fail(r, "malformed fused kernel line");
+            goto fail;
+        }
+    }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;
     p->outputs = bg_arena_alloc(a, sizeof *p->outputs * (size_t)(p->noutputs + 1));
     for (int i = 0; i < p->noutputs; i++) {

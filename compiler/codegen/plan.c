@@ -33,6 +33,24 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz
     return 0;
 }
 
+bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
+    return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed;
+}
+
+int bg_plan_phases(const BgPlan *p, int *phase) {
+    int cur = -1;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        bool dep = cur < 0;
+        for (int k = 1; k < l->nargs && !dep; k++)
+            for (int j = i - 1; j >= 0 && phase[j] == cur; j--)
+                if (p->launches[j].args[0] == l->args[k]) dep = true;
+        if (dep) cur++;
+        phase[i] = cur;
+    }
+    return cur + 1;
+}
+
 size_t bg_plan_elem_size(BgBufKind k) { return k == BG_BUF_I64 ? 8 : 4; }
 
 const char *bg_plan_kind_name(BgBufKind k) {
@@ -334,6 +352,8 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             bool bb = in->prec[0] == 'B' && in->prec[1] == 'B';
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
             l->threads_per_row = tpr_for(in->type.kind, cols);
+            if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* 256 threads per 16 rows x 32 outputs */
+                l->threads_per_row = 16 * (int)((cols + 31) / 32);
             break;
         }
         case BG_OP_BSPMM: {
@@ -367,6 +387,12 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             bg_diag_error(d, BG_E_LIMIT, "plan: %%%d has too many operands", i);
             return NULL;
         }
+    }
+    /* The one-kernel form, when fuse-model asked for it and its parameters fit. */
+    if (m->fused && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {
+        c.p->fused = true;
+        c.p->fused_kernel = "bgnn_model";
+        c.p->fused_block = BLOCK;
     }
     return c.p;
 }

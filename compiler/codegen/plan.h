@@ -54,8 +54,22 @@
  * (x only); grid.x = ceil(T / block_size), which the runtime may clamp to any value >= 1
  * (kernels use grid-stride loops); when T == 0 the runtime skips the launch.  No dynamic
  * shared memory.  threads_per_row and block_size are multiples of 32 for launches whose
- * output is B1 (one warp builds one output word with __ballot_sync).
- * Launches run in order on one stream; each reads only buffers written before it. */
+ * output is B1 (one warp builds one output word with __ballot_sync), except the tiled FB
+ * kernel (bg_plan_bmm_fb_tiled), which needs block_size 256 and grid-strides over tiles of
+ * 16 rows x 32 outputs (threads_per_row = 16 per 32 outputs sizes its grid to one block per tile).
+ * Launches run in order on one stream; each reads only buffers written before it.
+ *
+ * ---- The fused kernel (fuse-model) -------------------------------------------------------
+ * When `fused`, the cubin also holds ONE kernel running every launch in order:
+ *   extern "C" __global__ void bgnn_model(long long n, long long ngraphs, unsigned *bar,
+ *                                         B0 *buf0, B1 *buf1, ...);   // every plan buffer
+ * launched cooperatively (cuLaunchCooperativeKernel) with fused_block threads per block and
+ * any grid of co-resident blocks >= 1 (the runtime sizes it from the occupancy of the loaded
+ * cubin).  Launches are grouped in phases (bg_plan_phases); a grid-wide barrier on the
+ * 32-bit counter `bar` (a device word the runtime zeroes once per bound instance; it is
+ * left reusable) separates phases.  Buffers of 0 bytes are passed as NULL.  The separate
+ * per-launch kernels stay in the cubin: the runtime uses them where cooperative launch is
+ * unavailable or the device refuses the grid. */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
@@ -145,13 +159,25 @@ typedef struct BgPlan {
     BgPlanGraph *graphs;
     int ngraphs;
     bool uses_graph_ptr;  /* some launch reads GRAPH_PTR (the model has G-shaped values) */
+    bool fused;           /* the cubin has the one-kernel form (see above) */
+    const char *fused_kernel; /* "bgnn_model" when fused, else NULL */
+    int fused_block;      /* threads per block of the fused kernel */
 } BgPlan;
+
+/* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
+#define BG_PLAN_FUSED_MAX_BUFS 500
 
 /* plan.c: builds the plan of a verified module (arena-allocated).  NULL with an error
  * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
 BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
 /* rows(e) for given scalars; nnz[g] = entries of graph g (may be NULL when no NNZ rows). */
 int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz);
+/* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a
+ * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
+int bg_plan_phases(const BgPlan *p, int *phase);
+/* Whether a BMM instruction runs the tiled FB kernel (templates/bmm_fb_tiled.cuh: F
+ * activations, canonical b1 weights): its launch has 16 threads per row per 32 outputs. */
+bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in

@@ -52,8 +52,17 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         mem.c += k.c; mem.n += k.n; mem.e += k.e; mem.g += k.g;
     }
     bg_sb_printf(&s, "model %s (%s)\n", p->model, p->arch ? p->arch : "no arch");
-    bg_sb_printf(&s, "kernels %d, launches per run %d, grid-wide syncs 0, device buffers %d, graph tables %d\n",
-                 p->nlaunches, p->nlaunches, p->nbufs, p->ngraphs);
+    if (p->fused) {
+        int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
+        int nph = bg_plan_phases(p, phase);
+        free(phase);
+        bg_sb_printf(&s, "kernels 1 fused (%s: %d phases; %d separate kernels kept as the fallback), "
+                         "launches per run 1, grid-wide syncs %d, device buffers %d, graph tables %d\n",
+                     p->fused_kernel, nph, p->nlaunches, nph > 0 ? nph - 1 : 0, p->nbufs, p->ngraphs);
+    } else {
+        bg_sb_printf(&s, "kernels %d, launches per run %d, grid-wide syncs 0, device buffers %d, graph tables %d\n",
+                     p->nlaunches, p->nlaunches, p->nbufs, p->ngraphs);
+    }
     bg_sb_printf(&s, "sizes: N = %lld nodes, E = %lld graph entries (plus N self loops where declared), G = %lld\n",
                  (long long)n, (long long)e, (long long)g);
     bg_sb_printf(&s, "%-24s %-40s %12s\n", "launch", "bytes moved (at least)", "at sizes");

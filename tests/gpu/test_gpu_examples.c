@@ -85,15 +85,35 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
     BgInterpResult res;
     memset(&res, 0, sizeof res);
     BgTensor *all = NULL;
-    bool ok = bg_gpu_run_bind(g, cs->gm, cs->m, graph, feat, 0, cs->weights, &run, NULL, &d) &&
-              bg_gpu_run_launch(g, cs->gm, &run, stream, &d);
+    bool bound = bg_gpu_run_bind(g, cs->gm, cs->m, graph, feat, 0, cs->weights, &run, NULL, &d);
     bool cpu = bg_bind(cs->m, graph, feat, cs->weights, &b, &d) &&
                bg_interp_run(cs->m, &b, &res, &all, &d);
-    CHECK(ok);
+    CHECK(bound);
     CHECK(cpu);
+    /* Every execution mode the model has: the fused cooperative kernel, a CUDA graph of the
+     * separate kernels, the separate kernels launched one by one.  Temporaries are filled
+     * with 0xff between modes, so each mode's results are its own. */
+    /* The 4th pass asks for a cooperative grid one block larger than the device holds: auto
+     * mode must refuse it cleanly and run the separate kernels (a CUDA graph) instead. */
+    static const BgExecMode modes[] = {BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES, BG_EXEC_AUTO};
+    static const char *const mode_names[] = {"coop", "graph", "launches", "too-big"};
+    for (int mi = 0; mi < 4 && bound && cpu; mi++) {
+    if ((mi == 0 || mi == 3) && !cs->gm->fused_fn) continue;
+    for (int k = 0; k < p->nbufs; k++)
+        if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k])
+            CHECK(g->cu.cuMemsetD8_v2(run.ptr[k], 0xff, run.bytes[k]) == BG_CUDA_SUCCESS);
+    CHECK(g->cu.cuCtxSynchronize() == BG_CUDA_SUCCESS);
+    run.mode = modes[mi];
+    run.coop_refused[0] = 0;
+    run.coop_grid_request = mi == 3 ? cs->gm->fused_grid_max + 1 : 0;
+    bool ok = bg_gpu_run_launch(g, cs->gm, &run, stream, &d);
+    CHECK(ok);
+    BgExecMode want = mi == 3 ? (run.n > 0 ? BG_EXEC_GRAPH : BG_EXEC_COOP) : modes[mi];
+    CHECK(!ok || run.used == want);
+    if (mi == 3 && run.n > 0) CHECK(strstr(run.coop_refused, "exceeds") != NULL);
     int nvals = 0, nbad = 0;
     double maxerr = 0;
-    if (ok && cpu) {
+    if (ok) {
         for (int k = 0; k < p->nbufs; k++) {
             const BgPlanBuf *pb = &p->bufs[k];
             if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1)) continue;
@@ -137,8 +157,9 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
         }
     }
     if (maxerr > worst_f32) worst_f32 = maxerr;
-    printf("  %-28s %-22s %2d values compared, %d differ, max f32 rel err %.2g\n", cs->model_path, what, nvals,
-           nbad, maxerr);
+    printf("  %-28s %-22s %-8s %2d values compared, %d differ, max f32 rel err %.2g\n", cs->model_path, what,
+           mode_names[mi], nvals, nbad, maxerr);
+    }
     if (d.nerrors) dump(&d);
     bg_interp_values_free(cs->m, all);
     bg_interp_result_free(&res);

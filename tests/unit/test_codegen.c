@@ -198,7 +198,11 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         const BgPlanLaunch *l = &p->launches[i];
         CHECK(l->nargs >= 1 && p->bufs[l->args[0]].role == BG_ROLE_TEMP);
         CHECK(l->block_size % 32 == 0 && l->threads_per_row >= 1);
-        if (p->bufs[l->args[0]].kind == BG_BUF_B1) CHECK(l->threads_per_row % 32 == 0);
+        /* one warp per b1 output word, except the tiled FB kernel (a block per 32 x 64 tile) */
+        if (p->bufs[l->args[0]].kind == BG_BUF_B1 &&
+            !bg_plan_bmm_fb_tiled(&m->insts[l->inst], p->bufs[l->args[2]].kind == BG_BUF_B1T))
+            CHECK(l->threads_per_row % 32 == 0);
+        if (bg_plan_bmm_fb_tiled(&m->insts[l->inst], false)) CHECK(l->block_size == 256);
         for (int k = 1; k < l->nargs; k++) CHECK(l->args[k] >= 0 && l->args[k] < p->nbufs);
     }
 

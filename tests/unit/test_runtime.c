@@ -501,6 +501,7 @@ typedef struct FakeState {
     int live;
     int launches;
     long long last_grid;
+    int coop_launches, graph_launches, captures;
 } FakeState;
 static FakeState fk;
 
@@ -548,6 +549,33 @@ static BgCUresult fk_launch(BgCUfunction fn, unsigned gx, unsigned gy, unsigned 
     return 0;
 }
 
+static BgCUresult fk_memset32(BgCUdeviceptr p, unsigned v, size_t n) {
+    for (size_t i = 0; i < n; i++) ((unsigned *)(uintptr_t)p)[i] = v;
+    return 0;
+}
+static BgCUresult fk_coop(BgCUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, unsigned smem, BgCUstream s, void **params) {
+    (void)fn, (void)s;
+    fk.coop_launches++;
+    fk.last_grid = gx;
+    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || smem != 0 || bx % 32 || gx < 1 ||
+        *(unsigned *)(uintptr_t) * (BgCUdeviceptr *)params[2] != 0u) /* the barrier word starts at 0 */
+        return 1;
+    return 0;
+}
+static BgCUresult fk_stream_create(BgCUstream *s, unsigned f) { (void)f; *s = (BgCUstream)(uintptr_t)0x51; return 0; }
+static BgCUresult fk_stream_destroy(BgCUstream s) { (void)s; return 0; }
+static BgCUresult fk_begin(BgCUstream s, int mode) { (void)s, (void)mode; fk.captures++; return 0; }
+static BgCUresult fk_end(BgCUstream s, BgCUgraph *gph) { (void)s; *gph = (BgCUgraph)(uintptr_t)0x61; return 0; }
+static BgCUresult fk_inst(BgCUgraphExec *e, BgCUgraph gph, unsigned long long f) {
+    (void)gph, (void)f;
+    *e = (BgCUgraphExec)(uintptr_t)0x71;
+    return 0;
+}
+static BgCUresult fk_glaunch(BgCUgraphExec e, BgCUstream s) { (void)e, (void)s; fk.graph_launches++; return 0; }
+static BgCUresult fk_gexec_destroy(BgCUgraphExec e) { (void)e; return 0; }
+static BgCUresult fk_graph_destroy(BgCUgraph gph) { (void)gph; return 0; }
+
 static void fake_gpu(BgGpu *g) {
     memset(g, 0, sizeof *g);
     g->cu.lib = (void *)&fk; /* never dlclosed: bg_gpu_close is not called */
@@ -559,6 +587,17 @@ static void fake_gpu(BgGpu *g) {
     g->cu.cuCtxSetCurrent = fk_setcur;
     g->cu.cuCtxSynchronize = fk_sync;
     g->cu.cuLaunchKernel = fk_launch;
+    g->cu.cuMemsetD32_v2 = fk_memset32;
+    g->cu.cuLaunchCooperativeKernel = fk_coop;
+    g->cu.cuStreamCreate = fk_stream_create;
+    g->cu.cuStreamDestroy = fk_stream_destroy;
+    g->cu.cuStreamBeginCapture = fk_begin;
+    g->cu.cuStreamEndCapture = fk_end;
+    g->cu.cuGraphInstantiateWithFlags = fk_inst;
+    g->cu.cuGraphLaunch = fk_glaunch;
+    g->cu.cuGraphExecDestroy = fk_gexec_destroy;
+    g->cu.cuGraphDestroy = fk_graph_destroy;
+    snprintf(g->name, sizeof g->name, "fake GPU");
     snprintf(g->name, sizeof g->name, "fake");
 }
 
@@ -614,7 +653,9 @@ static void test_exec_fake(void) {
         unsigned long long s = 5;
         for (int64_t q = 0; q < n * f; q++) ((float *)ft.data)[q] = bg_test_randf(&s);
 
-        BgGpuModel gm = {NULL, p, NULL, NULL};
+        BgGpuModel gm;
+        memset(&gm, 0, sizeof gm);
+        gm.plan = p;
         BgCUfunction fns[256];
         gm.fn = fns;
         fk.limit = (size_t)1 << 40;
@@ -662,8 +703,38 @@ static void test_exec_fake(void) {
             }
         }
         fk.launches = 0;
+        run.mode = BG_EXEC_LAUNCHES;
         CHECK(ok && bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
         CHECK_EQ_INT(fk.launches, p->nlaunches);
+        CHECK(run.used == BG_EXEC_LAUNCHES);
+        /* A CUDA graph: captured once, then one graph launch per run. */
+        fk.launches = fk.graph_launches = fk.captures = 0;
+        run.mode = BG_EXEC_GRAPH;
+        CHECK(ok && bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+        CHECK(fk.captures == 1 && fk.launches == p->nlaunches && fk.graph_launches == 2 && run.used == BG_EXEC_GRAPH);
+        if (p->fused) {
+            /* The fused kernel: a cooperative grid no larger than the device holds ... */
+            gm.fused_fn = (BgCUfunction)(uintptr_t)0x81;
+            gm.fused_grid_max = 3;
+            fk.coop_launches = 0;
+            run.mode = BG_EXEC_COOP;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(fk.coop_launches == 1 && fk.last_grid >= 1 && fk.last_grid <= 3 && run.used == BG_EXEC_COOP);
+            /* ... a grid too large for the device: an explicit coop request is an error naming
+             * both sizes, auto falls back to the graph of separate kernels and says why. */
+            run.coop_grid_request = 4;
+            int nd = d.n;
+            CHECK(!bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(d.n == nd + 1 && strstr(d.items[nd].msg, "4 blocks exceeds the 3 blocks") != NULL);
+            CHECK(fk.coop_launches == 1);
+            run.mode = BG_EXEC_AUTO;
+            fk.graph_launches = 0;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(run.used == BG_EXEC_GRAPH && fk.graph_launches == 1 && fk.coop_launches == 1);
+            CHECK(strstr(run.coop_refused, "exceeds") != NULL);
+            gm.fused_fn = NULL;
+            gm.fused_grid_max = 0;
+        }
         for (int i = 0; ok && i < p->noutputs; i++) {
             BgTensor t;
             CHECK(bg_gpu_run_read_output(&g, p, &run, i, &t, &d));
