@@ -420,6 +420,14 @@ static int run_gpu(const RunArgs *ra) {
         printf("gpu     %s, %s, %d kernels (%s)%s%s\n", g.name, g.arch, p->nlaunches,
                run.used == BG_EXEC_GRAPH ? "one CUDA graph launch" : "one launch each",
                run.coop_refused[0] ? "; fused kernel not used: " : "", run.coop_refused);
+    if (run.mode == BG_EXEC_AUTO && run.auto_ms[1] > 0) {
+        char fk[32];
+        if (run.auto_ms[0] > 0) snprintf(fk, sizeof fk, "%.1f us", 1000 * run.auto_ms[0]);
+        else snprintf(fk, sizeof fk, "refused");
+        printf("exec    auto chose the %s: fused cooperative kernel %s, CUDA graph of %d kernels %.1f us "
+               "(medians of %d)\n", run.auto_choice == BG_EXEC_COOP ? "fused kernel" : "CUDA graph", fk,
+               p->nlaunches, 1000 * run.auto_ms[1], BG_AUTO_TRIALS);
+    }
     printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
     print_accuracy(&ds, &res);
     printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.3f ms (gpu, median of %ld, CUDA events)\n",

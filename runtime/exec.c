@@ -304,35 +304,14 @@ bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGra
 }
 
 /* ---- launches ---------------------------------------------------------------------------- */
+static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
+                       BgDiagSink *d);
+
 /* Every plan launch, one kernel each. */
 static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                         BgDiagSink *d) {
-    const BgPlan *p = gm->plan;
-    long long nn = r->n, ng = r->ngraphs;
-    for (int i = 0; i < p->nlaunches; i++) {
-        const BgPlanLaunch *L = &p->launches[i];
-        int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz);
-        int64_t t = rows * (int64_t)L->threads_per_row;
-        if (t <= 0) continue;
-        int64_t grid = (t + L->block_size - 1) / L->block_size;
-        if (grid > (1 << 30)) grid = 1 << 30; /* kernels stride over the rest */
-        BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
-        void *pv[2 + BG_PLAN_MAX_ARGS];
-        pv[0] = &nn;
-        pv[1] = &ng;
-        for (int k = 0; k < L->nargs; k++) {
-            a[k] = r->ptr[L->args[k]];
-            pv[2 + k] = &a[k];
-        }
-        BgCUresult res = g->cu.cuLaunchKernel(gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size,
-                                              1, 1, 0, stream, pv, NULL);
-        if (res != BG_CUDA_SUCCESS) {
-            char what[160];
-            snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid,
-                     L->block_size);
-            return bg_cuda_check(&g->cu, res, what, d);
-        }
-    }
+    for (int i = 0; i < gm->plan->nlaunches; i++)
+        if (!launch_one(g, gm, r, i, stream, d)) return false;
     return true;
 }
 
@@ -422,11 +401,19 @@ static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream
     return bg_cuda_check(&g->cu, g->cu.cuGraphLaunch(r->graph_exec, stream), "cuGraphLaunch", d);
 }
 
+struct Timed;
+static bool time_median(const struct Timed *w, BgCUstream stream, int repeat, double *median_ms);
+static bool auto_choose(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d);
+
 bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                        BgDiagSink *d) {
     r->last_stream = stream;
     BgExecMode m = r->mode;
-    if (m == BG_EXEC_AUTO) m = gm->fused_fn && !r->coop_refused[0] ? BG_EXEC_COOP : BG_EXEC_GRAPH;
+    if (m == BG_EXEC_AUTO && gm->fused_fn && !r->coop_refused[0] && r->auto_choice == BG_EXEC_AUTO &&
+        !auto_choose(g, gm, r, stream, d))
+        return false;
+    if (m == BG_EXEC_AUTO)
+        m = gm->fused_fn && !r->coop_refused[0] && r->auto_choice == BG_EXEC_COOP ? BG_EXEC_COOP : BG_EXEC_GRAPH;
     if (m == BG_EXEC_COOP) {
         if (!gm->fused_fn) {
             bg_diag_error(d, BG_E_OPTION, "BGNN_EXEC=coop: model %s has no fused kernel (compiled without fuse-model)",
@@ -506,27 +493,95 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
-                     int repeat, double *median_ms, BgDiagSink *d) {
+/* Work to time: enqueue one run of something on a stream. */
+typedef struct Timed {
+    BgGpu *g;
+    const BgGpuModel *gm;
+    BgGpuRun *r;
+    int launch;          /* -1: the whole plan (bg_gpu_run_launch); else that launch alone */
+    BgDiagSink *d;
+    BgExecMode mode;     /* launch -1: run in this mode (AUTO: the instance's own) */
+} Timed;
+
+/* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block), clamped (the
+ * kernels grid-stride over the rest); skipped when there is nothing to do. */
+static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
+                       BgDiagSink *d) {
+    const BgPlanLaunch *L = &gm->plan->launches[i];
+    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz) * (int64_t)L->threads_per_row;
+    if (th <= 0) return true;
+    int64_t grid = (th + L->block_size - 1) / L->block_size;
+    if (grid > (1 << 30)) grid = 1 << 30;
+    long long nn = r->n, ng = r->ngraphs;
+    BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
+    void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};
+    for (int k = 0; k < L->nargs; k++) {
+        a[k] = r->ptr[L->args[k]];
+        pv[2 + k] = &a[k];
+    }
+    BgCUresult res = g->cu.cuLaunchKernel(gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size, 1, 1, 0,
+                                          stream, pv, NULL);
+    if (res == BG_CUDA_SUCCESS) return true;
+    char what[160];
+    snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, L->block_size);
+    return bg_cuda_check(&g->cu, res, what, d);
+}
+
+static bool enqueue(const Timed *w, BgCUstream stream) {
+    if (w->launch >= 0) return launch_one(w->g, w->gm, w->r, w->launch, stream, w->d);
+    BgExecMode keep = w->r->mode;
+    if (w->mode != BG_EXEC_AUTO) w->r->mode = w->mode;
+    bool ok = bg_gpu_run_launch(w->g, w->gm, w->r, stream, w->d);
+    w->r->mode = keep;
+    return ok;
+}
+
+/* AUTO's measurement (see rt.h): the faster of the fused kernel and the CUDA graph.  A
+ * refused cooperative launch ends it with GRAPH (the refusal is in coop_refused). */
+static bool auto_choose(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d) {
+    r->auto_choice = BG_EXEC_GRAPH; /* while measuring, and if the measurement fails */
+    Timed graph = {g, gm, r, -1, d, BG_EXEC_GRAPH};
+    if (!time_median(&graph, stream, BG_AUTO_TRIALS, &r->auto_ms[1])) return false;
+    BgDiagSink quiet;
+    bg_diag_init(&quiet);
+    r->mode = BG_EXEC_COOP;
+    bool refused = false;
+    bool coop_ok = launch_coop(g, gm, r, stream, &refused, &quiet);
+    r->mode = BG_EXEC_AUTO;
+    bg_diag_free(&quiet);
+    if (!coop_ok) {
+        if (refused) return true; /* GRAPH; why is in coop_refused */
+        return bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "cooperative launch", d);
+    }
+    Timed coop = {g, gm, r, -1, d, BG_EXEC_COOP};
+    if (!time_median(&coop, stream, BG_AUTO_TRIALS, &r->auto_ms[0])) return false;
+    r->auto_choice = r->auto_ms[0] <= r->auto_ms[1] ? BG_EXEC_COOP : BG_EXEC_GRAPH;
+    return true;
+}
+
+/* One warm-up, then `repeat` runs each between two CUDA events; the median in ms. */
+static bool time_median(const struct Timed *w, BgCUstream stream, int repeat, double *median_ms) {
+    BgGpu *g = w->g;
+    BgGpuRun *r = w->r;
     *median_ms = 0;
     if (repeat < 1) repeat = 1;
-    if (!bg_gpu_make_current(g, d)) return false;
+    if (!bg_gpu_make_current(g, w->d)) return false;
     for (int i = 0; i < 2; i++)
         if (!r->ev[i] && !bg_cuda_check(&g->cu, g->cu.cuEventCreate(&r->ev[i], BG_CU_EVENT_DEFAULT),
-                                        "cuEventCreate", d)) {
+                                        "cuEventCreate", w->d)) {
             r->ev[i] = NULL;
             return false;
         }
-    if (!bg_gpu_run_launch(g, gm, r, stream, d)) return false; /* warm-up */
+    if (!enqueue(w, stream)) return false;
     double *t = bg_xcalloc((size_t)repeat, sizeof(double));
     bool ok = true;
     for (int k = 0; k < repeat && ok; k++) {
         float ms = 0;
-        ok = bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[0], stream), "cuEventRecord", d) &&
-             bg_gpu_run_launch(g, gm, r, stream, d) &&
-             bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[1], stream), "cuEventRecord", d) &&
-             bg_cuda_check(&g->cu, g->cu.cuEventSynchronize(r->ev[1]), "cuEventSynchronize", d) &&
-             bg_cuda_check(&g->cu, g->cu.cuEventElapsedTime(&ms, r->ev[0], r->ev[1]), "cuEventElapsedTime", d);
+        ok = bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[0], stream), "cuEventRecord", w->d) &&
+             enqueue(w, stream) &&
+             bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[1], stream), "cuEventRecord", w->d) &&
+             bg_cuda_check(&g->cu, g->cu.cuEventSynchronize(r->ev[1]), "cuEventSynchronize", w->d) &&
+             bg_cuda_check(&g->cu, g->cu.cuEventElapsedTime(&ms, r->ev[0], r->ev[1]), "cuEventElapsedTime", w->d);
         t[k] = ms;
     }
     if (ok) {
@@ -537,48 +592,18 @@ bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream str
     return ok;
 }
 
+bool bg_gpu_run_time(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+                     int repeat, double *median_ms, BgDiagSink *d) {
+    Timed w = {g, gm, r, -1, d, BG_EXEC_AUTO};
+    return time_median(&w, stream, repeat, median_ms);
+}
+
 bool bg_gpu_run_profile(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, int repeat,
                         double *ms, BgDiagSink *d) {
-    const BgPlan *p = gm->plan;
-    if (repeat < 1) repeat = 1;
-    if (!bg_gpu_make_current(g, d)) return false;
-    for (int i = 0; i < 2; i++)
-        if (!r->ev[i] && !bg_cuda_check(&g->cu, g->cu.cuEventCreate(&r->ev[i], BG_CU_EVENT_DEFAULT),
-                                        "cuEventCreate", d)) {
-            r->ev[i] = NULL;
-            return false;
-        }
-    double *t = bg_xcalloc((size_t)repeat, sizeof(double));
-    bool ok = launch_each(g, gm, r, stream, d); /* warm-up */
-    long long nn = r->n, ng = r->ngraphs;
-    for (int i = 0; i < p->nlaunches && ok; i++) {
-        const BgPlanLaunch *L = &p->launches[i];
-        int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz) * (int64_t)L->threads_per_row;
-        ms[i] = 0;
-        if (th <= 0) continue;
-        int64_t grid = (th + L->block_size - 1) / L->block_size;
-        if (grid > (1 << 30)) grid = 1 << 30;
-        BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
-        void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};
-        for (int k = 0; k < L->nargs; k++) {
-            a[k] = r->ptr[L->args[k]];
-            pv[2 + k] = &a[k];
-        }
-        for (int k = 0; k < repeat && ok; k++) {
-            float e = 0;
-            ok = bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[0], stream), "cuEventRecord", d) &&
-                 bg_cuda_check(&g->cu, g->cu.cuLaunchKernel(gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size,
-                                                            1, 1, 0, stream, pv, NULL), L->kernel, d) &&
-                 bg_cuda_check(&g->cu, g->cu.cuEventRecord(r->ev[1], stream), "cuEventRecord", d) &&
-                 bg_cuda_check(&g->cu, g->cu.cuEventSynchronize(r->ev[1]), "cuEventSynchronize", d) &&
-                 bg_cuda_check(&g->cu, g->cu.cuEventElapsedTime(&e, r->ev[0], r->ev[1]), "cuEventElapsedTime", d);
-            t[k] = e;
-        }
-        if (ok) {
-            qsort(t, (size_t)repeat, sizeof(double), cmp_double);
-            ms[i] = t[repeat / 2];
-        }
+    bool ok = true;
+    for (int i = 0; i < gm->plan->nlaunches && ok; i++) {
+        Timed w = {g, gm, r, i, d, BG_EXEC_AUTO};
+        ok = time_median(&w, stream, repeat, &ms[i]);
     }
-    free(t);
     return ok;
 }

@@ -82,11 +82,13 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m);
  *   COOP      the fused kernel, one cooperative launch (plan->fused only);
  *   GRAPH     the per-launch kernels captured once into a CUDA graph, one graph launch;
  *   LAUNCHES  the per-launch kernels, one cuLaunchKernel each.
- * AUTO = COOP where the plan is fused and the device takes the grid, else GRAPH (the choice
- * measured in docs/performance.md).  If the device refuses the cooperative grid (too large,
+ * AUTO chooses by measurement: on its first run an instance times AUTO_TRIALS runs of COOP
+ * and of GRAPH (CUDA events, median) and keeps the faster for every later run (auto_ms
+ * records both); without a fused kernel it is GRAPH.  If the device refuses the cooperative grid (too large,
  * not supported), AUTO falls back to GRAPH for this and every later run of the instance and
  * says why in coop_refused; an explicit COOP reports the refusal as an error instead. */
 typedef enum { BG_EXEC_AUTO, BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES } BgExecMode;
+#define BG_AUTO_TRIALS 15
 const char *bg_exec_mode_name(BgExecMode m);
 /* Parses "auto", "coop", "graph", "launches"; false for anything else. */
 bool bg_exec_mode_parse(const char *s, BgExecMode *out);
@@ -97,6 +99,8 @@ typedef struct BgGpuRun {
     long long coop_grid;  /* blocks of the last cooperative launch */
     long long coop_grid_request; /* BGNN_COOP_GRID (tests): ask for this many blocks */
     char coop_refused[320]; /* why the device refused the cooperative launch ("" if not) */
+    BgExecMode auto_choice; /* AUTO: what the measurement chose (AUTO = not measured yet) */
+    double auto_ms[2];    /* AUTO: median ms of COOP and of GRAPH in that measurement */
     BgCUdeviceptr bar;    /* the fused kernel's barrier word */
     BgCUstream cap_stream; /* GRAPH: the capture stream */
     BgCUgraph graph;

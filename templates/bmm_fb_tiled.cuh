@@ -9,9 +9,9 @@
 // prologue is x' = fl(fl(x - mean) * inv) [* gamma] [+ beta], inv = fl(1 / fl(sqrt(fl(var +
 // eps)))), each step rounded as in elementwise.cuh's batchnorm.
 //
-// Work decomposition: a tile is 16 rows x 32 outputs; a 256-thread block owns one tile at a
-// time (grid-stride over tiles, so many tiles keep every SM busy on small graphs).  Lane l of
-// warp w computes output o0 + l of rows 2w and 2w + 1, the two running sums in registers.
+// Work decomposition: a tile is 32 rows x 32 outputs; a 256-thread block owns one tile at a
+// time (grid-stride over tiles).  Lane l of warp w computes output o0 + l of rows 4w .. 4w + 3,
+// the four running sums (independent fma chains) in registers.
 // K goes in chunks of KC = 64: the block stages the chunk of x (coalesced, prologue applied
 // once per element) and of w as +-1.0f (rows of KC + 4 floats: bank-conflict-free 16-byte
 // reads) in shared memory, and loads the next chunk's global values into registers while it
@@ -25,7 +25,7 @@
 
 namespace bgnn {
 
-constexpr int FBT_ROWS = 16, FBT_OUTS = 32, FBT_KC = 64, FBT_PAD = 4;
+constexpr int FBT_ROWS = 32, FBT_OUTS = 32, FBT_KC = 64, FBT_PAD = 4;
 
 // BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order).
 template <char Z, long long K, long long M, int BN, unsigned EPS_BITS>
@@ -49,7 +49,7 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const long long r0 = (t / OT) * FBT_ROWS, o0 = (t % OT) * FBT_OUTS;
         const long long o = o0 + lane;
-        float acc0 = 0.0f, acc1 = 0.0f;
+        float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
         float xr[XPT];
         u32 wword = 0u;
         // registers <- chunk k0 (global)
@@ -94,34 +94,48 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
             __syncthreads();
             if (k0 + FBT_KC < K) fetch(k0 + FBT_KC); // in flight while this chunk computes
             const int k4 = kn & ~3;
-            const float *xa = xs[2 * warp], *xb = xs[2 * warp + 1], *wo = ws[lane];
+            const float *xa = xs[4 * warp], *xb = xs[4 * warp + 1], *xc = xs[4 * warp + 2],
+                        *xd = xs[4 * warp + 3], *wo = ws[lane];
             for (int k = 0; k < k4; k += 4) {
                 const float4 wv = *(const float4 *)&wo[k];
                 const float4 va = *(const float4 *)&xa[k];
                 const float4 vb = *(const float4 *)&xb[k];
+                const float4 vc = *(const float4 *)&xc[k];
+                const float4 vd = *(const float4 *)&xd[k];
                 acc0 = __fmaf_rn(va.x, wv.x, acc0);
                 acc1 = __fmaf_rn(vb.x, wv.x, acc1);
+                acc2 = __fmaf_rn(vc.x, wv.x, acc2);
+                acc3 = __fmaf_rn(vd.x, wv.x, acc3);
                 acc0 = __fmaf_rn(va.y, wv.y, acc0);
                 acc1 = __fmaf_rn(vb.y, wv.y, acc1);
+                acc2 = __fmaf_rn(vc.y, wv.y, acc2);
+                acc3 = __fmaf_rn(vd.y, wv.y, acc3);
                 acc0 = __fmaf_rn(va.z, wv.z, acc0);
                 acc1 = __fmaf_rn(vb.z, wv.z, acc1);
+                acc2 = __fmaf_rn(vc.z, wv.z, acc2);
+                acc3 = __fmaf_rn(vd.z, wv.z, acc3);
                 acc0 = __fmaf_rn(va.w, wv.w, acc0);
                 acc1 = __fmaf_rn(vb.w, wv.w, acc1);
+                acc2 = __fmaf_rn(vc.w, wv.w, acc2);
+                acc3 = __fmaf_rn(vd.w, wv.w, acc3);
             }
             for (int k = k4; k < kn; k++) { // the real tail only: no padding term is ever added
                 acc0 = __fmaf_rn(xa[k], wo[k], acc0);
                 acc1 = __fmaf_rn(xb[k], wo[k], acc1);
+                acc2 = __fmaf_rn(xc[k], wo[k], acc2);
+                acc3 = __fmaf_rn(xd[k], wo[k], acc3);
             }
         }
-        const long long ra = r0 + 2 * warp, rb = ra + 1;
-        if constexpr (Z == 'B') {
-            const u32 wa = __ballot_sync(0xffffffffu, o < M && bit_of(acc0) != 0u);
-            const u32 wb = __ballot_sync(0xffffffffu, o < M && bit_of(acc1) != 0u);
-            if (lane == 0 && ra < rows) ((u32 *)yp)[ra * MW + (o0 >> 5)] = wa;
-            if (lane == 0 && rb < rows) ((u32 *)yp)[rb * MW + (o0 >> 5)] = wb;
-        } else {
-            if (ra < rows && o < M) ((float *)yp)[ra * M + o] = acc0;
-            if (rb < rows && o < M) ((float *)yp)[rb * M + o] = acc1;
+        const float accs[4] = {acc0, acc1, acc2, acc3};
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const long long r = r0 + 4 * warp + q;
+            if constexpr (Z == 'B') {
+                const u32 word = __ballot_sync(0xffffffffu, o < M && bit_of(accs[q]) != 0u);
+                if (lane == 0 && r < rows) ((u32 *)yp)[r * MW + (o0 >> 5)] = word;
+            } else {
+                if (r < rows && o < M) ((float *)yp)[r * M + o] = accs[q];
+            }
         }
     }
 }

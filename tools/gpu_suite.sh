@@ -109,7 +109,7 @@ fi
 # gcn_bin on Cora with the trained weights in each execution mode (runtime/rt.h BgExecMode).
 modes() {
     local d=$BGNN_DATA_DIR/cora w=examples/weights/gcn_bin_cora.safetensors m
-    for m in coop graph launches; do
+    for m in auto coop graph launches; do
         echo "-- BGNN_EXEC=$m"
         BGNN_EXEC=$m "$BUILD/bgnnc" run examples/gcn_bin.bgnn --data "$d" --weights "$w" --target gpu --repeat 2000 $([[ $m == launches ]] && echo --profile) || return 1
     done
@@ -128,6 +128,13 @@ kernels() {
 export -f kernels
 export NSYS OUT
 if [[ -n $NSYS ]]; then step kernels 120 bash -c kernels; fi
+# Nsight Compute on the separate kernels of gcn_bin on Cora (speed of light, occupancy, stalls).
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+if [[ -n $NCU ]]; then
+    step ncu 240 env BGNN_EXEC=launches "$NCU" -k regex:bgnn_k -c 8 --section SpeedOfLight --section LaunchStats \
+        --section Occupancy --section WarpStateStats "$BUILD/bgnnc" run examples/gcn_bin.bgnn \
+        --data "$BGNN_DATA_DIR/cora" --weights examples/weights/gcn_bin_cora.safetensors --target gpu
+fi
 step cpu_tests 200 ctest --test-dir "$BUILD" -LE gpu -j"$JOBS" --output-on-failure
 
 echo

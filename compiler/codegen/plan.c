@@ -352,8 +352,8 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             bool bb = in->prec[0] == 'B' && in->prec[1] == 'B';
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
             l->threads_per_row = tpr_for(in->type.kind, cols);
-            if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* 256 threads per 16 rows x 32 outputs */
-                l->threads_per_row = 16 * (int)((cols + 31) / 32);
+            if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* 256 threads per 32 rows x 32 outputs */
+                l->threads_per_row = 8 * (int)((cols + 31) / 32);
             break;
         }
         case BG_OP_BSPMM: {

@@ -56,7 +56,7 @@
  * shared memory.  threads_per_row and block_size are multiples of 32 for launches whose
  * output is B1 (one warp builds one output word with __ballot_sync), except the tiled FB
  * kernel (bg_plan_bmm_fb_tiled), which needs block_size 256 and grid-strides over tiles of
- * 16 rows x 32 outputs (threads_per_row = 16 per 32 outputs sizes its grid to one block per tile).
+ * 32 rows x 32 outputs (threads_per_row = 8 per 32 outputs sizes its grid to one block per tile).
  * Launches run in order on one stream; each reads only buffers written before it.
  *
  * ---- The fused kernel (fuse-model) -------------------------------------------------------
@@ -176,7 +176,7 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz
  * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
 int bg_plan_phases(const BgPlan *p, int *phase);
 /* Whether a BMM instruction runs the tiled FB kernel (templates/bmm_fb_tiled.cuh: F
- * activations, canonical b1 weights): its launch has 16 threads per row per 32 outputs. */
+ * activations, canonical b1 weights): its launch has 8 threads per row per 32 outputs. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
