@@ -363,14 +363,46 @@ typedef struct BgAttrs {
     BgMethod method;    /* BSPMM */
 } BgAttrs;
 
+/* Steps: the fused prologue / epilogue of an instruction and the chain of a THRESHOLD
+ * (docs/ir.md, section 4.1).  Each step owns a fixed number of operand slots (BG_NONE for an
+ * absent optional one), laid out in step order after the op's own operands.
+ *   SCL        rows f32[R] | none, cols f32[C] | none   v = fl(fl(v * rows[r]) * cols[c])
+ *   ADD        f32[C] (bias) or f32[R,C]                v = fl(v + b)
+ *   RELU       -                                        v = v > 0 ? v : +0
+ *   THRESHOLD  f32[2,C] (a THRESHOLD's table)           bit by the table (last step, B result)
+ *   BATCHNORM  mean, var, gamma | none, beta | none; eps  batchnorm (a BMM's prologue on its
+ *              F activation, or a step of a THRESHOLD's chain) */
+typedef enum {
+    BG_STEP_SCL,
+    BG_STEP_ADD,
+    BG_STEP_RELU,
+    BG_STEP_THRESHOLD,
+    BG_STEP_BATCHNORM,
+    BG_STEP_COUNT
+} BgStepKind;
+
+typedef struct BgStep {
+    uint8_t kind;       /* BgStepKind */
+    float eps;          /* BATCHNORM */
+} BgStep;
+
+#define BG_MAX_ARGS 16  /* operands of one instruction, step slots included */
+#define BG_MAX_STEPS 8  /* prologue + epilogue (or chain) steps of one instruction */
+/* Fusion passes keep the non-none operands of a fused instruction at or below this, so
+ * that its launch fits the plan's argument limit (codegen/plan.h, BG_PLAN_MAX_ARGS = 12:
+ * the output, up to 4 graph arrays for an adjacency operand, the rest). */
+#define BG_FUSE_MAX_OPERANDS 8
+
 typedef struct BgInst {
     BgOp op;
     char prec[4];       /* "FBB" for BMM/BSPMM/ADD, "" otherwise */
     BgType type;        /* type of the value defined */
-    BgRef args[8];      /* BG_NONE for an absent optional operand (SCL, BATCHNORM) */
-    int nargs;
+    BgRef args[BG_MAX_ARGS]; /* BG_NONE for an absent optional operand (SCL, BATCHNORM, steps) */
+    int nargs;          /* the op's own operands, then the step slots */
     BgAttrs attrs;
     BgLoc loc;          /* model source that produced it (kept through rewrites) */
+    BgStep steps[BG_MAX_STEPS]; /* [0, npro): prologue; [npro, nsteps): epilogue or chain */
+    uint8_t npro, nsteps;
 } BgInst;
 
 typedef struct BgModule {
@@ -397,6 +429,24 @@ bool bg_ir_verify(const BgModule *m, BgDiagSink *d);
 /* Removes instructions marked dead (keep[i] == false) and renumbers operands. */
 void bg_ir_compact(BgModule *m, const bool *keep);
 int bg_ir_use_count(const BgModule *m, BgRef r);
+/* Inserts a copy of *in at index pos (later instructions move up by one, every operand
+ * renumbered); in's own operands must be < pos.  Returns pos. */
+BgRef bg_ir_insert(BgModule *m, int pos, const BgInst *in);
+/* Every operand equal to `from` in instructions after `from` becomes `to`. */
+void bg_ir_replace_uses(BgModule *m, BgRef from, BgRef to);
+/* Steps (see BgStep): slots of a kind, its name in the IR text, the number of the op's own
+ * operands (nargs minus the step slots), the index in args of step s's first slot, the
+ * number of operands that are not none. */
+int bg_step_slots(BgStepKind k);
+const char *bg_step_name(BgStepKind k);
+int bg_inst_nbase(const BgInst *in);
+int bg_inst_step_arg(const BgInst *in, int s);
+int bg_inst_noperands(const BgInst *in);
+/* Appends an epilogue step with its slots; false (nothing changed) when the limits
+ * (BG_MAX_STEPS, BG_MAX_ARGS) would be exceeded. */
+bool bg_inst_add_step(BgInst *in, BgStepKind k, float eps, const BgRef *slots);
+/* The same for a prologue step (after the existing prologue, before the epilogue). */
+bool bg_inst_add_prologue(BgInst *in, BgStepKind k, float eps, const BgRef *slots);
 
 /* ===== sema.c: check the AST and lower it to IR ===================================== */
 BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d);

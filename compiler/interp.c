@@ -52,12 +52,78 @@ static const BgAdj *adj_operand(const BgInst *in, int k, const BgModule *m, cons
     return a->rowptr ? a : NULL;
 }
 
+/* An instruction with fused steps (docs/semantics.md, section 7), computed as the unfused ops
+ * it stands for, with the same ref_ops functions: the prologue's batchnorm on operand 0, the
+ * op with a float result, each epilogue step in order, then the bit (by the sign, or by the
+ * threshold table of a last threshold step) for a B result. */
+static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTensor *vals,
+                       BgTensor *y) {
+    const BgInst *in = &m->insts[i];
+    int n = m->ninsts, nb = bg_inst_nbase(in);
+    for (int k = 0; k < in->nargs; k++) {
+        BgRef r = in->args[k];
+        if (r != BG_NONE && ((int)r >= n || (m->insts[r].op != BG_OP_GRAPH && !vals[r].data))) return false;
+    }
+    if (nb < 1 || (in->op != BG_OP_BIN && nb < 2)) return false;
+    char prec[4];
+    memcpy(prec, in->prec, sizeof prec);
+    if (in->nsteps > in->npro && in->op != BG_OP_BIN) prec[2] = 'F'; /* the epilogue's input */
+    BgTensor xn = {0}, t = {0}, u = {0};
+    const BgTensor *x = operand(in, 0, vals);
+    bool ok = true;
+    if (in->npro) {
+        int a = bg_inst_step_arg(in, 0);
+        ok = bg_ref_batchnorm(x, operand(in, a, vals), operand(in, a + 1, vals), operand(in, a + 2, vals),
+                              operand(in, a + 3, vals), in->steps[0].eps, &xn);
+        x = &xn;
+    }
+    if (ok) {
+        switch (in->op) {
+        case BG_OP_BIN: ok = tensor_copy(x, &t); break;
+        case BG_OP_BMM: ok = bg_ref_bmm(prec, x, operand(in, 1, vals), &t); break;
+        case BG_OP_ADD: ok = bg_ref_add(prec, x, operand(in, 1, vals), &t); break;
+        case BG_OP_BSPMM: {
+            const BgAdj *adj = adj_operand(in, 0, m, b);
+            ok = adj && bg_ref_bspmm(prec, adj, operand(in, 1, vals), &t, in->attrs.method);
+            break;
+        }
+        default: ok = false; break;
+        }
+    }
+    bg_tensor_free(&xn);
+    for (int s = in->npro; ok && s < in->nsteps; s++) {
+        int a = bg_inst_step_arg(in, s);
+        switch ((BgStepKind)in->steps[s].kind) {
+        case BG_STEP_SCL: ok = bg_ref_scl(&t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
+        case BG_STEP_ADD: ok = bg_ref_add("FFF", &t, operand(in, a, vals), &u); break;
+        case BG_STEP_RELU: ok = bg_ref_relu(&t, &u); break;
+        case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(&t, operand(in, a, vals), &u); break;
+        default: ok = false; break;
+        }
+        bg_tensor_free(&t);
+        t = u;
+        memset(&u, 0, sizeof u);
+    }
+    if (ok && in->type.kind == BG_TY_B1 && t.dtype == BG_DT_F32) { /* the sign rule */
+        ok = bg_ref_bin(&t, &u);
+        bg_tensor_free(&t);
+        t = u;
+    }
+    if (!ok) {
+        bg_tensor_free(&t);
+        return false;
+    }
+    *y = t;
+    return true;
+}
+
 /* Computes instruction i into *y; false when operands are missing or do not fit. */
 static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *vals,
                  BgTensor *y) {
     const BgInst *in = &m->insts[i];
     int n = m->ninsts;
     memset(y, 0, sizeof *y);
+    if (in->nsteps && in->op != BG_OP_THRESHOLD) return eval_fused(m, b, i, vals, y);
     switch (in->op) {
     case BG_OP_GRAPH:
     case BG_OP_OUTPUT:
@@ -68,6 +134,17 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
         return b->leaf && tensor_copy(&b->leaf[i], y);
     case BG_OP_BIN:
         return operand_ok(in, 0, vals, n, false) && bg_ref_bin(operand(in, 0, vals), y);
+    case BG_OP_BIN_CENTER:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_bin_center(operand(in, 0, vals), y);
+    case BG_OP_THRESHOLD: {
+        const BgTensor *slots[BG_MAX_ARGS];
+        for (int k = 0; k < in->nargs; k++) {
+            if (!operand_ok(in, k, vals, n, true)) return false;
+            slots[k] = operand(in, k, vals);
+        }
+        return in->type.rank == 2 &&
+               bg_ref_threshold(in->nsteps, in->steps, slots, in->type.dim[1], y);
+    }
     case BG_OP_ABSMEAN:
         return operand_ok(in, 0, vals, n, false) && bg_ref_absmean(operand(in, 0, vals), y);
     case BG_OP_SCL:

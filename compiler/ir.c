@@ -37,7 +37,7 @@ BgRef bg_ir_add(BgModule *m, BgOp op, const char *prec, BgType type, const BgRef
     if (prec) snprintf(in->prec, sizeof in->prec, "%s", prec);
     in->type = type;
     in->nargs = nargs;
-    for (int i = 0; i < 8; i++) in->args[i] = i < nargs ? args[i] : BG_NONE;
+    for (int i = 0; i < BG_MAX_ARGS; i++) in->args[i] = i < nargs ? args[i] : BG_NONE;
     in->loc = loc;
     return (BgRef)m->ninsts++;
 }
@@ -97,4 +97,76 @@ void bg_ir_compact(BgModule *m, const bool *keep) {
         m->insts[j++] = in;
     }
     m->ninsts = j;
+}
+
+BgRef bg_ir_insert(BgModule *m, int pos, const BgInst *in) {
+    BgInst copy = *in; /* in may point into m->insts */
+    bg_ir_add(m, BG_OP_OUTPUT, NULL, copy.type, NULL, 0, copy.loc); /* grows the array */
+    memmove(&m->insts[pos + 1], &m->insts[pos], sizeof(BgInst) * (size_t)(m->ninsts - 1 - pos));
+    m->insts[pos] = copy;
+    for (int i = pos + 1; i < m->ninsts; i++)
+        for (int k = 0; k < m->insts[i].nargs; k++)
+            if (m->insts[i].args[k] != BG_NONE && m->insts[i].args[k] >= (BgRef)pos) m->insts[i].args[k]++;
+    return (BgRef)pos;
+}
+
+void bg_ir_replace_uses(BgModule *m, BgRef from, BgRef to) {
+    for (int i = (int)from + 1; i < m->ninsts; i++)
+        for (int k = 0; k < m->insts[i].nargs; k++)
+            if (m->insts[i].args[k] == from) m->insts[i].args[k] = to;
+}
+
+/* ---- steps (bg.h, BgStep) ------------------------------------------------------------ */
+
+int bg_step_slots(BgStepKind k) {
+    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4};
+    return (unsigned)k < BG_STEP_COUNT ? slots[k] : 0;
+}
+
+const char *bg_step_name(BgStepKind k) {
+    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm"};
+    return (unsigned)k < BG_STEP_COUNT ? names[k] : "?";
+}
+
+int bg_inst_nbase(const BgInst *in) {
+    int n = in->nargs;
+    for (int s = 0; s < in->nsteps; s++) n -= bg_step_slots((BgStepKind)in->steps[s].kind);
+    return n;
+}
+
+int bg_inst_step_arg(const BgInst *in, int s) {
+    int k = bg_inst_nbase(in);
+    for (int j = 0; j < s; j++) k += bg_step_slots((BgStepKind)in->steps[j].kind);
+    return k;
+}
+
+int bg_inst_noperands(const BgInst *in) {
+    int n = 0;
+    for (int k = 0; k < in->nargs; k++) n += in->args[k] != BG_NONE;
+    return n;
+}
+
+bool bg_inst_add_step(BgInst *in, BgStepKind k, float eps, const BgRef *slots) {
+    int ns = bg_step_slots(k);
+    if (in->nsteps >= BG_MAX_STEPS || in->nargs + ns > BG_MAX_ARGS) return false;
+    in->steps[in->nsteps].kind = (uint8_t)k;
+    in->steps[in->nsteps].eps = eps;
+    in->nsteps++;
+    for (int j = 0; j < ns; j++) in->args[in->nargs++] = slots[j];
+    return true;
+}
+
+bool bg_inst_add_prologue(BgInst *in, BgStepKind k, float eps, const BgRef *slots) {
+    int ns = bg_step_slots(k);
+    if (in->nsteps >= BG_MAX_STEPS || in->nargs + ns > BG_MAX_ARGS) return false;
+    int at = bg_inst_step_arg(in, in->npro); /* first epilogue slot */
+    memmove(&in->args[at + ns], &in->args[at], sizeof(BgRef) * (size_t)(in->nargs - at));
+    for (int j = 0; j < ns; j++) in->args[at + j] = slots[j];
+    in->nargs += ns;
+    memmove(&in->steps[in->npro + 1], &in->steps[in->npro], sizeof(BgStep) * (size_t)(in->nsteps - in->npro));
+    in->steps[in->npro].kind = (uint8_t)k;
+    in->steps[in->npro].eps = eps;
+    in->npro++;
+    in->nsteps++;
+    return true;
 }

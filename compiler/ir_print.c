@@ -24,6 +24,30 @@ static const char *reduce_name(BgReduce r) {
     return r == BG_RED_SUM ? "sum" : r == BG_RED_MEAN ? "mean" : "max";
 }
 
+static void put_ref(Out *o, BgRef r, bool first) {
+    if (r == BG_NONE) put(o, "%snone", first ? "" : ", ");
+    else put(o, "%s%%%u", first ? "" : ", ", r);
+}
+
+/* Steps [s0, s1) as "(name a, b; name c eps=...)" after " WORD". */
+static void put_steps(Out *o, const BgInst *in, const char *word, int s0, int s1) {
+    if (s0 >= s1) return;
+    put(o, " %s(", word);
+    for (int s = s0; s < s1; s++) {
+        BgStepKind k = (BgStepKind)in->steps[s].kind;
+        int a = bg_inst_step_arg(in, s), n = bg_step_slots(k);
+        if (k == BG_STEP_BATCHNORM)
+            while (n > 2 && in->args[a + n - 1] == BG_NONE) n--; /* absent gamma / beta */
+        put(o, "%s%s", s > s0 ? "; " : "", bg_step_name(k));
+        for (int j = 0; j < n; j++) {
+            if (j == 0) put(o, " ");
+            put_ref(o, in->args[a + j], j == 0);
+        }
+        if (k == BG_STEP_BATCHNORM) put(o, " eps=%g", (double)in->steps[s].eps);
+    }
+    put(o, ")");
+}
+
 char *bg_ir_print(const BgModule *m) {
     Out o = {0};
     put(&o, "model %s", m->name);
@@ -42,9 +66,16 @@ char *bg_ir_print(const BgModule *m) {
         if (in->op == BG_OP_OUTPUT) put(&o, "      output");
         else put(&o, "%%%-4d = %s", i, info->name);
         if (in->prec[0]) put(&o, ".%s", in->prec);
-        for (int k = 0; k < in->nargs; k++) {
+        int nbase = bg_inst_nbase(in);
+        for (int k = 0; k < nbase; k++) {
             if (in->args[k] == BG_NONE) put(&o, "%s none", k ? "," : "");
             else put(&o, "%s %%%u", k ? "," : "", in->args[k]);
+        }
+        if (in->op == BG_OP_THRESHOLD) {
+            put_steps(&o, in, "chain", 0, in->nsteps);
+        } else {
+            put_steps(&o, in, "prologue", 0, in->npro);
+            put_steps(&o, in, "epilogue", in->npro, in->nsteps);
         }
         const BgAttrs *a = &in->attrs;
         switch (in->op) {

@@ -37,23 +37,107 @@ static bool prec_ok(const char *p) {
     return true;
 }
 
+/* May step slot j of a step of kind k be none? */
+static bool slot_optional(BgStepKind k, int j) {
+    return k == BG_STEP_SCL || (k == BG_STEP_BATCHNORM && j >= 2);
+}
+
+static bool is_vec(const BgType *t, int64_t n) { return is_kind(t, BG_TY_F32, 1) && t->dim[0] == n; }
+
+/* The steps of in (docs/ir.md, section 4.1): which ops take which steps, and their operands. */
+static void check_steps(V *v, int nbase) {
+    const BgInst *in = &v->m->insts[v->i];
+    const BgType *t = &in->type;
+    bool chain = in->op == BG_OP_THRESHOLD;
+    if (in->npro > in->nsteps) { fail(v, "more prologue steps than steps"); return; }
+    if (chain) {
+        if (in->nsteps < 1 || in->npro) { fail(v, "a threshold needs a chain of steps"); return; }
+        if (!is_kind(t, BG_TY_F32, 2) || t->dim[0] != 2 || t->dim[1] < 0) { fail(v, "a threshold is f32[2,C]"); return; }
+    } else if (in->nsteps) {
+        bool epi_ok = in->op == BG_OP_BMM || in->op == BG_OP_BSPMM || in->op == BG_OP_ADD || in->op == BG_OP_BIN;
+        if (!epi_ok || (in->npro && in->op != BG_OP_BMM)) { fail(v, "steps on an op that takes none"); return; }
+        if (t->rank != 2 || (t->kind != BG_TY_F32 && t->kind != BG_TY_B1)) { fail(v, "steps need a matrix result"); return; }
+    }
+    int64_t R = t->dim[0], C = t->dim[1];
+    for (int s = 0; s < in->nsteps && v->ok; s++) {
+        BgStepKind k = (BgStepKind)in->steps[s].kind;
+        int a = bg_inst_step_arg(in, s);
+        const BgType *o[4] = {NULL, NULL, NULL, NULL};
+        for (int j = 0; j < bg_step_slots(k); j++) o[j] = arg(v, a + j);
+        bool pro = s < in->npro, last = s == in->nsteps - 1;
+        if (pro) {
+            const BgType *x = nbase > 0 ? arg(v, 0) : NULL;
+            if (k != BG_STEP_BATCHNORM || in->npro != 1 || in->prec[0] != 'F' || !x) { fail(v, "a prologue is one batchnorm of an F activation"); return; }
+            int64_t K = x->dim[1];
+            if (!is_vec(o[0], K) || !is_vec(o[1], K) || (o[2] && !is_vec(o[2], K)) || (o[3] && !is_vec(o[3], K)))
+                fail(v, "a prologue's batchnorm statistics must be f32[K]");
+            continue;
+        }
+        if (chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_BATCHNORM && k != BG_STEP_RELU) { fail(v, "a chain takes scl, add, batchnorm and relu"); return; }
+        if (!chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_RELU && k != BG_STEP_THRESHOLD) { fail(v, "an epilogue takes scl, add, relu and threshold"); return; }
+        if (in->op == BG_OP_BIN && (k != BG_STEP_THRESHOLD || in->nsteps != 1)) { fail(v, "a bin's only step is a threshold"); return; }
+        switch (k) {
+        case BG_STEP_SCL:
+            if (chain ? (o[0] || !is_vec(o[1], C)) : (!o[0] && !o[1]))
+                fail(v, chain ? "a chain's scl has column factors only" : "scl without factors");
+            else if ((o[0] && !is_vec(o[0], R)) || (o[1] && !is_vec(o[1], C)))
+                fail(v, "scl factors must be f32[R] and f32[C]");
+            break;
+        case BG_STEP_ADD:
+            if (!is_vec(o[0], C) && (chain || !is_kind(o[0], BG_TY_F32, 2) || o[0]->dim[0] != R || o[0]->dim[1] != C))
+                fail(v, chain ? "a chain adds an f32[C] vector" : "add takes an f32[C] vector or an f32[R,C] matrix");
+            break;
+        case BG_STEP_THRESHOLD: {
+            BgRef tr = in->args[a];
+            if (!last || t->kind != BG_TY_B1) fail(v, "a threshold is the last step of a b1 result");
+            else if (tr == BG_NONE || v->m->insts[tr].op != BG_OP_THRESHOLD || !is_kind(o[0], BG_TY_F32, 2) || o[0]->dim[0] != 2 || o[0]->dim[1] != C)
+                fail(v, "a threshold step reads a threshold f32[2,C] of the result's columns");
+            break;
+        }
+        case BG_STEP_BATCHNORM:
+            if (!is_vec(o[0], C) || !is_vec(o[1], C) || (o[2] && !is_vec(o[2], C)) || (o[3] && !is_vec(o[3], C)))
+                fail(v, "batchnorm statistics must be f32[C]");
+            break;
+        case BG_STEP_RELU: break;
+        default: fail(v, "invalid step"); break;
+        }
+    }
+    if (!chain && in->op != BG_OP_BIN && in->nsteps > in->npro && v->ok) {
+        /* an epilogue runs on the float value of the op: its precisions say F before the steps */
+        bool thr = in->steps[in->nsteps - 1].kind == BG_STEP_THRESHOLD;
+        if (thr && in->prec[2] != 'B') fail(v, "a threshold step needs a B result");
+    }
+}
+
 static void check_inst(V *v) {
     const BgInst *in = &v->m->insts[v->i];
     const BgOpInfo *info = bg_op_info(in->op);
     const BgType *t = &in->type;
-    if (in->nargs < info->min_args || in->nargs > info->max_args) { fail(v, "wrong number of operands"); return; }
+    if (in->nargs < 0 || in->nargs > BG_MAX_ARGS || in->nsteps > BG_MAX_STEPS) { fail(v, "too many operands or steps"); return; }
+    for (int s = 0; s < in->nsteps; s++)
+        if (in->steps[s].kind >= BG_STEP_COUNT) { fail(v, "invalid step"); return; }
+    int nbase = bg_inst_nbase(in);
+    if (nbase < info->min_args || nbase > info->max_args) { fail(v, "wrong number of operands"); return; }
     for (int k = 0; k < in->nargs; k++) {
         BgRef r = in->args[k];
         if (r == BG_NONE) {
-            if (!(in->op == BG_OP_SCL && k > 0)) { fail(v, "missing operand"); return; }
+            bool opt = in->op == BG_OP_SCL && k > 0;
+            for (int s = 0; s < in->nsteps && !opt; s++) {
+                int a = bg_inst_step_arg(in, s);
+                BgStepKind sk = (BgStepKind)in->steps[s].kind;
+                if (k >= a && k < a + bg_step_slots(sk)) opt = slot_optional(sk, k - a);
+            }
+            if (!opt) { fail(v, "missing operand"); return; }
             continue;
         }
         if ((int)r >= v->i) { fail(v, "operand used before its definition"); return; }
         if (v->m->insts[r].op == BG_OP_OUTPUT) { fail(v, "an output used as an operand"); return; }
     }
     if ((info->flags & BG_OPF_PREC) && !prec_ok(in->prec)) { fail(v, "missing or invalid precision letters"); return; }
-    const BgType *a0 = in->nargs > 0 ? arg(v, 0) : NULL;
-    const BgType *a1 = in->nargs > 1 ? arg(v, 1) : NULL;
+    check_steps(v, nbase);
+    if (!v->ok) return;
+    const BgType *a0 = nbase > 0 ? arg(v, 0) : NULL;
+    const BgType *a1 = nbase > 1 ? arg(v, 1) : NULL;
     switch (in->op) {
     case BG_OP_GRAPH:
         if (t->kind != BG_TY_ADJ) fail(v, "a graph must have type adj");
@@ -68,9 +152,11 @@ static void check_inst(V *v) {
         if (!is_kind(t, BG_TY_F32, 1)) fail(v, "a parameter scale must be f32[M]");
         break;
     case BG_OP_BIN:
+    case BG_OP_BIN_CENTER:
         if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_B1, 2) || a0->dim[0] != t->dim[0] || a0->dim[1] != t->dim[1])
             fail(v, "bin maps f32[R,C] to b1[R,C]");
         break;
+    case BG_OP_THRESHOLD: break; /* check_steps */
     case BG_OP_ABSMEAN:
         if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_F32, 1) || t->dim[0] != a0->dim[0])
             fail(v, "absmean maps f32[R,C] to f32[R]");
@@ -116,7 +202,7 @@ static void check_inst(V *v) {
         break;
     case BG_OP_BATCHNORM:
         if (!is_kind(a0, BG_TY_F32, 2) || !bg_type_eq(*a0, *t)) fail(v, "expects and keeps an f32 matrix");
-        for (int k = 1; k < in->nargs && v->ok; k++) {
+        for (int k = 1; k < nbase && v->ok; k++) {
             const BgType *ak = arg(v, k);
             if (!is_kind(ak, BG_TY_F32, 1) || ak->dim[0] != t->dim[1]) fail(v, "statistics must be f32[C]");
         }

@@ -16,6 +16,9 @@
 static bool is_f32(const BgTensor *t) { return t && t->dtype == BG_DT_F32 && t->data; }
 static bool is_b1(const BgTensor *t) { return t && t->dtype == BG_DT_B1 && t->data; }
 static bool is_rank2(const BgTensor *t) { return t->rank == 2; }
+static bool vec_ok(const BgTensor *v, int64_t c) {
+    return !v || (is_f32(v) && v->rank == 1 && v->dim[0] == c);
+}
 
 static bool prec_ok(char p) { return p == 'F' || p == 'B'; }
 static bool dtype_is(const BgTensor *t, char p) {
@@ -459,6 +462,155 @@ bool bg_ref_concat(int n, const BgTensor *const *xs, BgTensor *y) {
     return true;
 }
 
+/* ---- fused forms: bin.center, threshold ------------------------------------------------- */
+
+bool bg_ref_bin_center(const BgTensor *x, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x) || !is_rank2(x)) return false;
+    if (!alloc_like(y, BG_DT_B1, x)) return fail(y);
+    int64_t rows = x->dim[0], cols = x->dim[1], wpr = y->words_per_row;
+    const float *xs = x->data;
+    uint32_t *ys = y->data;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = xs + r * cols;
+        double sum = 0.0; /* bg_ref_standardize's mean, operation for operation */
+        for (int64_t c = 0; c < cols; c++) sum += (double)xr[c];
+        double mu = cols ? sum / (double)cols : 0.0;
+        for (int64_t c = 0; c < cols; c++) {
+            double d = (double)xr[c] - mu;
+            if (!signbit(d) && !isnan(d)) ys[r * wpr + c / 32] |= 1u << (c % 32);
+        }
+    }
+    return true;
+}
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+static float f32_from(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static bool nan_bits(float f) { return (f32_bits(f) & 0x7fffffffu) > 0x7f800000u; }
+
+#define KEY_NINF 0x007fffffu  /* key of -inf */
+#define KEY_PINF 0xff800000u  /* key of +inf */
+#define THR_NONE 0x7fc00000u  /* boundary "above +inf": the bit never becomes 1 ^ dir */
+
+uint32_t bg_ref_key(float v) {
+    uint32_t u = f32_bits(v);
+    return (u & SIGN_BIT) ? ~u : (u | SIGN_BIT);
+}
+static float from_key(uint32_t k) { return f32_from((k & SIGN_BIT) ? (k & ~SIGN_BIT) : ~k); }
+/* A NaN counts as -inf or +inf by its sign bit. */
+static uint32_t clamp_key(float v) {
+    if (nan_bits(v)) return signbit(v) ? KEY_NINF : KEY_PINF;
+    return bg_ref_key(v);
+}
+/* 1 when a multiplier reverses the order: sign bit set and not NaN. */
+static uint32_t reverses(float f) { return !nan_bits(f) && signbit(f) ? 1u : 0u; }
+
+/* The chain at channel c on v: the unfused ops' float operations in their order (scl,
+ * add.FFF, batchnorm, relu of ref_ops.c).  p[k] is slot k's data (NULL = none). */
+static float chain_apply(int n, const BgStep *st, const float *const *p, int64_t c, float v) {
+    int k = 0;
+    for (int s = 0; s < n; s++) {
+        switch ((BgStepKind)st[s].kind) {
+        case BG_STEP_ADD: v = v + p[k][c]; break;
+        case BG_STEP_SCL: v = v * p[k + 1][c]; break;
+        case BG_STEP_RELU: v = v > 0.0f ? v : 0.0f; break;
+        case BG_STEP_BATCHNORM: {
+            float ve = p[k + 1][c] + st[s].eps;
+            float inv = 1.0f / sqrtf(ve);
+            v = v - p[k][c];
+            v = v * inv;
+            if (p[k + 2]) v = v * p[k + 2][c];
+            if (p[k + 3]) v = v + p[k + 3][c];
+            break;
+        }
+        default: break;
+        }
+        k += bg_step_slots((BgStepKind)st[s].kind);
+    }
+    return v;
+}
+
+/* Direction of channel c: the XOR of the sign bits of the chain's multipliers. */
+static uint32_t chain_dir(int n, const BgStep *st, const float *const *p, int64_t c) {
+    uint32_t d = 0;
+    int k = 0;
+    for (int s = 0; s < n; s++) {
+        if (st[s].kind == BG_STEP_SCL) d ^= reverses(p[k + 1][c]);
+        if (st[s].kind == BG_STEP_BATCHNORM) {
+            float ve = p[k + 1][c] + st[s].eps;
+            d ^= reverses(1.0f / sqrtf(ve));
+            if (p[k + 2]) d ^= reverses(p[k + 2][c]);
+        }
+        k += bg_step_slots((BgStepKind)st[s].kind);
+    }
+    return d;
+}
+
+bool bg_ref_threshold(int nsteps, const BgStep *steps, const BgTensor *const *slots, int64_t cols,
+                      BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    const float *p[BG_MAX_ARGS];
+    int k = 0;
+    if (nsteps < 1 || nsteps > BG_MAX_STEPS || cols < 0) return false;
+    for (int s = 0; s < nsteps; s++) {
+        BgStepKind sk = (BgStepKind)steps[s].kind;
+        if (sk != BG_STEP_ADD && sk != BG_STEP_SCL && sk != BG_STEP_RELU && sk != BG_STEP_BATCHNORM)
+            return false;
+        for (int j = 0; j < bg_step_slots(sk); j++, k++) {
+            const BgTensor *t = slots[k];
+            bool need = sk == BG_STEP_ADD || (sk == BG_STEP_SCL && j == 1) || (sk == BG_STEP_BATCHNORM && j < 2);
+            bool allow = need || (sk == BG_STEP_BATCHNORM);
+            if ((need && !t) || (t && !allow)) return false;
+            if (t && (!is_f32(t) || t->rank != 1 || t->dim[0] != cols)) return false;
+            p[k] = t ? t->data : NULL;
+        }
+    }
+    if (!bg_tensor_alloc(y, BG_DT_F32, 2, 2, cols)) return fail(y);
+    float *ys = y->data;
+    for (int64_t c = 0; c < cols; c++) {
+        uint32_t d = chain_dir(nsteps, steps, p, c);
+        /* Smallest key whose P is 1: P(v) = bit(chain(v)) ^ d, or !signbit(v) where the chain
+         * gives NaN; non-decreasing over -inf..+inf whenever the chain is (docs/semantics.md). */
+        uint32_t lo = KEY_NINF, hi = KEY_PINF + 1u;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2u;
+            float v = from_key(mid);
+            float o = chain_apply(nsteps, steps, p, c, v);
+            uint32_t pb = nan_bits(o) ? (signbit(v) ? 0u : 1u) : (bit_of(o) ^ d);
+            if (pb) hi = mid;
+            else lo = mid + 1u;
+        }
+        ys[c] = lo <= KEY_PINF ? from_key(lo) : f32_from(THR_NONE);
+        ys[cols + c] = d ? 1.0f : 0.0f;
+    }
+    return true;
+}
+
+bool bg_ref_bin_threshold(const BgTensor *x, const BgTensor *t, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!is_f32(x) || !is_rank2(x) || !is_f32(t) || !is_rank2(t)) return false;
+    int64_t rows = x->dim[0], cols = x->dim[1], wpr;
+    if (t->dim[0] != 2 || t->dim[1] != cols) return false;
+    if (!alloc_like(y, BG_DT_B1, x)) return fail(y);
+    wpr = y->words_per_row;
+    const float *xs = x->data, *ts = t->data;
+    uint32_t *ys = y->data;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            uint32_t bit = (clamp_key(xs[r * cols + c]) >= bg_ref_key(ts[c]) ? 1u : 0u) ^ (ts[cols + c] != 0.0f ? 1u : 0u);
+            ys[r * wpr + c / 32] |= bit << (c % 32);
+        }
+    return true;
+}
+
 /* ---- float layers --------------------------------------------------------------------- */
 
 bool bg_ref_relu(const BgTensor *x, BgTensor *y) {
@@ -470,10 +622,6 @@ bool bg_ref_relu(const BgTensor *x, BgTensor *y) {
     float *ys = y->data;
     for (int64_t i = 0; i < n; i++) ys[i] = xs[i] > 0.0f ? xs[i] : 0.0f;
     return true;
-}
-
-static bool vec_ok(const BgTensor *v, int64_t c) {
-    return !v || (is_f32(v) && v->rank == 1 && v->dim[0] == c);
 }
 
 bool bg_ref_batchnorm(const BgTensor *x, const BgTensor *mean, const BgTensor *var,

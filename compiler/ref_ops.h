@@ -53,6 +53,22 @@ bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y);
 bool bg_ref_readout(const BgTensor *x, const int64_t *graph_ptr, int64_t ngraphs,
                     BgReduce reduce, BgTensor *y);
 
+/* ---- fused forms (docs/semantics.md, section 7) ---------------------------------------- */
+/* bin.center: per row mu = fl64(sum_c x (float64, sequential from +0) / C) (0 when C = 0),
+ * bit = 1 iff d = fl64((double)x - mu) has its sign bit clear and is not NaN. */
+bool bg_ref_bin_center(const BgTensor *x, BgTensor *y);
+/* threshold: the table f32[2,C] of the chain steps[0..nsteps) (kinds SCL with rows none,
+ * ADD, BATCHNORM, RELU); slots[] holds each step's slot tensors in order (NULL = none).
+ * Row 0: per channel the boundary (the smallest float32, in the total order, where the bit
+ * of the chain becomes 1 ^ dir; +NaN 0x7fc00000 = none), row 1: dir as 0.0f / 1.0f. */
+bool bg_ref_threshold(int nsteps, const BgStep *steps, const BgTensor *const *slots, int64_t cols,
+                      BgTensor *y);
+/* bin by a threshold table t f32[2,C]: bit = (key(v) >= key(t[0][c])) ^ (t[1][c] != 0), a NaN
+ * v counting as -inf (sign set) or +inf (sign clear). */
+bool bg_ref_bin_threshold(const BgTensor *x, const BgTensor *t, BgTensor *y);
+/* The total-order key of a float32 (-0 < +0; -NaN below -inf, +NaN above +inf). */
+uint32_t bg_ref_key(float v);
+
 /* Helpers shared with bind.c and the tests. */
 /* Bi-GCN weight scale of float w [K,M]: f32[M], m_o = fl(sum_k |w[k,o]| (float64) / K). */
 bool bg_ref_param_scale(const BgTensor *w, BgTensor *y);

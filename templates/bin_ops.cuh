@@ -1,5 +1,5 @@
-// bin_ops.cuh - bin (f32 -> b1 by the bit rule; b1 -> b1 copy) and concat (columns of
-// several f32 or several b1 operands side by side).
+// bin_ops.cuh - bin (f32 -> b1 by the bit rule or a threshold table; b1 -> b1 copy) and
+// concat (columns of several f32 or several b1 operands side by side).
 //
 // Layouts (bgnn_common.cuh): f32 [R][C] row-major; b1 [R][ceil(C/32)] words, padding zero.
 // b1 outputs: one warp per output word, one lane per feature, __ballot_sync; padding lanes
@@ -8,18 +8,20 @@
 #define BGNN_BIN_OPS_CUH
 
 #include "bgnn_common.cuh"
+#include "epilogue.cuh"
 
 namespace bgnn {
 
-// bin: rows = R; grid rows * b1_tpr(C).
-template <char X, long long C>
-__device__ __forceinline__ void bin(long long rows, u32 *y, const void *xp) {
+// bin: rows = R; grid rows * b1_tpr(C).  EPI: EpEnd (the sign) or EpThr (a threshold table,
+// epilogue.cuh) for an F input.
+template <char X, long long C, class Epi = EpEnd>
+__device__ __forceinline__ void bin(long long rows, u32 *y, const void *xp, Epi epi = Epi()) {
     constexpr long long TPR = b1_tpr(C), CW = words_of(C);
     for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
         long long r = t / TPR, c = t % TPR;
         u32 bit = 0u;
         if (c < C) {
-            if constexpr (X == 'F') bit = bit_of(((const float *)xp)[r * C + c]);
+            if constexpr (X == 'F') bit = ep_bit(epi, r, c, ((const float *)xp)[r * C + c]);
             else bit = get_bit((const u32 *)xp + r * CW, c);
         }
         if (CW > 0) store_bits(y + r * CW, c >> 5, bit);

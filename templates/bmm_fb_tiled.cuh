@@ -27,6 +27,18 @@ namespace bgnn {
 
 constexpr int FBT_ROWS = 32, FBT_OUTS = 32, FBT_KC = 64, FBT_PAD = 4;
 
+// The shared memory of every instantiation: one block of it per kernel, however many FB
+// products a (fused) kernel runs, since it belongs to this one non-template function.
+struct FbtSmem {
+    __align__(16) float xs[FBT_ROWS][FBT_KC + FBT_PAD];
+    __align__(16) float ws[FBT_OUTS][FBT_KC + FBT_PAD];
+    float mu[FBT_KC], inv[FBT_KC], g[FBT_KC], b[FBT_KC];
+};
+__device__ __forceinline__ FbtSmem &fbt_smem() {
+    __shared__ FbtSmem s;
+    return s;
+}
+
 // BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order).
 template <char Z, long long K, long long M, int BN, unsigned EPS_BITS>
 __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const float *x, const u32 *w,
@@ -37,9 +49,10 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     constexpr long long OT = (M + FBT_OUTS - 1) / FBT_OUTS; // output tiles (= words of a b1 row)
     constexpr int XPT = FBT_ROWS * FBT_KC / 256;             // x elements staged per thread
     constexpr int WPT = FBT_OUTS * FBT_KC / 256;             // w elements staged per thread
-    __shared__ __align__(16) float xs[FBT_ROWS][FBT_KC + FBT_PAD];
-    __shared__ __align__(16) float ws[FBT_OUTS][FBT_KC + FBT_PAD];
-    __shared__ float mu_s[FBT_KC], inv_s[FBT_KC], g_s[FBT_KC], b_s[FBT_KC];
+    FbtSmem &sm = fbt_smem();
+    auto &xs = sm.xs;
+    auto &ws = sm.ws;
+    float *mu_s = sm.mu, *inv_s = sm.inv, *g_s = sm.g, *b_s = sm.b;
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int sk = tid % FBT_KC;     // the k this thread stages (x and w)
     const int sr = tid / FBT_KC;     // its first staged x row (then + 256 / KC each step)

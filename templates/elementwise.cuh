@@ -9,6 +9,7 @@
 #define BGNN_ELEMENTWISE_CUH
 
 #include "bgnn_common.cuh"
+#include "epilogue.cuh"
 
 namespace bgnn {
 
@@ -39,8 +40,10 @@ __device__ __forceinline__ float add_val(long long r, long long c, const void *a
     }
 }
 
-template <char X, char Z, long long C, bool BCAST>
-__device__ __forceinline__ void add(long long rows, void *yp, const void *ap, const void *bp) {
+// EPI (epilogue.cuh): fused steps on the sum (a threshold for a thresholded bin of it).
+template <char X, char Z, long long C, bool BCAST, class Epi = EpEnd>
+__device__ __forceinline__ void add(long long rows, void *yp, const void *ap, const void *bp,
+                                    Epi epi = Epi()) {
     if constexpr (Z == 'B') {
         constexpr long long TPR = b1_tpr(C), CW = words_of(C);
         u32 *y = (u32 *)yp;
@@ -48,11 +51,11 @@ __device__ __forceinline__ void add(long long rows, void *yp, const void *ap, co
             long long r = t / TPR, c = t % TPR;
             u32 bit = 0u;
             if (c < C) {
-                if constexpr (X == 'B')
+                if constexpr (X == 'B' && Epi::identity)
                     bit = get_bit((const u32 *)ap + r * CW, c) |
                           get_bit((const u32 *)bp + (BCAST ? 0 : r) * CW, c);
                 else
-                    bit = bit_of(add_val<X, Z, C, BCAST>(r, c, ap, bp));
+                    bit = ep_bit(epi, r, c, add_val<X, Z, C, BCAST>(r, c, ap, bp));
             }
             if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
         }
@@ -61,7 +64,7 @@ __device__ __forceinline__ void add(long long rows, void *yp, const void *ap, co
         float *y = (float *)yp;
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long r = t / TPR, c = t % TPR;
-            if (c < C) y[r * C + c] = add_val<X, Z, C, BCAST>(r, c, ap, bp);
+            if (c < C) y[r * C + c] = ep_val(epi, r, c, add_val<X, Z, C, BCAST>(r, c, ap, bp));
         }
     }
 }

@@ -7,15 +7,20 @@
 // FB acc += (bit ? x : -x), BF acc += (bit ? w : -w), all float32 from +0.0f; BB in integers,
 // t = K - 2 popc(x_r XOR w_o) over the real K bits (padding masked).  Output B: bit_of(t)
 // (one warp per output word, __ballot_sync), padding bits zero.
+// Fused steps (epilogue.cuh): PRO normalises each F activation element x[r,k] as it is read
+// (a prologue); EPI maps t to the output (scl / add / relu steps, then the bit by the sign or
+// a threshold table for Z = B).  The defaults (ProNone, EpEnd) are the plain product.
 #ifndef BGNN_MATMUL_CUH
 #define BGNN_MATMUL_CUH
 
 #include "bgnn_common.cuh"
+#include "epilogue.cuh"
 
 namespace bgnn {
 
-template <char X, char Y, long long K, long long M, bool WT>
-__device__ __forceinline__ float bmm_dot(long long r, long long o, const void *xp, const void *wp) {
+template <char X, char Y, long long K, long long M, bool WT, class Pro>
+__device__ __forceinline__ float bmm_dot(long long r, long long o, const void *xp, const void *wp,
+                                         const Pro &pro) {
     constexpr long long KW = words_of(K), MW = words_of(M);
     if constexpr (X == 'B' && Y == 'B') {
         const u32 *xr = (const u32 *)xp + r * KW;
@@ -31,7 +36,7 @@ __device__ __forceinline__ float bmm_dot(long long r, long long o, const void *x
     } else if constexpr (X == 'F' && Y == 'F') {
         const float *xr = (const float *)xp + r * K, *w = (const float *)wp;
         float acc = 0.0f;
-        for (long long k = 0; k < K; k++) acc = fadd(acc, fmul(xr[k], w[k * M + o]));
+        for (long long k = 0; k < K; k++) acc = fadd(acc, fmul(pro(k, xr[k]), w[k * M + o]));
         return acc;
     } else if constexpr (X == 'F') { // FB
         const float *xr = (const float *)xp + r * K;
@@ -39,7 +44,7 @@ __device__ __forceinline__ float bmm_dot(long long r, long long o, const void *x
         float acc = 0.0f;
         for (long long k = 0; k < K; k++) {
             u32 b = WT ? get_bit(w + o * KW, k) : get_bit(w + k * MW, o);
-            acc = fadd(acc, signed_by(xr[k], b));
+            acc = fadd(acc, signed_by(pro(k, xr[k]), b));
         }
         return acc;
     } else { // BF
@@ -52,8 +57,9 @@ __device__ __forceinline__ float bmm_dot(long long r, long long o, const void *x
 }
 
 // rows = R (run time); grid: rows * (Z == 'B' ? b1_tpr(M) : f32_tpr(M)) threads.
-template <char X, char Y, char Z, long long K, long long M, bool WT>
-__device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, const void *wp) {
+template <char X, char Y, char Z, long long K, long long M, bool WT, class Pro = ProNone, class Epi = EpEnd>
+__device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, const void *wp,
+                                    Pro pro = Pro(), Epi epi = Epi()) {
     static_assert((X == 'F' || X == 'B') && (Y == 'F' || Y == 'B') && (Z == 'F' || Z == 'B'),
                   "bmm: precision letters are F or B");
     static_assert(!WT || Y == 'B', "bmm: only b1 weights can be transposed");
@@ -63,7 +69,7 @@ __device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, co
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long r = t / TPR, o = t % TPR;
             u32 bit = 0u;
-            if (o < M) bit = bit_of(bmm_dot<X, Y, K, M, WT>(r, o, xp, wp));
+            if (o < M) bit = ep_bit(epi, r, o, bmm_dot<X, Y, K, M, WT>(r, o, xp, wp, pro));
             if (MW > 0) store_bits(y + r * MW, o >> 5, bit);
         }
     } else {
@@ -71,7 +77,7 @@ __device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, co
         float *y = (float *)yp;
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long r = t / TPR, o = t % TPR;
-            if (o < M) y[r * M + o] = bmm_dot<X, Y, K, M, WT>(r, o, xp, wp);
+            if (o < M) y[r * M + o] = ep_val(epi, r, o, bmm_dot<X, Y, K, M, WT>(r, o, xp, wp, pro));
         }
     }
 }

@@ -1,5 +1,5 @@
-// rowwise.cuh - per-row reductions (absmean, standardize, log_softmax: one thread per row,
-// sequential, float64 where docs/semantics.md says so) and readout (one thread per
+// rowwise.cuh - per-row reductions (absmean, standardize, bin.center, log_softmax: one thread
+// per row, sequential, float64 where docs/semantics.md says so) and readout (one thread per
 // (graph, feature), nodes of the graph in order).
 //
 // Layouts (bgnn_common.cuh): x f32 [R][C] (readout: also b1 [N][ceil(C/32)], read as +-1);
@@ -40,6 +40,29 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
         double den = dadd(sd, eps);
         for (long long c = 0; c < C; c++)
             y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+    }
+}
+
+// bin.center: mu = sum/C in float64 (standardize's mean, operation for operation), then
+// bit = 1 iff d = fl64(x - mu) has its sign bit clear and is not NaN.  One thread per row
+// writes whole words (no ballot: the launch has 1 thread per row), padding bits zero.
+template <long long C>
+__device__ __forceinline__ void bin_center(long long rows, u32 *y, const float *x) {
+    constexpr long long CW = words_of(C);
+    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+        const float *xr = x + r * C;
+        double sum = 0.0;
+        for (long long c = 0; c < C; c++) sum = dadd(sum, (double)xr[c]);
+        double mu = C ? ddiv(sum, (double)C) : 0.0;
+        for (long long w = 0; w < CW; w++) {
+            u32 word = 0u;
+            for (long long b = 0; b < 32 && w * 32 + b < C; b++) {
+                const u64 d = (u64)__double_as_longlong(dsub((double)xr[w * 32 + b], mu));
+                const bool nan = (d & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+                if (!nan && (d >> 63) == 0u) word |= 1u << b;
+            }
+            y[r * CW + w] = word;
+        }
     }
 }
 

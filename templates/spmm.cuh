@@ -10,12 +10,15 @@
 //                same value as the float sum).
 //   adjacency F: y = sum_j fl(w_ij * v(x[j,c])).
 // Output B: bit_of(y), padding bits zero.  Isolated nodes give s = +0 (y = +0 -> bit 1).
+// EPI (epilogue.cuh) maps y to the output: fused scl / add / relu steps, then the bit by
+// the sign or a threshold table; the default EpEnd is the plain aggregation.
 // METHOD (ifelse / andnot / popc2) selects a reduction for the UNIT case in later
 // versions; all give the same result and this version uses the per-lane if-else sum.
 #ifndef BGNN_SPMM_CUH
 #define BGNN_SPMM_CUH
 
 #include "bgnn_common.cuh"
+#include "epilogue.cuh"
 
 namespace bgnn {
 
@@ -68,10 +71,10 @@ __device__ __forceinline__ float spmm_adjf_elem(long long i, long long c, const 
 }
 
 // Adjacency B (pattern + factor vectors).  rows = N.
-template <char X, char Z, long long C, bool UNIT, int METHOD>
+template <char X, char Z, long long C, bool UNIT, int METHOD, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_adjb(long long rows, void *yp, const long long *rowptr,
                                            const int *col, const float *rowf, const float *colf,
-                                           const void *xp) {
+                                           const void *xp, Epi epi = Epi()) {
     static_assert(X == 'F' || X == 'B', "bspmm: activation is F or B");
     if constexpr (Z == 'B') {
         constexpr long long TPR = b1_tpr(C), CW = words_of(C);
@@ -79,7 +82,7 @@ __device__ __forceinline__ void bspmm_adjb(long long rows, void *yp, const long 
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long i = t / TPR, c = t % TPR;
             u32 bit = 0u;
-            if (c < C) bit = bit_of(spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp));
+            if (c < C) bit = ep_bit(epi, i, c, spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp));
             if (CW > 0) store_bits(y + i * CW, c >> 5, bit);
         }
     } else {
@@ -87,15 +90,16 @@ __device__ __forceinline__ void bspmm_adjb(long long rows, void *yp, const long 
         float *y = (float *)yp;
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long i = t / TPR, c = t % TPR;
-            if (c < C) y[i * C + c] = spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp);
+            if (c < C) y[i * C + c] = ep_val(epi, i, c, spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp));
         }
     }
 }
 
 // Adjacency F (per-edge weights).  rows = N.
-template <char X, char Z, long long C>
+template <char X, char Z, long long C, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long long *rowptr,
-                                           const int *col, const float *w, const void *xp) {
+                                           const int *col, const float *w, const void *xp,
+                                           Epi epi = Epi()) {
     static_assert(X == 'F' || X == 'B', "bspmm: activation is F or B");
     if constexpr (Z == 'B') {
         constexpr long long TPR = b1_tpr(C), CW = words_of(C);
@@ -103,7 +107,7 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long i = t / TPR, c = t % TPR;
             u32 bit = 0u;
-            if (c < C) bit = bit_of(spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp));
+            if (c < C) bit = ep_bit(epi, i, c, spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp));
             if (CW > 0) store_bits(y + i * CW, c >> 5, bit);
         }
     } else {
@@ -111,7 +115,7 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
         float *y = (float *)yp;
         for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
             long long i = t / TPR, c = t % TPR;
-            if (c < C) y[i * C + c] = spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp);
+            if (c < C) y[i * C + c] = ep_val(epi, i, c, spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp));
         }
     }
 }

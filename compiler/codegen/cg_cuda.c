@@ -103,6 +103,116 @@ static void row_expr(BgEmit *e, BgRowExpr r) {
     }
 }
 
+/* ---- fused steps (epilogue.cuh): functor expressions for emit_call -------------------- */
+
+/* Launch argument index of the first step operand: the step operands (none slots skipped)
+ * come last (plan.c). */
+static int step_first_arg(const BgInst *in, int nlaunch_args) {
+    int n = 0;
+    for (int k = bg_inst_nbase(in); k < in->nargs; k++) n += in->args[k] != BG_NONE;
+    return nlaunch_args - n;
+}
+
+/* Slot j of step s: its wrapper parameter (nm[*k], advancing) or nullptr when none. */
+static const char *slot_name(const BgInst *in, int s, int j, const char *const *nm, int *k) {
+    return in->args[bg_inst_step_arg(in, s) + j] == BG_NONE ? "nullptr" : nm[(*k)++];
+}
+static const char *tf(bool b) { return b ? "true" : "false"; }
+
+/* The prologue functor of in (bgnn::ProNone{} without one). */
+static void pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *k) {
+    if (!in->npro) {
+        bg_sb_printf(b, "bgnn::ProNone{}");
+        return;
+    }
+    int a = bg_inst_step_arg(in, 0);
+    bool hg = in->args[a + 2] != BG_NONE, hb = in->args[a + 3] != BG_NONE;
+    const char *mean = slot_name(in, 0, 0, nm, k), *var = slot_name(in, 0, 1, nm, k);
+    const char *g = slot_name(in, 0, 2, nm, k), *bt = slot_name(in, 0, 3, nm, k);
+    bg_sb_printf(b, "bgnn::ProBn<0x%08xu, %s, %s>{%s, %s, %s, %s}", f32_bits(in->steps[0].eps), tf(hg), tf(hb),
+                 mean, var, g, bt);
+}
+
+/* The epilogue functor of in's steps [npro, nsteps), or a threshold's chain functor. */
+static void steps_expr(BgStrBuf *b, const BgModule *m, const BgInst *in, const char *const *nm, int *k) {
+    BgStrBuf ty = {0}, ini = {0};
+    bool chain = in->op == BG_OP_THRESHOLD, thr = false;
+    int64_t C = kcols(in->type);
+    int open = 0;
+    for (int s = in->npro; s < in->nsteps; s++) {
+        int a = bg_inst_step_arg(in, s);
+        switch ((BgStepKind)in->steps[s].kind) {
+        case BG_STEP_SCL: {
+            bool hr = in->args[a] != BG_NONE, hc = in->args[a + 1] != BG_NONE;
+            const char *rf = slot_name(in, s, 0, nm, k), *cf = slot_name(in, s, 1, nm, k);
+            if (chain) {
+                bg_sb_printf(&ty, "bgnn::ChScl<");
+                bg_sb_printf(&ini, "{%s, ", cf);
+            } else {
+                bg_sb_printf(&ty, "bgnn::EpScl<%s, %s, ", tf(hr), tf(hc));
+                bg_sb_printf(&ini, "{%s, %s, ", rf, cf);
+            }
+            break;
+        }
+        case BG_STEP_ADD: {
+            bool tensor = m->insts[in->args[a]].type.rank == 2;
+            if (chain) bg_sb_printf(&ty, "bgnn::ChAdd<");
+            else bg_sb_printf(&ty, "bgnn::EpAdd<%lld, %s, ", (long long)C, tf(tensor));
+            bg_sb_printf(&ini, "{%s, ", slot_name(in, s, 0, nm, k));
+            break;
+        }
+        case BG_STEP_RELU:
+            bg_sb_printf(&ty, chain ? "bgnn::ChRelu<" : "bgnn::EpRelu<");
+            bg_sb_printf(&ini, "{");
+            break;
+        case BG_STEP_BATCHNORM: {
+            bool hg = in->args[a + 2] != BG_NONE, hb = in->args[a + 3] != BG_NONE;
+            const char *mean = slot_name(in, s, 0, nm, k), *var = slot_name(in, s, 1, nm, k);
+            const char *g = slot_name(in, s, 2, nm, k), *bt = slot_name(in, s, 3, nm, k);
+            bg_sb_printf(&ty, "bgnn::ChBn<0x%08xu, %s, %s, ", f32_bits(in->steps[s].eps), tf(hg), tf(hb));
+            bg_sb_printf(&ini, "{%s, %s, %s, %s, ", mean, var, g, bt);
+            break;
+        }
+        case BG_STEP_THRESHOLD: /* always last */
+            bg_sb_printf(&ty, "bgnn::EpThr<%lld>", (long long)C);
+            bg_sb_printf(&ini, "{%s}", slot_name(in, s, 0, nm, k));
+            thr = true;
+            continue;
+        default: break;
+        }
+        open++;
+    }
+    if (!thr) {
+        bg_sb_printf(&ty, "%s", chain ? "bgnn::ChEnd" : "bgnn::EpEnd");
+        bg_sb_printf(&ini, "{}");
+    }
+    for (int j = 0; j < open; j++) {
+        bg_sb_printf(&ty, ">");
+        bg_sb_printf(&ini, "}");
+    }
+    char *t = bg_sb_take(&ty), *i = bg_sb_take(&ini);
+    bg_sb_printf(b, "%s%s", t, i);
+    free(t);
+    free(i);
+}
+
+/* ", PRO, EPI" / ", EPI" arguments of a call with fused steps ("" without). */
+static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *l, const char *const *nm,
+                       bool with_pro) {
+    BgStrBuf b = {0};
+    bg_sb_printf(&b, "%s", "");
+    if (in->nsteps) {
+        int k = step_first_arg(in, l->nargs);
+        if (with_pro) {
+            bg_sb_printf(&b, ", ");
+            pro_expr(&b, in, nm, &k);
+        }
+        bg_sb_printf(&b, ", ");
+        steps_expr(&b, m, in, nm, &k);
+    }
+    return bg_sb_take(&b);
+}
+
 /* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
 static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
                       const char *const *nm, BgDiagSink *d) {
@@ -110,23 +220,37 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     const BgType ty = in->type;
     int64_t C = kcols(ty);
     const BgType *t0 = in->nargs > 0 && in->args[0] != BG_NONE ? &m->insts[in->args[0]].type : NULL;
+    char *sa = step_args(m, in, l, nm, in->op == BG_OP_BMM);
+    bool ok = true;
     switch (in->op) {
     case BG_OP_BIN:
-        bg_emit_line(e, "bgnn::bin<'%c', %lld>(rows, %s, %s);", letter(*t0), (long long)C, nm[0], nm[1]);
-        return true;
+        bg_emit_line(e, "bgnn::bin<'%c', %lld>(rows, %s, %s%s);", letter(*t0), (long long)C, nm[0], nm[1], sa);
+        break;
+    case BG_OP_BIN_CENTER:
+        bg_emit_line(e, "bgnn::bin_center<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
+        break;
+    case BG_OP_THRESHOLD: {
+        BgStrBuf b = {0};
+        int k = step_first_arg(in, l->nargs);
+        steps_expr(&b, m, in, nm, &k);
+        char *ch = bg_sb_take(&b);
+        bg_emit_line(e, "bgnn::threshold<%lld>(rows, %s, %s);", (long long)C, nm[0], ch);
+        free(ch);
+        break;
+    }
     case BG_OP_RELU:
         bg_emit_line(e, "bgnn::relu<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
-        return true;
+        break;
     case BG_OP_ABSMEAN:
         bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s);", (long long)kcols(*t0), nm[0], nm[1]);
-        return true;
+        break;
     case BG_OP_STANDARDIZE:
         bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */>(rows, %s, %s);", (long long)C,
                      f32_bits(in->attrs.eps), (double)in->attrs.eps, nm[0], nm[1]);
-        return true;
+        break;
     case BG_OP_LOG_SOFTMAX:
         bg_emit_line(e, "bgnn::log_softmax<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
-        return true;
+        break;
     case BG_OP_SCL: {
         bool hr = in->args[1] != BG_NONE, hc = in->args[2] != BG_NONE;
         int k = 2;
@@ -134,7 +258,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         const char *cf = hc ? nm[k++] : "nullptr";
         bg_emit_line(e, "bgnn::scl<%lld, %s, %s>(rows, %s, %s, %s, %s);", (long long)C,
                      hr ? "true" : "false", hc ? "true" : "false", nm[0], nm[1], rf, cf);
-        return true;
+        break;
     }
     case BG_OP_BATCHNORM: {
         bool hg = in->nargs > 3 && in->args[3] != BG_NONE;
@@ -145,40 +269,51 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         bg_emit_line(e, "bgnn::batchnorm<%lld, 0x%08xu /* eps %g */, %s, %s>(rows, %s, %s, %s, %s, %s, %s);",
                      (long long)C, f32_bits(in->attrs.eps), (double)in->attrs.eps,
                      hg ? "true" : "false", hb ? "true" : "false", nm[0], nm[1], nm[2], nm[3], g, b);
-        return true;
+        break;
     }
     case BG_OP_ADD: {
         const BgType *t1 = &m->insts[in->args[1]].type;
         bool bcast = !krow_vector(*t0) && krow_vector(*t1);
-        bg_emit_line(e, "bgnn::add<'%c', '%c', %lld, %s>(rows, %s, %s, %s);", in->prec[0], in->prec[2],
-                     (long long)C, bcast ? "true" : "false", nm[0], nm[1], nm[2]);
-        return true;
+        bg_emit_line(e, "bgnn::add<'%c', '%c', %lld, %s>(rows, %s, %s, %s%s);", in->prec[0], in->prec[2],
+                     (long long)C, bcast ? "true" : "false", nm[0], nm[1], nm[2], sa);
+        break;
     }
     case BG_OP_BMM: {
         bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
         if (bg_plan_bmm_fb_tiled(in, wt)) { /* the tiled FB kernel (plan.c gives its shape) */
-            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, 0, 0u>(rows, %s, %s, %s, nullptr, nullptr, "
-                            "nullptr, nullptr);",
-                         in->prec[2], (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2]);
-            return true;
+            /* its batchnorm prologue: BN 0 none, 1 mean/var, 2 + gamma, 3 + beta, 4 + both */
+            int bn = 0, k = step_first_arg(in, l->nargs);
+            const char *sl[4] = {"nullptr", "nullptr", "nullptr", "nullptr"};
+            unsigned eps = 0u;
+            if (in->npro) {
+                int a = bg_inst_step_arg(in, 0);
+                bool hg = in->args[a + 2] != BG_NONE, hb = in->args[a + 3] != BG_NONE;
+                bn = hg && hb ? 4 : hb ? 3 : hg ? 2 : 1;
+                for (int j = 0; j < 4; j++) sl[j] = slot_name(in, 0, j, nm, &k);
+                eps = f32_bits(in->steps[0].eps);
+            }
+            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu>(rows, %s, %s, %s, %s, %s, %s, %s);",
+                         in->prec[2], (long long)kcols(*t0), (long long)C, bn, eps, nm[0], nm[1], nm[2], sl[0],
+                         sl[1], sl[2], sl[3]);
+            break;
         }
-        bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s);", in->prec[0],
+        bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s%s);", in->prec[0],
                      in->prec[1], in->prec[2], (long long)kcols(*t0), (long long)C,
-                     wt ? "true" : "false", nm[0], nm[1], nm[2]);
-        return true;
+                     wt ? "true" : "false", nm[0], nm[1], nm[2], sa);
+        break;
     }
     case BG_OP_BSPMM: {
         const BgInst *g = &m->insts[in->args[0]];
         if (in->prec[1] == 'F') {
-            bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, %s);", in->prec[0],
-                         in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4]);
+            bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, %s%s);", in->prec[0],
+                         in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4], sa);
         } else {
             bool unit = g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
-            bg_emit_line(e, "bgnn::bspmm_adjb<'%c', '%c', %lld, %s, %d>(rows, %s, %s, %s, %s, %s, %s);",
+            bg_emit_line(e, "bgnn::bspmm_adjb<'%c', '%c', %lld, %s, %d>(rows, %s, %s, %s, %s, %s, %s%s);",
                          in->prec[0], in->prec[2], (long long)C, unit ? "true" : "false",
-                         (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5]);
+                         (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], sa);
         }
-        return true;
+        break;
     }
     case BG_OP_CONCAT: {
         bg_emit_printf(e, "const void *const xs[] = {");
@@ -188,21 +323,35 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         for (int k = 0; k < in->nargs; k++)
             bg_emit_printf(e, ", %lld", (long long)kcols(m->insts[in->args[k]].type));
         bg_emit_printf(e, ">(rows, %s, xs);\n", nm[0]);
-        return true;
+        break;
     }
     case BG_OP_READOUT:
         bg_emit_line(e, "bgnn::readout<'%c', %lld, %d>(rows, %s, %s, %s);", letter(*t0), (long long)C,
                      (int)in->attrs.reduce, nm[0], nm[1], nm[2]);
-        return true;
+        break;
     default:
         bg_diag_error(d, BG_E_INTERNAL, "codegen: no kernel template for '%s'", bg_op_info(in->op)->name);
-        return false;
+        ok = false;
+        break;
     }
+    free(sa);
+    return ok;
 }
 
 /* Wrapper parameter names by op and position (args[0] is always the output). */
 static const char *param_base(const BgInst *in, int k, int nargs) {
     if (k == 0) return "y";
+    int first = step_first_arg(in, nargs);
+    if (k >= first) { /* a fused step's operand (plan.c: after the op's own, none skipped) */
+        static const char *const names[BG_STEP_COUNT][4] = {
+            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}};
+        for (int s = 0; s < in->nsteps; s++) {
+            BgStepKind sk = (BgStepKind)in->steps[s].kind;
+            for (int j = 0, a = bg_inst_step_arg(in, s); j < bg_step_slots(sk); j++)
+                if (in->args[a + j] != BG_NONE && first++ == k) return names[sk][j];
+        }
+        return "p";
+    }
     switch (in->op) {
     case BG_OP_BMM: return k == 1 ? "x" : "w";
     case BG_OP_BSPMM: {
@@ -224,7 +373,7 @@ static const char *param_base(const BgInst *in, int k, int nargs) {
         return k < 6 ? bn[k] : "x";
     }
     case BG_OP_READOUT: return k == 1 ? "x" : "graph_ptr";
-    default: (void)nargs; return "x";
+    default: return "x";
     }
 }
 
@@ -304,18 +453,21 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     const char *src = m->src && m->src->name ? base_name(m->src->name) : "<module>";
 
     /* Which template families the launches use. */
-    bool fam[5] = {false, false, false, false, false}; /* bin_ops, elementwise, matmul, rowwise, spmm */
+    bool fam[6] = {false, false, false, false, false, false}; /* bin_ops, elementwise, matmul, rowwise, spmm, epilogue */
     for (int i = 0; i < p->nlaunches; i++) {
         switch (m->insts[p->launches[i].inst].op) {
         case BG_OP_BIN: case BG_OP_CONCAT: fam[0] = true; break;
         case BG_OP_SCL: case BG_OP_ADD: case BG_OP_RELU: case BG_OP_BATCHNORM: fam[1] = true; break;
         case BG_OP_BMM: fam[2] = true; break;
         case BG_OP_ABSMEAN: case BG_OP_STANDARDIZE: case BG_OP_LOG_SOFTMAX: case BG_OP_READOUT: fam[3] = true; break;
+        case BG_OP_BIN_CENTER: fam[3] = true; break;
         case BG_OP_BSPMM: fam[4] = true; break;
+        case BG_OP_THRESHOLD: fam[5] = true; break;
         default: break;
         }
     }
-    static const char *const fam_hdr[5] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh"};
+    static const char *const fam_hdr[6] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh",
+                                           "epilogue.cuh"};
     bool fb_tiled = false;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgInst *in = &m->insts[p->launches[i].inst];
@@ -330,7 +482,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     bg_emit_line(&e, "// %d kernels.  Calling convention (compiler/codegen/plan.h): every kernel takes", p->nlaunches);
     bg_emit_line(&e, "// (long long n, long long ngraphs, out, in...) and grid-strides over rows * threads_per_row.");
     bg_emit_line(&e, "#include \"bgnn_common.cuh\"");
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
         if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
 

@@ -34,7 +34,9 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz
 }
 
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
-    return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed;
+    /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has) */
+    return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
+           in->nsteps == in->npro;
 }
 
 int bg_plan_phases(const BgPlan *p, int *phase) {
@@ -321,6 +323,15 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             arg(l, use_value(&c, a0));
             l->threads_per_row = tpr_for(in->type.kind, cols);
             break;
+        case BG_OP_BIN_CENTER:
+            /* one thread per row: the row's mean, then whole words */
+            arg(l, use_value(&c, a0));
+            l->threads_per_row = 1;
+            break;
+        case BG_OP_THRESHOLD:
+            /* its chain's operands follow (below); one thread per (row, channel) */
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
         case BG_OP_ABSMEAN: {
             /* one thread per row of x (the output f32[R] may be laid out as one row) */
             int64_t xc;
@@ -383,6 +394,10 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             bg_diag_error(d, BG_E_INTERNAL, "plan: no GPU kernel for '%s' (%%%d)", info->name, i);
             return NULL;
         }
+        /* Fused steps read their operands after the op's own: the prologue's, then the
+         * epilogue's (or a threshold's chain), none slots skipped (cg_cuda.c, emit_call). */
+        for (int k = bg_inst_nbase(in); k < in->nargs; k++)
+            if (in->args[k] != BG_NONE) arg(l, use_value(&c, in->args[k]));
         if (l->nargs > BG_PLAN_MAX_ARGS) {
             bg_diag_error(d, BG_E_LIMIT, "plan: %%%d has too many operands", i);
             return NULL;

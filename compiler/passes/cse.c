@@ -1,6 +1,6 @@
 /* cse.c - common-subexpression elimination: an instruction equal to an earlier one (same op,
- * precisions, operands, attributes and type) is replaced by it.  Every op is a pure function
- * of its operands and attributes, so this is exact; for leaves it means one load of a
+ * precisions, operands, fused steps, attributes and type) is replaced by it.  Every op is a
+ * pure function of its operands and attributes, so this is exact; for leaves it means one load of a
  * parameter used twice and one preprocessing of identical graph declarations.  Outputs are
  * never merged.  The replaced instructions are deleted. */
 #include "bg.h"
@@ -21,6 +21,9 @@ static bool same(const BgInst *x, const BgInst *y) {
         return false;
     for (int k = 0; k < x->nargs; k++)
         if (x->args[k] != y->args[k]) return false;
+    if (x->npro != y->npro || x->nsteps != y->nsteps) return false;
+    for (int s = 0; s < x->nsteps; s++)
+        if (x->steps[s].kind != y->steps[s].kind || x->steps[s].eps != y->steps[s].eps) return false;
     return attrs_eq(x->op, &x->attrs, &y->attrs);
 }
 

@@ -1,7 +1,11 @@
 /* fuse_bin.c - BIN as an epilogue: X = op.??F(...); Y = BIN(X), where Y is X's only
- * consumer and op is BMM, BSPMM or ADD, becomes X = op.??B(...) and Y's uses read X.
- * Exact by definition: op.??B is bin(op.??F) (docs/semantics.md).  Dead code is removed
- * first so that a consumer nobody needs does not block the fusion. */
+ * consumer and op is BMM, BSPMM or ADD (with or without an epilogue), becomes
+ * X = op.??B(...) and Y's uses read X.  A thresholded BIN (fold-threshold) brings its
+ * threshold step along: op.??B(...) epilogue(...; threshold T).  Exact by definition:
+ * op.??B is bin(op.??F), and a last threshold step is the thresholded bin of the value
+ * (docs/semantics.md).  The fused instruction stays where X was, or moves to Y's place when
+ * T is defined after X.  Dead code is removed first so that a consumer nobody needs does not
+ * block the fusion. */
 #include "bg.h"
 
 bool bg_pass_dce(BgModule *m, BgDiagSink *d);
@@ -18,13 +22,24 @@ bool bg_pass_fuse_bin(BgModule *m, BgDiagSink *d) {
         BgInst *p = &m->insts[x];
         if ((p->op != BG_OP_BMM && p->op != BG_OP_BSPMM && p->op != BG_OP_ADD) || p->prec[2] != 'F') continue;
         if (bg_ir_use_count(m, x) != 1) continue;
-        p->prec[2] = 'B';
-        p->type.kind = BG_TY_B1;
-        for (int j = i + 1; j < m->ninsts; j++)
-            for (int k = 0; k < m->insts[j].nargs; k++)
-                if (m->insts[j].args[k] == (BgRef)i) m->insts[j].args[k] = x;
-        keep[i] = false;
+        BgInst f = *p;
+        f.prec[2] = 'B';
+        f.type.kind = BG_TY_B1;
+        BgRef t = in->nsteps ? in->args[1] : BG_NONE; /* the threshold table */
+        if (t != BG_NONE && (bg_inst_noperands(&f) + 1 > BG_FUSE_MAX_OPERANDS ||
+                             !bg_inst_add_step(&f, BG_STEP_THRESHOLD, 0.0f, &t)))
+            continue;
         changed = true;
+        if (t == BG_NONE || t < x) { /* in place: Y's users read X */
+            *p = f;
+            bg_ir_replace_uses(m, (BgRef)i, x);
+            keep[i] = false;
+            in->nargs = in->nsteps = 0; /* dead: its operands no longer count as uses */
+        } else { /* T comes after X: the fused op takes Y's place */
+            *in = f;
+            keep[x] = false;
+            p->nargs = p->nsteps = p->npro = 0;
+        }
     }
     if (changed) bg_ir_compact(m, keep);
     return true;

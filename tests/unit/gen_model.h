@@ -1,11 +1,18 @@
 /* gen_model.h - a generator of random *valid* .bgnn models (text), for differential tests:
  * the same model must give bit-identical outputs through every pass pipeline (and, on a GPU,
  * on the GPU and the CPU reference).  Models mix high-level layers and low-level ops of every
- * precision combination the checker accepts, with awkward widths (1, 31, 33, 70, ...).
+ * precision combination the checker accepts, with awkward widths (1, 31, 33, 70, ...), and the
+ * patterns the fusion passes rewrite: per-channel chains (bias, signed column scale,
+ * batchnorm with or without gamma / beta, relu) before a bin or an add.FFB (fold-threshold),
+ * bin(standardize) (bin.center), scl / bias / tensor add / relu after a product
+ * (fuse-add), batchnorm read by a bmm.F?? (fuse-batchnorm).  Every value nothing reads is an
+ * output, so every pattern is observed.
  * bg_gen_model(seed, buf, size) writes the model and returns its length. */
 #ifndef BG_GEN_MODEL_H
 #define BG_GEN_MODEL_H
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,12 +79,159 @@ static GenVal *gen_new(Gen *g, char prec, int width) {
 
 static char gen_pb(Gen *g) { return gen_rand(g, 2) ? 'B' : 'F'; }
 
+/* A float value to fold or fuse into: a bmm / bspmm of x with an F result (the producer the
+ * fusion passes look for), or the relu of an existing float value. */
+static GenVal *gen_float_producer(Gen *g, GenVal *x, const char *A, int width) {
+    char w[16];
+    GenVal *y;
+    switch (gen_rand(g, 3)) {
+    case 0: {
+        char yl = gen_pb(g);
+        gen_param(g, yl, x->width, width, w);
+        y = gen_new(g, 'F', width);
+        gen_put(g, "%s = bmm.%c%cF(%s, %s)\n", y->name, x->prec, yl, x->name, w);
+        break;
+    }
+    case 1:
+        y = gen_new(g, 'F', x->width);
+        gen_put(g, "%s = bspmm.%c%cF(%s, %s)\n", y->name, x->prec, gen_pb(g), A, x->name);
+        break;
+    default: {
+        GenVal *xf = gen_pick(g, 'F');
+        y = gen_new(g, 'F', xf->width);
+        gen_put(g, "%s = relu(%s)\n", y->name, xf->name);
+        break;
+    }
+    }
+    return y;
+}
+
+/* One per-channel step of a chain on value v (fold-threshold, fuse-add): a bias, a column
+ * scale of either sign (a parameter), a batchnorm (affine or not), a relu, or (epi != 0) a
+ * scl with Bi-GCN row and column scales or the add of another value of the same width. */
+static GenVal *gen_chain_op(Gen *g, GenVal *v, int epi) {
+    char p1[16], p2[16], p3[16], p4[16];
+    GenVal *y = NULL;
+    switch (gen_rand(g, epi ? 6 : 4)) {
+    case 0:
+        gen_param(g, 'F', v->width, 0, p1);
+        y = gen_new(g, 'F', v->width);
+        gen_put(g, "%s = add.FFF(%s, %s)\n", y->name, v->name, p1);
+        break;
+    case 1:
+        gen_param(g, 'F', v->width, 0, p1);
+        y = gen_new(g, 'F', v->width);
+        gen_put(g, "%s = scl(%s, cols: %s)\n", y->name, v->name, p1);
+        break;
+    case 2: {
+        int affine = (int)gen_rand(g, 3); /* 0: none, 1: gamma and beta, 2: eps attribute */
+        gen_param(g, 'F', v->width, 0, p1);
+        gen_param(g, 'F', v->width, 0, p2);
+        y = gen_new(g, 'F', v->width);
+        if (affine == 1) {
+            gen_param(g, 'F', v->width, 0, p3);
+            gen_param(g, 'F', v->width, 0, p4);
+            gen_put(g, "%s = batchnorm(%s, %s, %s, %s, %s)\n", y->name, v->name, p1, p2, p3, p4);
+        } else {
+            gen_put(g, "%s = batchnorm(%s, %s, %s)%s\n", y->name, v->name, p1, p2, affine ? " { eps: 0.001 }" : "");
+        }
+        break;
+    }
+    case 3:
+        y = gen_new(g, 'F', v->width);
+        gen_put(g, "%s = relu(%s)\n", y->name, v->name);
+        break;
+    case 4: {
+        GenVal *src = gen_pick(g, 'F');
+        gen_param(g, 'B', gen_width(g), v->width, p1);
+        y = gen_new(g, 'F', v->width);
+        gen_put(g, "%s = scl(%s, rows: absmean(%s), cols: scale(%s))\n", y->name, v->name, src->name, p1);
+        break;
+    }
+    default: {
+        GenVal *z = NULL;
+        for (int i = 0; i < g->nv; i++)
+            if (&g->v[i] != v && g->v[i].prec == 'F' && g->v[i].width == v->width) z = &g->v[i];
+        y = gen_new(g, 'F', v->width);
+        if (z && gen_rand(g, 2)) gen_put(g, "%s = add.FFF(%s, %s)\n", y->name, z->name, v->name);
+        else if (z) gen_put(g, "%s = add.FFF(%s, %s)\n", y->name, v->name, z->name);
+        else gen_put(g, "%s = relu(%s)\n", y->name, v->name);
+        break;
+    }
+    }
+    return y;
+}
+
 static void gen_step(Gen *g) {
     char w[16], b[16], w2[16];
     GenVal *x = gen_pick(g, 0);
     const char *A = g->graphs[gen_rand(g, (unsigned)g->ngraphs)];
     int out = gen_width(g);
-    switch (gen_rand(g, 11)) {
+    unsigned kind = gen_rand(g, 16);
+    if (kind >= 11 && (g->nv > 50 || g->nparams > 36)) kind = 3; /* the fused patterns take several values */
+    switch (kind) {
+    case 11:
+    case 12: { /* fold-threshold: producer, 1-4 per-channel steps, then bin or add.FFB */
+        GenVal *v = gen_float_producer(g, x, A, out);
+        int n = 1 + (int)gen_rand(g, 4);
+        for (int k = 0; k < n; k++) v = gen_chain_op(g, v, 0);
+        if (gen_rand(g, 4) == 0) {
+            gen_param(g, 'F', v->width, 0, b);
+            GenVal *y = gen_new(g, 'B', v->width);
+            gen_put(g, "%s = add.FFB(%s, %s)\n", y->name, v->name, b);
+        } else {
+            GenVal *y = gen_new(g, 'B', v->width);
+            gen_put(g, "%s = bin(%s)\n", y->name, v->name);
+        }
+        break;
+    }
+    case 13: { /* fuse-add: producer, then scl / bias / tensor add / relu steps, maybe a bin */
+        GenVal *v = gen_float_producer(g, x, A, out);
+        int n = 1 + (int)gen_rand(g, 3);
+        for (int k = 0; k < n; k++) v = gen_chain_op(g, v, 1);
+        if (gen_rand(g, 3) == 0) {
+            GenVal *y = gen_new(g, 'B', v->width);
+            gen_put(g, "%s = bin(%s)\n", y->name, v->name);
+        }
+        break;
+    }
+    case 14: { /* fuse-batchnorm: batchnorm read only by a bmm.F?? */
+        GenVal *xf = gen_pick(g, 'F');
+        char mu[16], var[16], ga[16], be[16];
+        gen_param(g, 'F', xf->width, 0, mu);
+        gen_param(g, 'F', xf->width, 0, var);
+        GenVal *t = gen_new(g, 'F', xf->width);
+        switch (gen_rand(g, 3)) {
+        case 0: gen_put(g, "%s = batchnorm(%s, %s, %s)\n", t->name, xf->name, mu, var); break;
+        case 1:
+            gen_param(g, 'F', xf->width, 0, ga);
+            gen_param(g, 'F', xf->width, 0, be);
+            gen_put(g, "%s = batchnorm(%s, %s, %s, %s, %s) { eps: 0.01 }\n", t->name, xf->name, mu, var, ga, be);
+            break;
+        default:
+            gen_param(g, 'F', xf->width, 0, ga);
+            gen_param(g, 'F', xf->width, 0, be);
+            gen_put(g, "%s = batchnorm(%s, %s, %s, %s, %s)\n", t->name, xf->name, mu, var, ga, be);
+            break;
+        }
+        char p[4] = {'F', gen_pb(g), gen_pb(g), 0};
+        gen_param(g, p[1], xf->width, out, w);
+        GenVal *y = gen_new(g, p[2], out);
+        gen_put(g, "%s = bmm.%s(%s, %s)\n", y->name, p, t->name, w);
+        break;
+    }
+    case 15: { /* bin(standardize): bin.center when nothing else reads the standardize */
+        GenVal *xf = gen_pick(g, 'F'); /* (eps: 0 would give NaN rows, whose bits are unspecified) */
+        GenVal *t = gen_new(g, 'F', xf->width);
+        gen_put(g, "%s = standardize(%s)%s\n", t->name, xf->name, gen_rand(g, 2) ? " { eps: 0.5 }" : "");
+        GenVal *y = gen_new(g, 'B', xf->width);
+        gen_put(g, "%s = bin(%s)\n", y->name, t->name);
+        break;
+    }
+    default: break;
+    }
+    if (kind >= 11) return;
+    switch (kind) {
     case 0: { /* linear */
         char mm[4] = {gen_pb(g), gen_pb(g), gen_pb(g), 0};
         const char *bin = "";
@@ -208,6 +362,18 @@ static void gen_step(Gen *g) {
     }
 }
 
+/* Occurrences of the identifier name in text (its definition included). */
+static int gen_uses(const char *text, const char *name) {
+    size_t n = strlen(name);
+    int c = 0;
+    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+        bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '"');
+        bool after = isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '"';
+        if (!before && !after) c++;
+    }
+    return c;
+}
+
 static size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
     static const char *const norms[] = {"none", "sym", "mean"};
     Gen g;
@@ -228,9 +394,13 @@ static size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
     snprintf(x->name, sizeof x->name, "X");
     gen_put(&g, "input X : f32[N, %d]\n", x->width);
     int steps = 2 + (int)gen_rand(&g, 7);
-    for (int i = 0; i < steps && g.nv < 60; i++) gen_step(&g);
+    for (int i = 0; i < steps && g.nv < 60 && g.nparams < 48; i++) gen_step(&g);
     gen_put(&g, "output %s\n", g.v[g.nv - 1].name);
-    if (g.nv > 2 && gen_rand(&g, 2)) gen_put(&g, "output %s\n", g.v[1 + gen_rand(&g, (unsigned)(g.nv - 2))].name);
+    int extra = g.nv > 2 && gen_rand(&g, 2) ? 1 + (int)gen_rand(&g, (unsigned)(g.nv - 2)) : -1;
+    if (extra > 0) gen_put(&g, "output %s\n", g.v[extra].name);
+    /* every value nothing reads is an output too, so every fused pattern is observed */
+    for (int i = 1; i < g.nv - 1; i++)
+        if (i != extra && gen_uses(g.buf, g.v[i].name) == 1) gen_put(&g, "output %s\n", g.v[i].name);
     return g.len;
 }
 #endif

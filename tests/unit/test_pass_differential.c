@@ -1,8 +1,10 @@
 /* test_pass_differential.c - every pass is exact: for every example and every pass test
  * model, the CPU interpreter must give bit-identical outputs on the lowered IR, after each
- * single pass, and after the default pipeline.  Inputs are random: a graph with awkward
- * features (N = 67, isolated nodes, one high-degree node), random features with exact zeros
- * and negative zeros, and random weights (written to a temporary safetensors file). */
+ * single pass, and after the default pipeline (so fold-threshold, fuse-batchnorm, fuse-add
+ * and fuse-bin run on every example and on tests/passes/<pass>/).  Inputs are random: a
+ * graph with awkward features (N = 67, isolated nodes, one high-degree node), random
+ * features with exact zeros and negative zeros, and random weights (written to a temporary
+ * safetensors file). */
 #include "bg.h"
 #include "bgtest.h"
 #include "difftest.h"
@@ -71,6 +73,88 @@ static void check_dir(const char *dir, BgGraph *g, int *count) {
     }
 }
 
+/* fold-threshold then fuse-bin: the thresholded bin becomes the producer's epilogue (the
+ * golden tests run one pass each, so the pair is checked here), and the default pipeline
+ * leaves examples/gcn_bin.bgnn with no batchnorm and no scl before a bin. */
+static void check_structure(const char *src) {
+    static const char *const text =
+        "model p\ninput X : f32[N, 40]\nparam W : b1[40, 33] = \"w\"\nparam b : f32[33] = \"b\"\n"
+        "param mu : f32[33] = \"mu\"\nparam var : f32[33] = \"var\"\n"
+        "t = bmm.FBF(X, W)\nu = add.FFF(t, b)\nv = batchnorm(u, mu, var)\ny = bin(v)\noutput y\n";
+    static const char *const pair[2] = {"fold-threshold", "fuse-bin"};
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgCompileOpts o = {pair, 2, NULL, NULL};
+    BgModule *m = bg_compile_text(a, "pair.bgnn", text, strlen(text), &o, &d);
+    CHECK(m != NULL);
+    char *ir = m ? bg_ir_print(m) : NULL;
+    CHECK(ir && strstr(ir, "= bmm.FBB %0, %1 epilogue(threshold %") && strstr(ir, "threshold chain(add %2; batchnorm %3, %4 eps=1e-05)"));
+    CHECK(ir && !strstr(ir, "= bin ") && !strstr(ir, "= add.") && !strstr(ir, "= batchnorm"));
+    free(ir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/examples/gcn_bin.bgnn", src);
+    m = bg_compile_file(a, path, NULL, &d);
+    CHECK(m != NULL);
+    for (int i = 0; m && i < m->ninsts; i++) {
+        const BgInst *in = &m->insts[i];
+        CHECK(in->op != BG_OP_BATCHNORM && in->op != BG_OP_SCL && in->op != BG_OP_ADD);
+        if (in->op == BG_OP_BIN) CHECK(m->insts[in->args[0]].op != BG_OP_SCL);
+    }
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
+/* The verifier refuses malformed steps (each case mutates a good module). */
+static bool verifies(BgModule *m) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    bool ok = bg_ir_verify(m, &d);
+    if (!ok) CHECK(d.n > 0 && d.items[0].code == BG_E_VERIFY);
+    bg_diag_free(&d);
+    return ok;
+}
+
+static void check_verifier(void) {
+    static const char *const text =
+        "model p\ninput X : f32[N, 8]\nparam W : b1[8, 8] = \"w\"\nparam b : f32[8] = \"b\"\n"
+        "param mu : f32[8] = \"mu\"\nparam var : f32[8] = \"var\"\n"
+        "t = bmm.FBF(X, W)\nu = add.FFF(t, b)\nv = batchnorm(u, mu, var)\ny = bin(v)\noutput y\n";
+    static const char *const pair[2] = {"fold-threshold", "fuse-bin"};
+    for (int c = 0; c < 7; c++) {
+        BgArena *a = bg_arena_new();
+        BgDiagSink d;
+        bg_diag_init(&d);
+        BgCompileOpts o = {pair, 2, NULL, NULL};
+        BgModule *m = bg_compile_text(a, "v.bgnn", text, strlen(text), &o, &d);
+        CHECK(m != NULL);
+        bg_diag_free(&d);
+        if (!m) continue;
+        int thr = -1, mm = -1;
+        for (int i = 0; i < m->ninsts; i++) {
+            if (m->insts[i].op == BG_OP_THRESHOLD) thr = i;
+            if (m->insts[i].op == BG_OP_BMM) mm = i;
+        }
+        CHECK(thr >= 0 && mm >= 0 && verifies(m));
+        BgInst *b = &m->insts[mm], *t = &m->insts[thr];
+        BgRef none[4] = {BG_NONE, BG_NONE, BG_NONE, BG_NONE}, bn[4] = {t->args[1], t->args[2], BG_NONE, BG_NONE};
+        switch (c) {
+        case 0: b->prec[2] = 'F'; b->type.kind = BG_TY_F32; break;           /* threshold on an F result */
+        case 1: CHECK(bg_inst_add_step(b, BG_STEP_RELU, 0, none)); break;      /* threshold not last */
+        case 2: b->args[2] = b->args[1]; break;                               /* not a threshold table */
+        case 3: CHECK(bg_inst_add_step(t, BG_STEP_SCL, 0, none)); break;      /* scl without factors */
+        case 4: t->steps[0].kind = BG_STEP_THRESHOLD; break;                  /* not a chain step */
+        case 5: /* one batchnorm prologue verifies, a second does not */
+            CHECK(bg_inst_add_prologue(b, BG_STEP_BATCHNORM, 1e-5f, bn) && verifies(m));
+            CHECK(bg_inst_add_prologue(b, BG_STEP_BATCHNORM, 1e-5f, bn));
+            break;
+        default: b->nargs--; break;                                           /* slots do not add up */
+        }
+        CHECK(!verifies(m));
+        bg_arena_free(a);
+    }
+}
+
 int main(void) {
     const char *src = getenv("BGNN_SOURCE_DIR");
     if (!src) bg_test_skip("BGNN_SOURCE_DIR not set (run through ctest)");
@@ -85,11 +169,14 @@ int main(void) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/examples", src);
     check_dir(dir, &g, &count);
-    static const char *const pass_dirs[] = {"cse", "elim-scale-binarize", "fuse-bin", "dce", NULL};
+    static const char *const pass_dirs[] = {"cse", "elim-scale-binarize", "fold-threshold", "fuse-batchnorm",
+                                            "fuse-add", "fuse-bin", "dce", NULL};
     for (int i = 0; pass_dirs[i]; i++) {
         snprintf(dir, sizeof dir, "%s/tests/passes/%s", src, pass_dirs[i]);
         check_dir(dir, &g, &count);
     }
+    check_structure(src);
+    check_verifier();
     printf("%d models checked\n", count);
     CHECK(count >= 10);
     bg_graph_free(&g);

@@ -1,11 +1,17 @@
 /* test_random_models.c - 150 random valid models (gen_model.h): each must compile, and the
  * CPU interpreter must give bit-identical outputs on the lowered IR, after every single pass
  * and after the default pipeline, on a random awkward graph with random inputs and weights.
- * A failing model is written to $BGNN_TEST_TMP/random_model_<seed>.bgnn for replay. */
+ * Every other model runs on "grid" data (features and weights from a few small values with
+ * exact zeros and negative zeros: sums, biases and means coincide, so values land exactly
+ * on a threshold and at -0 / +0).  The fusion passes must fire on a minimum share of the
+ * models (counted below), and threshold tables are checked directly against the unfolded
+ * chain at their boundaries and at special values.  A failing model is written to
+ * $BGNN_TEST_TMP/random_model_<seed>.bgnn for replay. */
 #include "bg.h"
 #include "bgtest.h"
 #include "difftest.h"
 #include "gen_model.h"
+#include "ref_ops.h"
 
 static BgModule *compile_text(BgArena *a, const char *name, const char *text, const char *const *passes,
                               int npasses, bool lowered) {
@@ -23,12 +29,208 @@ static BgModule *compile_text(BgArena *a, const char *name, const char *text, co
     return m;
 }
 
+/* A value of the grid: 0, -0, +-0.25, +-0.5, +-1, +-1.5, +-2. */
+static float grid_value(unsigned long long *s) {
+    static const float v[] = {0.0f, -0.0f, 0.25f, -0.25f, 0.5f, -0.5f, 1.0f, -1.0f, 1.5f, -1.5f, 2.0f, -2.0f};
+    return v[bg_test_rand(s) % 12];
+}
+
+/* Grid weights for every PARAM of m (batchnorm variances >= 0), as stored. */
+static bool write_grid_weights(const BgModule *m, const char *path, unsigned long long seed) {
+    int n = 0;
+    const char *names[64];
+    const float *data[64];
+    int rank[64];
+    int64_t dims[64][4];
+    float *bufs[64];
+    for (int i = 0; i < m->ninsts && n < 64; i++) {
+        const BgInst *in = &m->insts[i];
+        if (in->op != BG_OP_PARAM) continue;
+        bool dup = false, var = false;
+        for (int k = 0; k < n; k++) dup |= strcmp(names[k], in->attrs.name) == 0;
+        if (dup) continue;
+        for (int j = i + 1; j < m->ninsts; j++)
+            if (m->insts[j].op == BG_OP_BATCHNORM && m->insts[j].args[2] == (BgRef)i) var = true;
+        int64_t rows = in->type.dim[0], cols = in->type.rank == 2 ? in->type.dim[1] : 1;
+        unsigned long long s = seed ^ (unsigned long long)(i * 7919 + 1);
+        float *v = malloc(sizeof(float) * (size_t)(rows * cols));
+        for (int64_t k = 0; k < rows * cols; k++) v[k] = var ? fabsf(grid_value(&s)) : grid_value(&s);
+        names[n] = in->attrs.name;
+        data[n] = bufs[n] = v;
+        rank[n] = in->type.rank;
+        dims[n][0] = in->attrs.transposed ? cols : rows;
+        dims[n][1] = in->attrs.transposed ? rows : cols;
+        n++;
+    }
+    BgDiagSink d;
+    bg_diag_init(&d);
+    bool ok = bg_safetensors_save_f32(path, n, names, data, rank, (const int64_t(*)[4])dims, &d);
+    bg_diag_free(&d);
+    for (int k = 0; k < n; k++) free(bufs[k]);
+    return ok;
+}
+
+/* ---- what the fusion passes did to one model ----------------------------------------- */
+enum { F_THRESHOLD, F_CENTER, F_PROLOGUE, F_EPILOGUE, F_PRODUCER_THR, F_N };
+static const char *const fired_name[F_N] = {"fold-threshold (threshold)", "fold-threshold (bin.center)",
+                                             "fuse-batchnorm (prologue)", "fuse-add (epilogue)",
+                                             "fuse-bin (threshold in a producer)"};
+
+static void count_fired(const BgModule *m, bool *f) {
+    for (int i = 0; i < m->ninsts; i++) {
+        const BgInst *in = &m->insts[i];
+        if (in->op == BG_OP_THRESHOLD) f[F_THRESHOLD] = true;
+        if (in->op == BG_OP_BIN_CENTER) f[F_CENTER] = true;
+        if (in->npro) f[F_PROLOGUE] = true;
+        for (int s = in->npro; s < in->nsteps; s++) {
+            if (in->op != BG_OP_BIN && in->steps[s].kind == BG_STEP_THRESHOLD) f[F_PRODUCER_THR] = true;
+            if (in->steps[s].kind != BG_STEP_THRESHOLD) f[F_EPILOGUE] = true;
+        }
+    }
+}
+
+/* Elements exactly +0 / -0 reaching a bin in the lowered model m0 (the ties the grid data is
+ * for: a value exactly at a threshold). */
+static void count_ties(const BgModule *m0, BgGraph *g, const BgTensor *feat, const char *wpath, long *pz,
+                       long *nz) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgBindings b;
+    memset(&b, 0, sizeof b);
+    BgInterpResult r;
+    BgTensor *vals = NULL;
+    if (bg_bind(m0, g, feat, wpath, &b, &d) && bg_interp_run(m0, &b, &r, &vals, &d)) {
+        for (int i = 0; i < m0->ninsts; i++) {
+            const BgInst *in = &m0->insts[i];
+            if (in->op != BG_OP_BIN) continue;
+            const BgTensor *x = &vals[in->args[0]];
+            if (x->dtype != BG_DT_F32) continue;
+            for (int64_t k = 0; k < bg_tensor_rows(x) * bg_tensor_cols(x); k++) {
+                float v = ((const float *)x->data)[k];
+                if (v == 0.0f) *(signbit(v) ? nz : pz) += 1;
+            }
+        }
+        bg_interp_result_free(&r);
+        bg_interp_values_free(m0, vals);
+    }
+    bg_bindings_free(&b);
+    bg_diag_free(&d);
+}
+
+/* ---- threshold tables against the unfolded chain --------------------------------------- */
+
+static float special_param(unsigned long long *s, bool nonneg) {
+    static const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -3.0f, 1e-40f, -1e-40f, 1e30f, -1e30f, 1e-30f, 7.0f};
+    unsigned long long r = bg_test_rand(s) % 16;
+    float x = r < 12 ? v[r] : bg_test_randf(s) * 4.0f;
+    return nonneg ? fabsf(x) : x;
+}
+
+/* The unfolded chain on one row: steps as the ref ops, then bin; bit of column c. */
+static int chain_bit(int nsteps, const BgStep *st, const BgTensor *const *sl, float *row, int64_t cols,
+                     int64_t c, bool *nan) {
+    BgTensor x = {0}, y = {0}, b = {0};
+    bg_tensor_alloc(&x, BG_DT_F32, 2, 1, cols);
+    memcpy(x.data, row, sizeof(float) * (size_t)cols);
+    int k = 0;
+    for (int s = 0; s < nsteps; s++) {
+        switch ((BgStepKind)st[s].kind) {
+        case BG_STEP_ADD: bg_ref_add("FFF", &x, sl[k], &y); break;
+        case BG_STEP_SCL: bg_ref_scl(&x, NULL, sl[k + 1], &y); break;
+        case BG_STEP_RELU: bg_ref_relu(&x, &y); break;
+        default: bg_ref_batchnorm(&x, sl[k], sl[k + 1], sl[k + 2], sl[k + 3], st[s].eps, &y); break;
+        }
+        k += bg_step_slots((BgStepKind)st[s].kind);
+        bg_tensor_free(&x);
+        x = y;
+        memset(&y, 0, sizeof y);
+    }
+    *nan = isnan(((float *)x.data)[c]);
+    bg_ref_bin(&x, &b);
+    int bit = bg_bit_get(b.data, b.words_per_row, 0, c);
+    bg_tensor_free(&x);
+    bg_tensor_free(&b);
+    return bit;
+}
+
+static void check_thresholds(int trials) {
+    unsigned long long s = 2024;
+    int checked = 0, bad = 0;
+    for (int t = 0; t < trials; t++) {
+        int64_t cols = 1 + (int64_t)(bg_test_rand(&s) % 4);
+        int nsteps = 1 + (int)(bg_test_rand(&s) % 4), k = 0;
+        bool huge = t % 2 == 1; /* odd trials: regular parameters only (finite, non-zero factors) */
+        BgStep st[8];
+        BgTensor vec[16];
+        const BgTensor *sl[16];
+        memset(vec, 0, sizeof vec);
+        for (int q = 0; q < nsteps; q++) {
+            st[q].kind = (uint8_t)(bg_test_rand(&s) % 4); /* SCL, ADD, RELU, THRESHOLD -> BATCHNORM */
+            if (st[q].kind == BG_STEP_THRESHOLD) st[q].kind = BG_STEP_BATCHNORM;
+            st[q].eps = bg_test_rand(&s) % 2 ? 1e-5f : 0.25f;
+            int ns = bg_step_slots((BgStepKind)st[q].kind);
+            for (int j = 0; j < ns; j++, k++) {
+                bool present = !(st[q].kind == BG_STEP_SCL && j == 0) &&
+                               !(st[q].kind == BG_STEP_BATCHNORM && j >= 2 && bg_test_rand(&s) % 2);
+                sl[k] = NULL;
+                if (!present) continue;
+                bg_tensor_alloc(&vec[k], BG_DT_F32, 1, cols, 0);
+                for (int64_t c = 0; c < cols; c++) {
+                    bool var = st[q].kind == BG_STEP_BATCHNORM && j == 1;
+                    float p = special_param(&s, var);
+                    if (!huge && (p == 0.0f || fabsf(p) > 1e20f || fabsf(p) < 1e-20f)) p = var ? 0.75f : -0.75f;
+                    ((float *)vec[k].data)[c] = p;
+                }
+                sl[k] = &vec[k];
+            }
+        }
+        BgTensor tab;
+        CHECK(bg_ref_threshold(nsteps, st, sl, cols, &tab));
+        for (int64_t c = 0; c < cols; c++) {
+            float bnd = ((float *)tab.data)[c];
+            float vs[32] = {0.0f, -0.0f, INFINITY, -INFINITY, 1e-45f, -1e-45f, 1.0f, -1.0f, 3e38f, -3e38f,
+                            bnd, nextafterf(bnd, -INFINITY), nextafterf(bnd, INFINITY), 0.25f, -0.75f};
+            int nv = 15;
+            for (; nv < 32; nv++) vs[nv] = bg_test_randf(&s) * (nv % 2 ? 1e3f : 1.0f);
+            for (int i = 0; i < nv; i++) {
+                if (isnan(vs[i])) continue;
+                float row[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                row[c] = vs[i];
+                bool nan;
+                int want = chain_bit(nsteps, st, sl, row, cols, c, &nan);
+                BgTensor x = {0}, y = {0};
+                bg_tensor_alloc(&x, BG_DT_F32, 2, 1, cols);
+                memcpy(x.data, row, sizeof(float) * (size_t)cols);
+                CHECK(bg_ref_bin_threshold(&x, &tab, &y));
+                int got = bg_bit_get(y.data, y.words_per_row, 0, c);
+                if (!nan) {
+                    checked++;
+                    if (got != want) {
+                        bad++;
+                        if (bad < 5)
+                            fprintf(stderr, "threshold trial %d channel %lld: v = %a gives %d, the chain %d\n", t,
+                                    (long long)c, (double)vs[i], got, want);
+                    }
+                }
+                bg_tensor_free(&x);
+                bg_tensor_free(&y);
+            }
+        }
+        bg_tensor_free(&tab);
+        for (int q = 0; q < 16; q++) bg_tensor_free(&vec[q]);
+    }
+    printf("threshold tables: %d compares against the unfolded chain, %d wrong\n", checked, bad);
+    CHECK(bad == 0);
+    CHECK(checked > trials);
+}
+
 int main(void) {
     unsigned long long s = 99;
     BgGraph g;
     random_graph(&g, 67, &s);
     int nmodels = getenv("BGNN_RANDOM_MODELS") ? atoi(getenv("BGNN_RANDOM_MODELS")) : 150;
-    int np, checked = 0;
+    int np, checked = 0, fired[F_N] = {0};
+    long ties_pos = 0, ties_neg = 0;
     const BgPass *t = bg_pass_table(&np);
     char *text = malloc(1 << 16);
     char wpath[4096];
@@ -40,19 +242,22 @@ int main(void) {
         snprintf(name, sizeof name, "random%d.bgnn", k);
         BgModule *m0 = compile_text(a, name, text, NULL, 0, true);
         CHECK(m0 != NULL);
-        bool ok = m0 != NULL;
+        bool ok = m0 != NULL, grid = k % 2 == 1, f[F_N] = {false};
         BgTensor feat = {0};
         BgInterpResult ref;
         memset(&ref, 0, sizeof ref);
         if (ok) {
-            ok = write_weights(m0, wpath, (unsigned long long)k + 1);
-            int64_t width = m0->insts[0].op == BG_OP_INPUT ? m0->insts[0].type.dim[1] : 0;
+            ok = grid ? write_grid_weights(m0, wpath, (unsigned long long)k + 1)
+                      : write_weights(m0, wpath, (unsigned long long)k + 1);
+            int64_t width = 0;
             for (int i = 0; i < m0->ninsts; i++)
                 if (m0->insts[i].op == BG_OP_INPUT) width = m0->insts[i].type.dim[1];
             bg_tensor_alloc(&feat, BG_DT_F32, 2, g.n, width);
             unsigned long long fs = (unsigned long long)k * 31 + 5;
-            for (int64_t i = 0; i < g.n * width; i++) ((float *)feat.data)[i] = rnd_value(&fs) * 2.0f;
+            for (int64_t i = 0; i < g.n * width; i++)
+                ((float *)feat.data)[i] = grid ? grid_value(&fs) : rnd_value(&fs) * 2.0f;
             ok = ok && diff_run(m0, &g, &feat, wpath, &ref);
+            if (ok && grid) count_ties(m0, &g, &feat, wpath, &ties_pos, &ties_neg);
         }
         for (int p = -1; ok && p < np; p++) {
             const char *pn[1] = {p >= 0 ? t[p].name : NULL};
@@ -61,6 +266,7 @@ int main(void) {
             memset(&r, 0, sizeof r);
             bool same = m && diff_run(m, &g, &feat, wpath, &r) && diff_same(&ref, &r);
             if (!same) fprintf(stderr, "random model %d: outputs differ after %s\n", k, p >= 0 ? t[p].name : "the default pipeline");
+            if (m) count_fired(m, f);
             ok = same;
             bg_interp_result_free(&r);
         }
@@ -68,17 +274,28 @@ int main(void) {
         if (!ok) {
             char path[4096];
             snprintf(path, sizeof path, "%s/random_model_%d.bgnn", bg_test_tmpdir(), k);
-            FILE *f = fopen(path, "w");
-            if (f) { fputs(text, f); fclose(f); }
+            FILE *fp = fopen(path, "w");
+            if (fp) { fputs(text, fp); fclose(fp); }
             fprintf(stderr, "model written to %s\n", path);
         } else {
             checked++;
+            for (int q = 0; q < F_N; q++) fired[q] += f[q];
         }
         bg_interp_result_free(&ref);
         bg_tensor_free(&feat);
         bg_arena_free(a);
     }
     printf("%d of %d random models identical through every pass\n", checked, nmodels);
+    /* Each fusion must fire on a fair share of the models (the generator makes its pattern). */
+    static const int per150[F_N] = {40, 6, 12, 40, 20};
+    for (int q = 0; q < F_N; q++) {
+        int want = per150[q] * nmodels / 150;
+        printf("  %-36s fired in %3d models (at least %d)\n", fired_name[q], fired[q], want);
+        CHECK(fired[q] >= want);
+    }
+    printf("  grid data: %ld values +0 and %ld values -0 reach a bin\n", ties_pos, ties_neg);
+    CHECK(ties_pos > 0 && ties_neg > 0);
+    check_thresholds(2000);
     free(text);
     bg_graph_free(&g);
     return bg_test_finish();

@@ -746,7 +746,7 @@ static void test_exec_fake(void) {
         printf("fake device: %-18s %d buffers (%d live), %d leaves checked, %d launches\n", models[mi],
                p->nbufs, live, nchecked, p->nlaunches);
         /* out of memory half way: everything given back, the message says how much */
-        fk.limit = 100000;
+        fk.limit = 50000;
         bool oom = false;
         CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, &oom, &d));
         CHECK(oom && fk.live == 0 && fk.in_use == 0);

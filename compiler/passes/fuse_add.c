@@ -1,0 +1,86 @@
+/* fuse_add.c - ADD, SCL and RELU into the epilogue of the producing BMM / BSPMM.
+ *
+ * Y = add.FFZ(X, b) or add.FFZ(b, X) (b an f32[C] bias or a second f32 tensor of X's shape),
+ * Y = scl(X, rows, cols) or Y = relu(X), where X = bmm|bspmm.??F(...) (with or without an
+ * epilogue) and Y is X's only consumer, becomes X = op.??Z(...) epilogue(...; add b | scl
+ * rows, cols | relu): the same float operations in the same order, done as X's value is
+ * produced, so X is never stored (docs/semantics.md, section 7; for b + X the sum is
+ * computed as X + b, the same value: IEEE addition commutes).  An add.FFB gives the fused op
+ * a B result (bit by the sign).  The fused instruction stays where X was, or moves to Y's
+ * place when an operand it gains is defined after X.  Repeats along a chain (scl, then add,
+ * then relu) while the operand limit (BG_FUSE_MAX_OPERANDS) allows. */
+#include "bg.h"
+
+static bool producer(const BgModule *m, BgRef x) {
+    const BgInst *p = &m->insts[x];
+    return (p->op == BG_OP_BMM || p->op == BG_OP_BSPMM) && p->prec[2] == 'F' && bg_ir_use_count(m, x) == 1;
+}
+
+/* Moves the fused instruction f (X = x, consumer i) into the IR; `late` is the largest
+ * operand f gained. */
+static void place(BgModule *m, bool *keep, BgRef x, int i, const BgInst *f, BgRef late) {
+    if (late == BG_NONE || late < x) {
+        m->insts[x] = *f;
+        bg_ir_replace_uses(m, (BgRef)i, x);
+        keep[i] = false;
+        m->insts[i].nargs = 0; /* dead: its operands no longer count as uses */
+        m->insts[i].nsteps = m->insts[i].npro = 0;
+    } else {
+        m->insts[i] = *f;
+        keep[x] = false;
+        m->insts[x].nargs = 0;
+        m->insts[x].nsteps = m->insts[x].npro = 0;
+    }
+}
+
+bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
+    (void)d;
+    bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
+    for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    bool changed = false;
+    for (int i = 0; i < m->ninsts; i++) {
+        const BgInst *in = &m->insts[i];
+        if (in->nsteps) continue;
+        BgRef x = BG_NONE, sl[2] = {BG_NONE, BG_NONE};
+        BgStepKind k;
+        if (in->op == BG_OP_SCL) {
+            k = BG_STEP_SCL;
+            x = in->args[0];
+            sl[0] = in->args[1];
+            sl[1] = in->args[2];
+        } else if (in->op == BG_OP_RELU) {
+            k = BG_STEP_RELU;
+            x = in->args[0];
+        } else if (in->op == BG_OP_ADD && in->prec[0] == 'F') {
+            k = BG_STEP_ADD;
+            for (int j = 0; j < 2 && x == BG_NONE; j++) {
+                BgRef other = in->args[1 - j];
+                const BgType *to = &m->insts[other].type;
+                bool vec = to->rank == 1; /* only ever operand 1 (the verifier's rule) */
+                if (producer(m, in->args[j]) && in->args[0] != in->args[1] && (j == 0 || !vec)) {
+                    x = in->args[j];
+                    sl[0] = other;
+                }
+            }
+            if (x == BG_NONE) continue;
+        } else {
+            continue;
+        }
+        if (!producer(m, x)) continue;
+        BgInst f = m->insts[x];
+        int gained = 0;
+        BgRef late = BG_NONE;
+        for (int j = 0; j < bg_step_slots(k); j++)
+            if (sl[j] != BG_NONE) {
+                gained++;
+                if (late == BG_NONE || sl[j] > late) late = sl[j];
+            }
+        if (bg_inst_noperands(&f) + gained > BG_FUSE_MAX_OPERANDS || !bg_inst_add_step(&f, k, 0.0f, sl)) continue;
+        f.type = in->type; /* an add.FFB gives a b1 result */
+        if (in->op == BG_OP_ADD) f.prec[2] = in->prec[2];
+        place(m, keep, x, i, &f, late);
+        changed = true;
+    }
+    if (changed) bg_ir_compact(m, keep);
+    return true;
+}

@@ -1,0 +1,54 @@
+/* fuse_batchnorm.c - an inference batchnorm as the input prologue of the BMM that reads it.
+ *
+ * Y = batchnorm(X, mean, var[, gamma, beta]) {eps} whose only consumer is a bmm.F??(Y, W)
+ * (Y its activation operand, no prologue yet) becomes
+ *     bmm.F??(X, W) prologue(batchnorm mean, var[, gamma, beta] eps=EPS)
+ * and the batchnorm is deleted: every element is normalised as the product reads it, with
+ * batchnorm's float operations in batchnorm's order (fl(fl(x - mean) * inv) [* gamma]
+ * [+ beta], inv = fl(1 / fl(sqrt(fl(var + eps))))), so the value is the same bit for bit and
+ * the normalised matrix is never stored (docs/semantics.md, section 7). */
+#include "bg.h"
+
+/* The only instruction using r, or -1. */
+static int only_user(const BgModule *m, BgRef r) {
+    int u = -1;
+    for (int i = (int)r + 1; i < m->ninsts; i++)
+        for (int k = 0; k < m->insts[i].nargs; k++)
+            if (m->insts[i].args[k] == r) {
+                if (u >= 0) return -1;
+                u = i;
+            }
+    return u;
+}
+
+bool bg_pass_fuse_batchnorm(BgModule *m, BgDiagSink *d) {
+    (void)d;
+    bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
+    bool changed = false;
+    for (int i = 0; i < m->ninsts; i++) {
+        keep[i] = true;
+        BgInst *bn = &m->insts[i];
+        if (bn->op != BG_OP_BATCHNORM || bn->nsteps) continue;
+        int j = only_user(m, (BgRef)i);
+        if (j < 0) continue;
+        BgInst *mm = &m->insts[j];
+        if (mm->op != BG_OP_BMM || mm->prec[0] != 'F' || mm->npro || mm->args[0] != (BgRef)i ||
+            mm->args[1] == (BgRef)i)
+            continue;
+        BgRef sl[4] = {bn->args[1], bn->args[2], bn->nargs > 3 ? bn->args[3] : BG_NONE,
+                       bn->nargs > 4 ? bn->args[4] : BG_NONE};
+        int gained = 0;
+        for (int k = 0; k < 4; k++) gained += sl[k] != BG_NONE;
+        BgInst f = *mm;
+        if (bg_inst_noperands(&f) + gained > BG_FUSE_MAX_OPERANDS ||
+            !bg_inst_add_prologue(&f, BG_STEP_BATCHNORM, bn->attrs.eps, sl))
+            continue;
+        f.args[0] = bn->args[0]; /* the batchnorm's operands all precede it, so the bmm */
+        *mm = f;
+        bn->nargs = 0; /* dead */
+        keep[i] = false;
+        changed = true;
+    }
+    if (changed) bg_ir_compact(m, keep);
+    return true;
+}

@@ -1,0 +1,192 @@
+// epilogue.cuh - fused steps (docs/ir.md 4.1, docs/semantics.md 7): the input prologue of a
+// bmm, the epilogue of bmm / bspmm / add / bin, the threshold compare, and the kernel that
+// computes a threshold table from parameters.
+//
+// A prologue is a functor pro(k, x) -> float applied to activation element (r, k) as the
+// product reads it.  An epilogue is a chain of functors built by the code generator, e.g.
+//   bgnn::EpScl<false, true, bgnn::EpAdd<7, false, bgnn::EpEnd>>{nullptr, s, {b, {}}}
+// with e.val(r, c, v) -> float (the steps in order) and e.bit(c, v) -> u32 (the bit of the
+// result: by the sign, or by a threshold table when the chain ends in EpThr).  A threshold
+// chain (ChAdd, ChScl, ChBn, ChRelu, ChEnd) has ch.val(c, v) and ch.dir(c).  Every step uses
+// the same float operations, in the same order, as the unfused op's template
+// (elementwise.cuh), so fused and unfused results are bit for bit equal.
+//
+// Threshold tables: f32 [2][C]; row 0 the boundary float b_c, row 1 the direction d_c
+// (0.0f or 1.0f); bit(v) = (key(v) >= key(b_c)) ^ d_c with key the total order of float32
+// (-0 < +0) and a NaN v counted as -inf / +inf by its sign bit.  bgnn::threshold computes the
+// table by bisection over the keys of -inf..+inf, exactly as compiler/ref_ops.c does.
+#ifndef BGNN_EPILOGUE_CUH
+#define BGNN_EPILOGUE_CUH
+
+#include "bgnn_common.cuh"
+
+namespace bgnn {
+
+// ---- keys of the total order of float32 ------------------------------------------------
+constexpr u32 KEY_NINF = 0x007fffffu; // key of -inf
+constexpr u32 KEY_PINF = 0xff800000u; // key of +inf
+constexpr u32 THR_NONE = 0x7fc00000u; // boundary above +inf: the bit never becomes 1 ^ dir
+
+__device__ __forceinline__ bool is_nan_f(float v) { return (__float_as_uint(v) & 0x7fffffffu) > 0x7f800000u; }
+__device__ __forceinline__ u32 key_of(float v) {
+    const u32 u = __float_as_uint(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float from_key(u32 k) {
+    return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+// A NaN counts as -inf or +inf by its sign bit.
+__device__ __forceinline__ u32 clamp_key(float v) {
+    if (is_nan_f(v)) return (__float_as_uint(v) >> 31) ? KEY_NINF : KEY_PINF;
+    return key_of(v);
+}
+// 1 when a multiplier reverses the order: sign bit set and not NaN.
+__device__ __forceinline__ u32 reverses(float f) { return (!is_nan_f(f) && (__float_as_uint(f) >> 31)) ? 1u : 0u; }
+// The bit of v by threshold table t ([2][C]) at channel c.
+template <long long C>
+__device__ __forceinline__ u32 thr_bit(const float *t, long long c, float v) {
+    return (clamp_key(v) >= key_of(t[c]) ? 1u : 0u) ^ (t[C + c] != 0.0f ? 1u : 0u);
+}
+
+// ---- prologues ------------------------------------------------------------------------
+struct ProNone {
+    __device__ __forceinline__ float operator()(long long, float x) const { return x; }
+};
+// batchnorm (inference) as the product reads x[r,k]: fl(fl(x - mean) * inv) [* g] [+ b],
+// inv = fl(1 / fl(sqrt(fl(var + eps)))), exactly elementwise.cuh's batchnorm.
+template <unsigned EPS_BITS, bool HG, bool HB>
+struct ProBn {
+    const float *mean, *var, *gamma, *beta;
+    __device__ __forceinline__ float operator()(long long k, float x) const {
+        const float inv = fdiv(1.0f, fsqrt(fadd(var[k], f32_from_bits(EPS_BITS))));
+        float v = fmul(fsub(x, mean[k]), inv);
+        if constexpr (HG) v = fmul(v, gamma[k]);
+        if constexpr (HB) v = fadd(v, beta[k]);
+        return v;
+    }
+};
+
+// ---- epilogues ------------------------------------------------------------------------
+struct EpEnd {
+    static constexpr bool identity = true;
+    __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
+    __device__ __forceinline__ u32 bit(long long, float v) const { return bit_of(v); }
+};
+template <long long C>
+struct EpThr { // last step of a b1 result
+    static constexpr bool identity = false;
+    const float *t;
+    __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
+    __device__ __forceinline__ u32 bit(long long c, float v) const { return thr_bit<C>(t, c, v); }
+};
+template <bool HR, bool HC, class N>
+struct EpScl { // scl: fl(fl(v * rf[r]) * cf[c])
+    static constexpr bool identity = false;
+    const float *rf, *cf;
+    N next;
+    __device__ __forceinline__ float val(long long r, long long c, float v) const {
+        if constexpr (HR) v = fmul(v, rf[r]);
+        if constexpr (HC) v = fmul(v, cf[c]);
+        return next.val(r, c, v);
+    }
+    __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
+};
+template <long long C, bool TENSOR, class N>
+struct EpAdd { // add.FFF: fl(v + b[c]) or fl(v + b[r, c])
+    static constexpr bool identity = false;
+    const float *b;
+    N next;
+    __device__ __forceinline__ float val(long long r, long long c, float v) const {
+        return next.val(r, c, fadd(v, TENSOR ? b[r * C + c] : b[c]));
+    }
+    __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
+};
+template <class N>
+struct EpRelu { // relu: v > 0 ? v : +0
+    static constexpr bool identity = false;
+    N next;
+    __device__ __forceinline__ float val(long long r, long long c, float v) const {
+        return next.val(r, c, v > 0.0f ? v : 0.0f);
+    }
+    __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
+};
+// The output of an epilogue'd value t at (r, c): its float, or its bit.
+template <class E>
+__device__ __forceinline__ float ep_val(const E &e, long long r, long long c, float t) { return e.val(r, c, t); }
+template <class E>
+__device__ __forceinline__ u32 ep_bit(const E &e, long long r, long long c, float t) {
+    return e.bit(c, e.val(r, c, t));
+}
+
+// ---- threshold chains -------------------------------------------------------------------
+struct ChEnd {
+    __device__ __forceinline__ float val(long long, float v) const { return v; }
+    __device__ __forceinline__ u32 dir(long long) const { return 0u; }
+};
+template <class N>
+struct ChAdd {
+    const float *b;
+    N next;
+    __device__ __forceinline__ float val(long long c, float v) const { return next.val(c, fadd(v, b[c])); }
+    __device__ __forceinline__ u32 dir(long long c) const { return next.dir(c); }
+};
+template <class N>
+struct ChScl { // a scl with column factors only
+    const float *s;
+    N next;
+    __device__ __forceinline__ float val(long long c, float v) const { return next.val(c, fmul(v, s[c])); }
+    __device__ __forceinline__ u32 dir(long long c) const { return reverses(s[c]) ^ next.dir(c); }
+};
+template <class N>
+struct ChRelu {
+    N next;
+    __device__ __forceinline__ float val(long long c, float v) const { return next.val(c, v > 0.0f ? v : 0.0f); }
+    __device__ __forceinline__ u32 dir(long long c) const { return next.dir(c); }
+};
+template <unsigned EPS_BITS, bool HG, bool HB, class N>
+struct ChBn { // batchnorm, exactly as elementwise.cuh computes it
+    const float *mean, *var, *gamma, *beta;
+    N next;
+    __device__ __forceinline__ float inv(long long c) const {
+        return fdiv(1.0f, fsqrt(fadd(var[c], f32_from_bits(EPS_BITS))));
+    }
+    __device__ __forceinline__ float val(long long c, float v) const {
+        v = fmul(fsub(v, mean[c]), inv(c));
+        if constexpr (HG) v = fmul(v, gamma[c]);
+        if constexpr (HB) v = fadd(v, beta[c]);
+        return next.val(c, v);
+    }
+    __device__ __forceinline__ u32 dir(long long c) const {
+        u32 d = reverses(inv(c));
+        if constexpr (HG) d ^= reverses(gamma[c]);
+        return d ^ next.dir(c);
+    }
+};
+
+// threshold: y f32 [2][C] (rows = 2); thread (r, c) computes channel c and writes row r.
+// The boundary is the smallest key k in key(-inf)..key(+inf) with P(k) = 1, where
+// P(v) = bit_of(ch(v)) ^ dir, or !signbit(v) where ch(v) is NaN; THR_NONE when there is none.
+template <long long C, class Ch>
+__device__ __forceinline__ void threshold(long long rows, float *y, Ch ch) {
+    constexpr long long TPR = f32_tpr(C);
+    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+        long long r = t / TPR, c = t % TPR;
+        if (c >= C) continue;
+        const u32 d = ch.dir(c);
+        u32 lo = KEY_NINF, hi = KEY_PINF + 1u;
+        while (lo < hi) {
+            const u32 mid = lo + (hi - lo) / 2u;
+            const float v = from_key(mid);
+            const float o = ch.val(c, v);
+            const u32 p = is_nan_f(o) ? ((__float_as_uint(v) >> 31) ^ 1u) : (bit_of(o) ^ d);
+            if (p) hi = mid;
+            else lo = mid + 1u;
+        }
+        const float b = lo <= KEY_PINF ? from_key(lo) : __uint_as_float(THR_NONE);
+        y[r * C + c] = r == 0 ? b : (d ? 1.0f : 0.0f);
+    }
+}
+
+} // namespace bgnn
+
+#endif // BGNN_EPILOGUE_CUH
