@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""models_bench.py - end-to-end GCN inference: bgnn against PyG and a PyTorch simulation.
+"""models_bench.py - end-to-end GNN inference: bgnn against PyG and a PyTorch simulation.
 
-One run on one GPU measures, per dataset, the test accuracy, the median latency of one
-inference (CUDA events, warm-up first, inputs already on the GPU) and the peak GPU memory of:
+One run on one GPU measures, per dataset and model, the test accuracy, the median latency of
+one full-graph inference (CUDA events, warm-up first, inputs already on the GPU) and the peak
+GPU memory of the GCN family (below) and of the inductive families (after it).
+
+GCN:
 
   PyG eager            GCNConv x 2 (torch_geometric), edge_index, normalisation each call
                        (GCNConv's default); the gcn_fp32 weights
@@ -17,6 +20,19 @@ inference (CUDA events, warm-up first, inputs already on the GPU) and the peak G
   bgnn                 examples/gcn_{full,bin,fp32}.bgnn through the C API (bench/bgnn_time.c:
                        JIT, bgnn_session_time)
 
+Inductive families F = sage (GraphSAGE), indgcn (indGCN), saint (GraphSAINT-style), each as
+(model names as in the table):
+  F_fp32  PyG eager / PyG eager, CSR / PyG CUDA graph: the float model in PyG (SAGEConv mean
+          aggregation; indGCN = SAGEConv(root_weight=False); GraphConv over D^-1/2 A D^-1/2 with a
+          linear layer over concat(h1, h2)), ReLU between the layers, over edge_index, over a
+          torch sparse CSR adj_t (cuSPARSE), and edge_index captured in a CUDA graph.  On Cora it
+          runs the latent float weights of the trained F_full (no float model is trained), so
+          its accuracy is not reported: latency and memory only.
+  F_full  Bi-GCN's binary form (examples/F_full.bgnn): PyTorch sim [, CUDA graph], bgnn
+  F_bin   the BitGNN "bin" form (examples/F_bin.bgnn): PyTorch sim [, CUDA graph], bgnn
+Speed-up and memory ratios are against the PyG eager row of the same family (its CSR row where
+PyG eager failed).
+
 Datasets: cora (trained weights, accuracy), pubmed (its graph, random 500 features, random
 weights: latency and memory only), reddit (the R-MAT graph of bench/rmat.h with 232,965 nodes
 and ~114.6M directed edges, random 602 features, hidden 128, 41 classes, random weights).
@@ -26,9 +42,14 @@ GPU (graph, features, weights) and the runs, from an empty allocator; for bgnn t
 driver's free memory over prepare and the runs (bench/bgnn_time.c).  Both count graph,
 features, weights and intermediates; neither counts the CUDA context or code.
 
+The pubmed and reddit versions of the inductive models are written to --tmp from
+examples/F_{full,bin}.bgnn with only the widths changed (as bench/gcn_*_{pubmed,reddit}.bgnn).
+
 Usage (GPU machine, from the repo root; bench/run_models.sh builds bgnn_time first):
-  python3 bench/models_bench.py --bgnn-time build-models/bgnn_time --out $OUT
-Writes models_results.json, models_table.md and performance_models.png to --out.
+  python3 bench/models_bench.py --bgnn-time build-models/bgnn_time --out $OUT [--families gcn,sage]
+Writes models_results.json, models_table.md, performance_models.png (GCN) and
+performance_models_inductive.png (one column per inductive family) to --out.  --report A.json [B.json ...] merges the
+results of several runs (e.g. --families split over two calls) into one table.
 Without a GPU (--cpu-smoke) it runs every path once on the CPU, for testing.
 """
 import argparse
@@ -56,8 +77,9 @@ DATASETS = {
     'pubmed': (500, 64, 3, False),
     'reddit': (602, 128, 41, False),
 }
-MODELS = ('gcn_full', 'gcn_bin', 'gcn_fp32')
-SYSTEMS = [  # (system, model) in table order
+FAMILIES = ('gcn', 'sage', 'indgcn', 'saint')
+INDUCTIVE = ('sage', 'indgcn', 'saint')
+GCN_SYSTEMS = [  # (system, model) in table order
     ('PyG eager', 'gcn_fp32'),
     ('PyG eager, cached', 'gcn_fp32'),
     ('PyG eager, CSR', 'gcn_fp32'),
@@ -70,6 +92,22 @@ SYSTEMS = [  # (system, model) in table order
     ('PyTorch sim, CUDA graph', 'gcn_bin'),
     ('bgnn', 'gcn_bin'),
 ]
+
+
+def family_systems(f):
+    if f == 'gcn':
+        return list(GCN_SYSTEMS)
+    return [('PyG eager', f + '_fp32'), ('PyG eager, CSR', f + '_fp32'), ('PyG CUDA graph', f + '_fp32'),
+            ('PyTorch sim', f + '_full'), ('PyTorch sim, CUDA graph', f + '_full'), ('bgnn', f + '_full'),
+            ('PyTorch sim', f + '_bin'), ('PyTorch sim, CUDA graph', f + '_bin'), ('bgnn', f + '_bin')]
+
+
+SYSTEMS = [sm for f in FAMILIES for sm in family_systems(f)]
+MODELS = sorted({m for _, m in SYSTEMS})
+
+
+def family(model):
+    return model.rsplit('_', 1)[0]
 
 
 def log(*a):
@@ -124,11 +162,63 @@ def random_weights(F, H, C, seed=1):
             'conv2.weight': r(C, H) / math.sqrt(H), 'conv2.bias': r(C) * 0.1}
 
 
+WIDTHS = {1433: 'F', 64: 'H', 7: 'C', 128: '2H'}   # the widths of the Cora example models
+
+
+def scaled_model(model, ds, F, H, C, tmp):
+    """examples/MODEL.bgnn with the widths of ds (F features, hidden H, C classes), written to
+    tmp; only the numbers inside the [...] of input/param declarations change."""
+    import re
+    src = os.path.join(ROOT, 'examples', model + '.bgnn')
+    val = {'F': F, 'H': H, 'C': C, '2H': 2 * H}
+    out = ['# %s_%s.bgnn - generated by bench/models_bench.py from examples/%s.bgnn: only the widths'
+           % (model, ds, model), '# differ (%d features, hidden %d, %d classes); latency and memory only.' % (F, H, C)]
+    for line in open(src):
+        line = line.rstrip('\n')
+        if re.match(r'\s*(input|param)\b', line):
+            line = re.sub(r'\[([^\]]*)\]', lambda mo: '[%s]' % ', '.join(
+                str(val[WIDTHS[int(t)]]) if t.strip().isdigit() else t.strip()
+                for t in mo.group(1).split(',')), line)
+        elif re.match(r'\s*model\s', line):
+            line = 'model %s_%s' % (model, ds)
+        out.append(line)
+    os.makedirs(os.path.join(tmp, 'bgnn_models'), exist_ok=True)
+    path = os.path.join(tmp, 'bgnn_models', '%s_%s.bgnn' % (model, ds))
+    with open(path, 'w') as f:
+        f.write('\n'.join(out) + '\n')
+    return path
+
+
+def param_specs(path):
+    """[(tensor name, stored shape)] of a .bgnn file's params ("name".T: stored transposed)."""
+    import re
+    specs = []
+    for line in open(path):
+        mo = re.match(r'\s*param\s+\w+\s*:\s*\w+\[([^\]]*)\]\s*=\s*"([^"]+)"(\.T)?', line)
+        if mo:
+            dims = [int(t) for t in mo.group(1).split(',')]
+            specs.append((mo.group(2), dims[::-1] if mo.group(3) else dims))
+    return specs
+
+
+def random_weights_for(path, seed=1):
+    """Random tensors for every param of a .bgnn file: weights normal / sqrt(fan in) (PyTorch
+    layout [out, in]), biases normal * 0.1."""
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for name, shape in param_specs(path):
+        t = torch.randn(*shape, generator=g)
+        out[name] = t / math.sqrt(shape[-1]) if len(shape) == 2 else t * 0.1
+    return out
+
+
 class Data:
     """Graph (no self loops added; as stored), host features, labels, weights per model."""
 
-    def __init__(self, name, args):
+    def __init__(self, name, args, models=None):
         self.name = name
+        self.tmp = args.tmp
+        models = models or MODELS
         F, H, C, trained = DATASETS[name]
         self.F, self.H, self.C, self.trained = F, H, C, trained
         t0 = time.time()
@@ -144,12 +234,14 @@ class Data:
         else:
             self.dir = os.path.join(args.data, name)
             self.n, self.rows, self.cols = read_mtx(os.path.join(self.dir, 'graph.mtx'))
+        # the float PyG models of the inductive families run the weights of their _full model
+        wname = lambda m: m[:-len('_fp32')] + '_full' if m.endswith('_fp32') and m != 'gcn_fp32' else m
         if trained:
             self.x = torch.from_numpy(np.load(os.path.join(self.dir, 'features.npy')).astype(np.float32))
             self.y = torch.from_numpy(np.load(os.path.join(self.dir, 'labels.npy')).astype(np.int64))
             self.test_idx = torch.from_numpy(np.load(os.path.join(self.dir, 'test_idx.npy')).astype(np.int64))
-            self.w = {m: read_safetensors(os.path.join(ROOT, 'examples', 'weights', '%s_%s.safetensors' % (m, name)))
-                      for m in MODELS}
+            self.w = {m: read_safetensors(os.path.join(ROOT, 'examples', 'weights', '%s_%s.safetensors' % (wname(m), name)))
+                      for m in models}
         else:
             g = torch.Generator().manual_seed(7)
             self.x = torch.rand(self.n, F, generator=g) * 2 - 1
@@ -157,22 +249,30 @@ class Data:
             w = random_weights(F, H, C)
             self.w = {'gcn_full': w, 'gcn_fp32': w,
                       'gcn_bin': {k: v for k, v in w.items() if k != 'conv1.bias'}}
+            for m in models:
+                if family(m) != 'gcn':
+                    self.w[m] = random_weights_for(self.bgnn_model(wname(m)))
         self.edges = len(self.rows)
         log('  %s: %d nodes, %d stored edges, %d features (%.1f s)' % (name, self.n, self.edges, F, time.time() - t0))
 
     def bgnn_model(self, m):
         if self.name == 'cora':
             return os.path.join(ROOT, 'examples', m + '.bgnn')
-        return os.path.join(ROOT, 'bench', '%s_%s.bgnn' % (m, self.name))
+        if family(m) == 'gcn':
+            return os.path.join(ROOT, 'bench', '%s_%s.bgnn' % (m, self.name))
+        return scaled_model(m, self.name, self.F, self.H, self.C, self.tmp)
 
 
-def adjacency(d, dev, norm):
-    """bgnn's adjacency(self_loops: true, norm) as a torch sparse CSR matrix on dev."""
+def adjacency(d, dev, norm, self_loops=True):
+    """bgnn's adjacency(self_loops, norm) as a torch sparse CSR matrix on dev."""
     n = d.n
     rows = torch.from_numpy(d.rows).to(dev)
     cols = torch.from_numpy(d.cols).to(dev)
-    ar = torch.arange(n, device=dev, dtype=torch.int64)
-    key = torch.unique(torch.cat([rows * n + cols, ar * n + ar]))   # sorted, merged
+    key = rows * n + cols
+    if self_loops:
+        ar = torch.arange(n, device=dev, dtype=torch.int64)
+        key = torch.cat([key, ar * n + ar])
+    key = torch.unique(key)   # sorted, merged
     rows, cols = key // n, key % n
     del key
     deg = torch.bincount(rows, minlength=n)
@@ -180,6 +280,8 @@ def adjacency(d, dev, norm):
     rowptr[1:] = torch.cumsum(deg, 0)
     if norm == 'none':
         val = torch.ones(len(cols), dtype=torch.float32, device=dev)
+    elif norm == 'mean':
+        val = (1.0 / deg.to(torch.float64))[rows].to(torch.float32)   # rows hold >= 1 entry
     else:
         r = deg.to(torch.float64).rsqrt()
         val = (r[rows] * r[cols]).to(torch.float32)
@@ -229,6 +331,147 @@ def build_sim(model, d, dev):
         s2 = (h @ S2) * m2                 # bmm.BBF
         return torch.log_softmax(spmm(Ah, s2) + b2, 1)   # bspmm.FBF + b
     return fwd, (A, Ah)
+
+
+def standardize(x, eps=1e-4):
+    """Per row (x - mean) / (unbiased std + eps), as bgnn's standardize (float32 here)."""
+    mu = x.mean(1, keepdim=True)
+    return (x - mu) / (x.std(1, keepdim=True) + eps)
+
+
+def build_sim_inductive(model, d, dev):
+    """The inductive models (examples/{sage,indgcn,saint}_{full,bin}.bgnn) in float PyTorch, as
+    tools/train/bgnn_ref.ref_forward computes them, with fast kernels: +-1 values as float32,
+    dense matmuls, torch sparse CSR SpMM."""
+    P = {k: v.to(dev) for k, v in d.w[model].items()}
+    fam, form = model.rsplit('_', 1)
+    S = {k[:-len('.weight')]: sgn(v).t().contiguous() for k, v in P.items()
+         if k.endswith('.weight') and k != 'lin.weight'}
+    M = {k[:-len('.weight')]: v.abs().mean(1) for k, v in P.items()
+         if k.endswith('.weight') and k != 'lin.weight'}
+    B = lambda name: P.get(name + '.bias', 0.0)
+
+    def binlin(x, name, bias=True):        # linear {mm: BBF, bin: absmean}: alpha m (+-1 . +-1) + b
+        t = (sgn(x) @ S[name]) * x.abs().mean(1, keepdim=True) * M[name]
+        return t + B(name) if bias else t
+
+    def fbb(x, name):                      # linear {mm: FBB}: bin(x . sign(W))
+        return sgn(x @ S[name])
+
+    keep = []        # only the adjacencies this model uses (their memory is part of the peak)
+    if fam != 'saint' and (form == 'full' or fam == 'indgcn'):   # float activations, mean
+        Am = adjacency(d, dev, 'mean', self_loops=False)
+        keep.append(Am)
+    if form == 'bin':   # +-1 activations: the integer sum over the 0/1 pattern, then * 1/d_i (exact, as bgnn)
+        A1 = adjacency(d, dev, 'none', self_loops=False)
+        deg = (A1.crow_indices()[1:] - A1.crow_indices()[:-1]).to(torch.float64)
+        rinv = torch.where(deg > 0, 1.0 / deg, torch.zeros_like(deg)).to(torch.float32)[:, None]
+        keep += [A1, rinv]
+        bmean = lambda t: spmm(A1, t) * rinv         # bspmm.BBF, norm mean
+    if fam == 'sage':
+        def fwd(X):
+            h = standardize(X)
+            for i in (1, 2):
+                if form == 'full':
+                    h = binlin(spmm(Am, h), 'conv%d.lin_l' % i) + binlin(h, 'conv%d.lin_r' % i, False)
+                else:
+                    h = bmean(fbb(h, 'conv%d.lin_l' % i)) + binlin(h, 'conv%d.lin_r' % i)
+                if i == 1:
+                    h = standardize(torch.relu(h))
+            return torch.log_softmax(h, 1)
+    elif fam == 'indgcn':
+        def fwd(X):
+            h = standardize(X)
+            if form == 'full':
+                h = binlin(spmm(Am, h), 'conv1')
+                h = binlin(spmm(Am, standardize(torch.relu(h))), 'conv2')
+            else:
+                h = sgn(spmm(A1, fbb(h, 'conv1')))                       # bmm.FBB, bspmm.BBB
+                h = spmm(Am, (h @ S['conv2']) * M['conv2']) + B('conv2')  # bmm.BBF, bspmm.FBF, + b
+            return torch.log_softmax(h, 1)
+    else:
+        if form == 'full':
+            As = adjacency(d, dev, 'sym', self_loops=False)
+            keep.append(As)
+            agg = lambda h, name: spmm(As, binlin(h, name, False))        # bmm.BBF, bspmm.FBF (sym)
+        else:
+            agg = lambda h, name: bmean(fbb(h, name))                      # bmm.FBB, bspmm.BBF (mean)
+        Wo, bo = P['lin.weight'].t().contiguous(), P['lin.bias']
+
+        def fwd(X):
+            h = standardize(X)
+            hs = []
+            for i in (1, 2):
+                h = agg(h, 'conv%d.lin_rel' % i) + binlin(h, 'conv%d.lin_root' % i)
+                hs.append(h)
+            return torch.log_softmax(torch.cat(hs, 1) @ Wo + bo, 1)
+    return fwd, keep
+
+
+def build_pyg_inductive(system, model, d, dev):
+    """The float model of an inductive family in PyG (SAGEConv / GraphConv), with the weights
+    of d.w[model] (the latent floats of the trained _full model on Cora)."""
+    from torch_geometric.nn import GraphConv, SAGEConv
+    fam = family(model)
+    P = d.w[model]
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            if fam == 'saint':
+                self.conv1 = GraphConv(d.F, d.H, aggr='add')
+                self.conv2 = GraphConv(d.H, d.H, aggr='add')
+                self.lin = torch.nn.Linear(2 * d.H, d.C)
+            else:
+                root = fam == 'sage'
+                self.conv1 = SAGEConv(d.F, d.H, aggr='mean', root_weight=root)
+                self.conv2 = SAGEConv(d.H, d.C, aggr='mean', root_weight=root)
+
+        def forward(self, x, g, ew):
+            if fam == 'saint':
+                h1 = torch.relu(self.conv1(x, g, ew))
+                h2 = torch.relu(self.conv2(h1, g, ew))
+                return torch.log_softmax(self.lin(torch.cat([h1, h2], 1)), 1)
+            h = torch.relu(self.conv1(x, g))
+            return torch.log_softmax(self.conv2(h, g), 1)
+
+    net = Net()
+    with torch.no_grad():
+        for i in (1, 2):
+            conv = getattr(net, 'conv%d' % i)
+            if fam == 'sage':
+                conv.lin_l.weight.copy_(P['conv%d.lin_l.weight' % i])
+                conv.lin_l.bias.copy_(P['conv%d.lin_l.bias' % i])
+                conv.lin_r.weight.copy_(P['conv%d.lin_r.weight' % i])
+            elif fam == 'indgcn':
+                conv.lin_l.weight.copy_(P['conv%d.weight' % i])
+                conv.lin_l.bias.copy_(P['conv%d.bias' % i])
+            else:   # PyG's GraphConv has its bias on lin_rel, saint_full on lin_root: the same sum
+                conv.lin_rel.weight.copy_(P['conv%d.lin_rel.weight' % i])
+                conv.lin_rel.bias.copy_(P['conv%d.lin_root.bias' % i])
+                conv.lin_root.weight.copy_(P['conv%d.lin_root.weight' % i])
+        if fam == 'saint':
+            net.lin.weight.copy_(P['lin.weight'])
+            net.lin.bias.copy_(P['lin.bias'])
+    net = net.to(dev).eval()
+    ew = None
+    if system == 'PyG eager, CSR':
+        if fam == 'saint':     # D^-1/2 A D^-1/2 as the values of adj_t
+            g = adjacency(d, dev, 'sym', self_loops=False)
+        else:                  # the pattern; SAGEConv's mean divides by the row degree
+            rows = torch.from_numpy(d.rows).to(dev)
+            cols = torch.from_numpy(d.cols).to(dev)
+            rowptr = torch.zeros(d.n + 1, dtype=torch.int64, device=dev)
+            rowptr[1:] = torch.cumsum(torch.bincount(rows, minlength=d.n), 0)
+            del rows
+            g = torch.sparse_csr_tensor(rowptr, cols, torch.ones(len(cols), device=dev), (d.n, d.n))
+    else:
+        g = torch.stack([torch.from_numpy(d.cols), torch.from_numpy(d.rows)]).to(dev)  # j -> i
+        if fam == 'saint':     # per-edge weights 1 / sqrt(d_i d_j) of the stored edges
+            deg = torch.bincount(g[1], minlength=d.n).to(torch.float64)
+            r = deg.rsqrt()
+            ew = (r[g[0]] * r[g[1]]).to(torch.float32)
+    return net, g, ew
 
 
 def build_pyg(system, d, dev):
@@ -319,12 +562,16 @@ def run_torch(system, model, d, args, dev):
     keep = []
     with torch.no_grad():
         X = d.x.to(dev)
-        if system.startswith('PyG'):
+        if system.startswith('PyG') and family(model) == 'gcn':
             net, g = build_pyg(system, d, dev)
             fn = lambda: net(X, g)
             keep = [net, g]
+        elif system.startswith('PyG'):
+            net, g, ew = build_pyg_inductive(system, model, d, dev)
+            fn = lambda: net(X, g, ew)
+            keep = [net, g, ew]
         else:
-            fwd, keep = build_sim(model, d, dev)
+            fwd, keep = (build_sim if family(model) == 'gcn' else build_sim_inductive)(model, d, dev)
             fn = lambda: fwd(X)
         out = fn()                       # warm (also fills PyG's normalisation cache)
         graph = None
@@ -334,7 +581,8 @@ def run_torch(system, model, d, args, dev):
             graph, out = capture(fn, dev)
             fn = graph.replay
             fn()
-        acc = accuracy(d, out)
+        # the float PyG models of the inductive families run untrained-for-float weights
+        acc = None if system.startswith('PyG') and family(model) != 'gcn' else accuracy(d, out)
         small = d.name != 'reddit'
         ms = time_events(fn, args.repeat if small else args.repeat_large,
                          args.warmup if small else 3, dev)
@@ -411,14 +659,13 @@ def table(results, header):
              '|---|---|---|---:|---:|---:|---:|---:|']
     for ds in DATASETS:
         rows = [r for r in results if r['dataset'] == ds]
-        if not rows:
-            continue
-        base = next((r for r in rows if r['system'] == 'PyG eager' and r.get('median_ms')), None)
-        note = ''
-        if base is None:
-            base = next((r for r in rows if r['system'] == 'PyG eager, CSR' and r.get('median_ms')), None)
-            note = ' (vs CSR)'
+        bases = {}   # family -> (PyG eager row of its float model, or its CSR row, note)
+        for f in FAMILIES:
+            fr = [r for r in rows if r['model'] == f + '_fp32' and r.get('median_ms')]
+            b = next((r for r in fr if r['system'] == 'PyG eager'), None)
+            bases[f] = (b, '') if b else (next((r for r in fr if r['system'] == 'PyG eager, CSR'), None), ' (vs CSR)')
         for r in rows:
+            base, note = bases.get(family(r['model']), (None, ''))
             acc = '-' if r.get('test_acc') is None else '%.1f' % r['test_acc']
             if r.get('error'):
                 lines.append('| %s | %s | %s | - | %s | - | - | - |' % (
@@ -435,7 +682,9 @@ def table(results, header):
     return '\n'.join(lines) + '\n'
 
 
-def chart(results, path, title, graphs=None):
+def chart(results, path, title, graphs=None, panels=(('', GCN_SYSTEMS),)):
+    """Bar chart: latency (top) and memory (bottom) per dataset, one column per panel
+    (panel title, [(system, model)]); panels share colours by position."""
     try:
         import matplotlib
         matplotlib.use('Agg')
@@ -444,35 +693,48 @@ def chart(results, path, title, graphs=None):
         log('no matplotlib: no chart')
         return
     dss = [ds for ds in DATASETS if any(r['dataset'] == ds for r in results)]
-    labels = ['%s %s' % (s, m) for s, m in SYSTEMS]
-    colors = ['#4c72b0', '#5f86c0', '#7b9fd1', '#b3c9e8', '#1b7837', '#dd8452', '#f3c19d', '#5aae61',
-              '#c44e52', '#eba3a5', '#a6dba0']
-    fig, axes = plt.subplots(2, 1, figsize=(12, 8.5))
-    w = 0.8 / len(SYSTEMS)
-    for ax, key, ylab in ((axes[0], 'median_ms', 'median latency (ms, log)'),
-                          (axes[1], 'mem_bytes', 'peak GPU memory (MiB, log)')):
-        for k, (s, m) in enumerate(SYSTEMS):
-            xs, ys = [], []
-            for i, ds in enumerate(dss):
-                r = next((r for r in results if r['dataset'] == ds and r['system'] == s and r['model'] == m), None)
-                v = r.get(key) if r else None
-                if r and 'memory' in (r.get('error') or ''):
-                    ax.text(i - 0.4 + w * (k + 0.5), 0.03, 'out of memory', rotation=90, ha='center',
-                            va='bottom', fontsize=7, color='#444444', transform=ax.get_xaxis_transform())
-                if v:
-                    xs.append(i - 0.4 + w * (k + 0.5))
-                    ys.append(v if key == 'median_ms' else v / 2**20)
-            ax.bar(xs, ys, w, label=labels[k], color=colors[k % len(colors)])
-        ax.set_yscale('log')
-        ax.set_xticks(range(len(dss)))
-        ax.set_xticklabels(['%s\n%s nodes, %s edges' % (ds, format(graphs[ds]['nodes'], ','), format(graphs[ds]['edges'], ','))
-                            if graphs and ds in graphs else ds for ds in dss], fontsize=8)
-        ax.set_ylabel(ylab)
-        ax.grid(axis='y', which='both', alpha=0.3)
-    axes[0].set_title(title, fontsize=10)
+    systems0 = panels[0][1]
+    if systems0 == GCN_SYSTEMS:
+        labels = ['%s %s' % (s, m) for s, m in systems0]
+        colors = ['#4c72b0', '#5f86c0', '#7b9fd1', '#b3c9e8', '#1b7837', '#dd8452', '#f3c19d', '#5aae61',
+                  '#c44e52', '#eba3a5', '#a6dba0']
+    else:   # PyG eager / CSR / CUDA graph, sim full / graph, bgnn full, sim bin / graph, bgnn bin
+        labels = ['%s %s' % (s, m.rsplit('_', 1)[1]) for s, m in systems0]
+        colors = ['#4c72b0', '#7b9fd1', '#b3c9e8', '#dd8452', '#f3c19d', '#1b7837',
+                  '#c44e52', '#eba3a5', '#5aae61']
+    nc = len(panels)
+    fig, axes = plt.subplots(2, nc, figsize=(12 if nc == 1 else 6 * nc, 8.5), squeeze=False)
+    for col, (ptitle, systems) in enumerate(panels):
+        w = 0.8 / len(systems)
+        for ax, key, ylab in ((axes[0][col], 'median_ms', 'median latency (ms, log)'),
+                              (axes[1][col], 'mem_bytes', 'peak GPU memory (MiB, log)')):
+            for k, (s, m) in enumerate(systems):
+                xs, ys = [], []
+                for i, ds in enumerate(dss):
+                    r = next((r for r in results if r['dataset'] == ds and r['system'] == s and r['model'] == m), None)
+                    v = r.get(key) if r else None
+                    if r and 'memory' in (r.get('error') or ''):
+                        ax.text(i - 0.4 + w * (k + 0.5), 0.03, 'out of memory', rotation=90, ha='center',
+                                va='bottom', fontsize=7, color='#444444', transform=ax.get_xaxis_transform())
+                    if v:
+                        xs.append(i - 0.4 + w * (k + 0.5))
+                        ys.append(v if key == 'median_ms' else v / 2**20)
+                ax.bar(xs, ys, w, label=labels[k], color=colors[k % len(colors)])
+            ax.set_yscale('log')
+            ax.set_xticks(range(len(dss)))
+            sep = ', ' if nc == 1 else '\n'
+            ax.set_xticklabels(['%s\n%s nodes%s%s edges' % (ds, format(graphs[ds]['nodes'], ','), sep,
+                                                            format(graphs[ds]['edges'], ','))
+                                if graphs and ds in graphs else ds for ds in dss], fontsize=8 if nc == 1 else 7)
+            if col == 0:
+                ax.set_ylabel(ylab)
+            ax.grid(axis='y', which='both', alpha=0.3)
+        if ptitle:
+            axes[0][col].set_title(ptitle, fontsize=10)
+    fig.suptitle(title, fontsize=10) if nc > 1 else axes[0][0].set_title(title, fontsize=10)
     from matplotlib.patches import Patch
-    fig.legend([Patch(color=colors[k % len(colors)]) for k in range(len(SYSTEMS))], labels,
-               loc='lower center', ncol=4, fontsize=8)
+    fig.legend([Patch(color=colors[k % len(colors)]) for k in range(len(labels))], labels,
+               loc='lower center', ncol=4 if nc == 1 else 5, fontsize=8)
     fig.tight_layout(rect=(0, 0.09, 1, 1))
     fig.savefig(path, dpi=110)
     log('chart:', path)
@@ -490,9 +752,16 @@ def report(info, results, out):
     md = table(results, header)
     with open(os.path.join(out, 'models_table.md'), 'w') as f:
         f.write(md)
-    chart(results, os.path.join(out, 'performance_models.png'),
-          'End-to-end GCN inference: bgnn, PyG and a PyTorch simulation of the binary models (%s)' % info['gpu'],
-          info.get('graphs'))
+    names = {'sage': 'GraphSAGE', 'indgcn': 'indGCN', 'saint': 'GraphSAINT-style'}
+    if any(family(r['model']) == 'gcn' for r in results):
+        chart(results, os.path.join(out, 'performance_models.png'),
+              'End-to-end GCN inference: bgnn, PyG and a PyTorch simulation of the binary models (%s)'
+              % info['gpu'], info.get('graphs'))
+    panels = [(names[f], family_systems(f)) for f in INDUCTIVE if any(family(r['model']) == f for r in results)]
+    if panels:
+        chart(results, os.path.join(out, 'performance_models_inductive.png'),
+              'End-to-end inference of the inductive models (full graph): bgnn, PyG (float) and a '
+              'PyTorch simulation of the binary full / bin forms (%s)' % info['gpu'], info.get('graphs'), panels)
     log('')
     log(md)
 
@@ -510,16 +779,33 @@ def main():
     ap.add_argument('--rmat-nodes', type=int, default=232965)
     ap.add_argument('--rmat-edges', type=int, default=90500000, help='R-MAT stream length')
     ap.add_argument('--budget-s', type=float, default=1e9, help='skip what is left after this')
-    ap.add_argument('--report', metavar='RESULTS_JSON', help='only write table and chart from a results file')
+    ap.add_argument('--families', default=','.join(FAMILIES),
+                    help='model families to run, of %s' % ','.join(FAMILIES))
+    ap.add_argument('--report', metavar='RESULTS_JSON', nargs='+',
+                    help='only write table and charts from results files (several: merged, the first '
+                         "one's info; a later row replaces an earlier one of the same dataset/system/model)")
     ap.add_argument('--cpu-smoke', action='store_true', help='no GPU: every path once, on the CPU')
     args = ap.parse_args()
     t_start = time.time()
     os.makedirs(args.out, exist_ok=True)
     if args.report:
-        with open(args.report) as f:
-            j = json.load(f)
-        report(j['info'], j['results'], args.out)
+        info, merged = None, {}
+        for path in args.report:
+            with open(path) as f:
+                j = json.load(f)
+            info = info or j['info']
+            for g, v in j['info'].get('graphs', {}).items():
+                info.setdefault('graphs', {}).setdefault(g, v)
+            for r in j['results']:
+                merged[(r['dataset'], r['system'], r['model'])] = r
+        report(info, list(merged.values()), args.out)
         return
+    fams = [f for f in args.families.split(',') if f]
+    bad = [f for f in fams if f not in FAMILIES]
+    if bad:
+        sys.exit('models_bench.py: unknown families %s (have %s)' % (bad, ','.join(FAMILIES)))
+    systems = [sm for sm in SYSTEMS if family(sm[1]) in fams]
+    models = sorted({m for _, m in systems})
     cuda = torch.cuda.is_available() and not args.cpu_smoke
     if not cuda and not args.cpu_smoke:
         sys.exit('models_bench.py: no GPU (use --cpu-smoke to test on the CPU)')
@@ -553,7 +839,7 @@ def main():
     for ds in args.datasets.split(','):
         log('== %s' % ds)
         try:
-            d = Data(ds, args)
+            d = Data(ds, args, models)
         except Exception as e:   # noqa: BLE001 - report and go on
             log('  data failed: %r' % e)
             continue
@@ -565,10 +851,10 @@ def main():
                                              'hidden': d.H, 'classes': d.C,
                                              **({'rmat': d.gen} if getattr(d, 'gen', None) else {})}
         # reddit: bgnn first, then the PyTorch systems from the leanest to the most memory
-        order = SYSTEMS if ds != 'reddit' else (
-            [sm for sm in SYSTEMS if sm[0] == 'bgnn'] + [sm for sm in SYSTEMS if sm[0].startswith('PyTorch')]
-            + [('PyG eager, CSR', 'gcn_fp32'), ('PyG eager, cached', 'gcn_fp32'), ('PyG eager', 'gcn_fp32'),
-               ('PyG CUDA graph', 'gcn_fp32')])
+        pyg = ('PyG eager, CSR', 'PyG eager, cached', 'PyG eager', 'PyG CUDA graph')
+        order = systems if ds != 'reddit' else (
+            [sm for sm in systems if sm[0] == 'bgnn'] + [sm for sm in systems if sm[0].startswith('PyTorch')]
+            + [sm for p in pyg for sm in systems if sm[0] == p])
         for system, model in order:
             r = {'dataset': ds, 'system': system, 'model': model}
             if time.time() - t_start > args.budget_s:
@@ -594,7 +880,7 @@ def main():
                 gc.collect()
                 if cuda:
                     torch.cuda.empty_cache()
-            log('  %-24s %-9s acc %-6s %-10s mem %-10s %s' % (
+            log('  %-24s %-11s acc %-6s %-10s mem %-10s %s' % (
                 system, model, '-' if r.get('test_acc') is None else '%.1f' % r['test_acc'],
                 fmt_ms(r.get('median_ms')), fmt_mem(r.get('mem_bytes')),
                 r.get('error', '') or '(%.1f s)' % r['wall_s']))

@@ -8,8 +8,12 @@
 # from .carry/generated when bison/flex are missing: tools/prepare_carry.sh fills it), builds
 # bench/bgnn_time.c against it with cc, then runs bench/models_bench.py: PyG, the PyTorch
 # simulation and bgnn (through bgnn_time) on Cora, PubMed (random features) and the
-# Reddit-sized R-MAT graph, all in one run on one GPU.  Writes to $OUT: build.log, env.log,
-# models_bench.log, models_results.json, models_table.md, performance_models.png.
+# Reddit-sized R-MAT graph, all in one run on one GPU, for the GCN family (gcn_fp32/full/bin)
+# and the inductive families sage, indgcn, saint (float PyG model, full and bin forms;
+# full-graph inference).  Options go to models_bench.py, e.g. --families gcn,sage (default all),
+# --datasets cora,reddit, --budget-s 480 (skip what is left after that many seconds).
+# Writes to $OUT: build.log, env.log, models_bench.log, models_results.json, models_table.md,
+# performance_models.png (GCN), performance_models_inductive.png.
 # Data: $BGNN_DATA_DIR (default .carry/data, with cora/ and pubmed/graph.mtx).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -273,25 +273,54 @@ def ref_forward(model, ds, P, exact=True):
             h1 = bits(A.spmm_bits(t1))                                # bspmm.BBB
             s2 = scl(bmm_bb(h1, P['conv2.weight']), None, wscale(P['conv2.weight']))
             y = Ah.spmm(s2, exact) + P['conv2.bias']
-        elif model == 'sage_bin':
+        elif model == 'sage_full':
             A = ds.graph(False, 'mean')
-            x = standardize(X)
-            h = x
+            h = standardize(X)
             for i in (1, 2):
-                a = A.spmm(h, exact)
+                a = A.spmm(h, exact)                 # bspmm.FBF, mean
                 u = bin_linear(a, P['conv%d.lin_l.weight' % i], P['conv%d.lin_l.bias' % i])
                 v = bin_linear(h, P['conv%d.lin_r.weight' % i])
                 h = u + v
                 if i == 1:
                     h = standardize(relu(h))     # hr = relu(h); hs = standardize(hr) {eps: 1e-4}
             y = h
-        elif model == 'saint_bin':
-            A = ds.graph(False, 'sym')
+        elif model == 'sage_bin':
+            A = ds.graph(False, 'mean')
+            h = standardize(X)
+            for i in (1, 2):
+                t = bits(bmm_fb(h, P['conv%d.lin_l.weight' % i], exact))       # bmm.FBB
+                a = A.spmm_bits(t)                                         # bspmm.BBF, mean
+                v = bin_linear(h, P['conv%d.lin_r.weight' % i], P['conv%d.lin_r.bias' % i])
+                h = a + v
+                if i == 1:
+                    h = standardize(relu(h))
+            y = h
+        elif model == 'indgcn_full':
+            A = ds.graph(False, 'mean')
+            h = standardize(X)
+            for i in (1, 2):
+                h = bin_linear(A.spmm(h, exact), P['conv%d.weight' % i], P['conv%d.bias' % i])
+                if i == 1:
+                    h = standardize(relu(h))
+            y = h
+        elif model == 'indgcn_bin':
+            A = ds.graph(False, 'mean')
+            x = standardize(X)
+            t1 = bits(bmm_fb(x, P['conv1.weight'], exact))                 # bmm.FBB
+            h1 = bits(A.spmm_bits(t1))                                     # bspmm.BBB
+            s2 = scl(bmm_bb(h1, P['conv2.weight']), None, wscale(P['conv2.weight']))   # bmm.BBF
+            y = A.spmm(s2, exact) + P['conv2.bias']                        # bspmm.FBF, + b2
+        elif model in ('saint_full', 'saint_bin'):
+            A = ds.graph(False, 'sym' if model == 'saint_full' else 'mean')
             x = standardize(X)
             h = x
             rs = []
             for i in (1, 2):
-                a = A.spmm(bin_linear(h, P['conv%d.lin_rel.weight' % i]), exact)
+                w = P['conv%d.lin_rel.weight' % i]
+                if model == 'saint_full':
+                    a = A.spmm(bin_linear(h, w), exact)
+                else:                                # bmm.FBB, then bspmm.BBF (mean of +-1)
+                    a = A.spmm_bits(bits(bmm_fb(h, w, exact)))
                 v = bin_linear(h, P['conv%d.lin_root.weight' % i], P['conv%d.lin_root.bias' % i])
                 h = a + v                        # no relu: layer 2 binarises h1 itself
                 rs.append(h)

@@ -26,7 +26,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bgnn_ref  # noqa: E402
 
-KINDS = ['gcn_fp32', 'gcn_full', 'gcn_bin', 'sage_bin', 'saint_bin']
+KINDS = ['gcn_fp32', 'gcn_full', 'gcn_bin', 'sage_full', 'sage_bin', 'indgcn_full', 'indgcn_bin',
+         'saint_full', 'saint_bin']
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 
 

@@ -4,6 +4,7 @@ accuracy table and install the chosen weights.
 
   python3 tools/train/collect.py --results DIR [DIR...] --pick gcn_bin=gcn_bin_kd8 \
       [--install examples/weights] [--markdown]
+  python3 tools/train/collect.py --results DIR --prune     # (GPU machine) keep one weight file a group
 
 Jobs are grouped by name with the trailing `_hN` (seed range) removed; a group's name is
 `VARIANT_DATASET`.  For every (model, dataset) the installed file is the saved seed with the best
@@ -25,6 +26,10 @@ def main():
     p.add_argument('--pick', nargs='*', default=[], help='MODEL=VARIANT: which variant to install')
     p.add_argument('--install', default=None)
     p.add_argument('--markdown', action='store_true')
+    p.add_argument('--gpu', default='H200', help="the GPU of the jobs' --device cuda (metadata)")
+    p.add_argument('--prune', action='store_true',
+                   help="delete every job's .safetensors but the one --install would take from its "
+                        'group (so that only those travel back from the GPU machine)')
     a = p.parse_args()
     groups = {}
     for d in a.results:
@@ -39,6 +44,12 @@ def main():
                 sel = max(j['runs'], key=lambda r: (r['val_acc'], -r['val_loss']))
                 g['files'].append((sel['val_acc'], -sel['val_loss'], st, sel))
     picks = dict(kv.split('=') for kv in a.pick)
+    if a.prune:
+        for g in groups.values():
+            keep = max(g['files'])[2] if g['files'] else None
+            for f in g['files']:
+                if f[2] != keep:
+                    os.remove(f[2])
     print('| variant | model | dataset | seeds | test acc mean +- std | val acc mean | seeds (test %) |')
     print('|---|---|---|---|---|---|---|')
     for name in sorted(groups):
@@ -64,10 +75,11 @@ def main():
                 if skip:
                     skip = False
                     continue
-                if w in ('--out', '--json', '--seed-start', '--seeds', '--data-dir', '--device'):
+                if w in ('--out', '--json', '--seed-start', '--seeds', '--data-dir', '--device',
+                         '--kd-cache', '--kd-wait'):
                     skip = True
                     continue
-                if w != '--quiet':
+                if w not in ('--quiet', '--write-kd-cache'):
                     clean.append(w)
             meta.update({
                 'seed': str(sel['seed']), 'epoch': str(sel['epoch']),
@@ -76,7 +88,8 @@ def main():
                 'seeds': str(len(seeds)), 'seeds_test_acc_mean': '%.4f' % (te.mean() / 100),
                 'seeds_test_acc_std': '%.4f' % (te.std() / 100),
                 'picked': 'best validation accuracy of %d seeds' % len(seeds),
-                'trained_on': meta.get('device', 'cpu') if 'cuda' not in g['argv'] else 'cuda (H200), exact export/eval on cpu',
+                'trained_on': meta.get('device', 'cpu') if 'cuda' not in g['argv']
+                else 'cuda (%s), exact export/eval on cpu' % a.gpu,
             })
             meta.pop('device', None)
             os.makedirs(a.install, exist_ok=True)

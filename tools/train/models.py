@@ -202,42 +202,116 @@ class GCNBin(nn.Module):
         return Fn.log_softmax(y, dim=1)
 
 
+def bin_fbb(x, w):
+    """bmm.FBB in training: the bits of x . sign(w) (float x, binary weights) through a sign
+    STE whose input is x . sign(w) m (same sign, m > 0), as GCNBin's first layer."""
+    return SignSTEFn.apply(BinLinearFn.apply(x, w, None))
+
+
 class SageConvB(nn.Module):
-    def __init__(self, fin, fout):
+    def __init__(self, fin, fout, root_bias=False):
         super().__init__()
-        self.lin_l = BinLinear(fin, fout, bias=True)
-        self.lin_r = BinLinear(fin, fout, bias=False)
+        self.lin_l = BinLinear(fin, fout, bias=not root_bias)
+        self.lin_r = BinLinear(fin, fout, bias=root_bias)
 
 
-class SageBin(nn.Module):
-    """standardize; sage_conv {agg FBF mean, mm BBF absmean}; relu; standardize; sage_conv;
-    log_softmax."""
+class SageFull(nn.Module):
+    """sage_full: standardize; sage_conv {agg FBF mean, mm BBF absmean}; relu; standardize;
+    sage_conv; log_softmax.
+
+    SageBin: per layer  mean_j bin(x_j . sign(W_l))  (bmm.FBB on the float standardised input,
+    then bspmm.BBF: the mean of +-1 over the 0/1 pattern)  + BinLinear_r(x) + b_r; relu and
+    standardize between the layers as sage_full."""
+    binary_agg = False
+
     def __init__(self, ds, hidden=64, dropout=0.4):
         super().__init__()
         self.A = ds.graph(False, 'mean')
         self.dropout = dropout
-        self.conv1 = SageConvB(ds.num_features, hidden)
-        self.conv2 = SageConvB(hidden, ds.num_classes)
+        self.conv1 = SageConvB(ds.num_features, hidden, self.binary_agg)
+        self.conv2 = SageConvB(hidden, ds.num_classes, self.binary_agg)
         self.xb = None
         self.rng = make_rng()
 
     def forward(self, X):
-        if self.xb is None:   # layer 1's binarised inputs are constant (no gradient to X)
+        if self.xb is None:   # layer 1's (binarised) inputs are constant (no gradient to X)
             with torch.no_grad():
                 xs = standardize_t(X)
-                self.xb = (binact(self.A.spmm(xs)), binact(xs))
+                self.xb = (xs if self.binary_agg else binact(self.A.spmm(xs)), binact(xs))
         h = None
         for i, conv in enumerate((self.conv1, self.conv2)):
-            if i == 0:
-                a_bin, h_bin = self.xb
-            else:
-                a_bin, h_bin = binact(self.A.spmm(h)), binact(h)
-            a_b = dropout(a_bin, self.dropout, self.training, self.rng)
+            h_bin = self.xb[1] if i == 0 else binact(h)
             h_b = dropout(h_bin, self.dropout, self.training, self.rng)
-            h = conv.lin_l(a_b) + conv.lin_r(h_b)
+            if self.binary_agg:
+                x = self.xb[0] if i == 0 else h
+                t = bin_fbb(dropout(x, self.dropout, self.training, self.rng), conv.lin_l.weight)
+                u = self.A.spmm(t)                                    # bspmm.BBF, mean
+            else:
+                a_bin = self.xb[0] if i == 0 else binact(self.A.spmm(h))
+                u = conv.lin_l(dropout(a_bin, self.dropout, self.training, self.rng))
+            h = u + conv.lin_r(h_b)
             if i == 0:
                 h = standardize_t(Fn.relu(h))
         return Fn.log_softmax(h, dim=1)
+
+
+class SageBin(SageFull):
+    binary_agg = True
+
+
+class IndGCNFull(nn.Module):
+    """indgcn_full: standardize; per layer BinLinear(mean_j h_j) (+b); relu + standardize
+    between the layers."""
+
+    def __init__(self, ds, hidden=64, dropout=0.4):
+        super().__init__()
+        self.A = ds.graph(False, 'mean')
+        self.dropout = dropout
+        self.conv1 = BinLinear(ds.num_features, hidden)
+        self.conv2 = BinLinear(hidden, ds.num_classes)
+        self.xb = None
+        self.rng = make_rng()
+
+    def forward(self, X):
+        if self.xb is None:
+            with torch.no_grad():
+                self.xb = binact(self.A.spmm(standardize_t(X)))
+        h = None
+        for i, conv in enumerate((self.conv1, self.conv2)):
+            a_bin = self.xb if i == 0 else binact(self.A.spmm(h))
+            h = conv(dropout(a_bin, self.dropout, self.training, self.rng))
+            if i == 0:
+                h = standardize_t(Fn.relu(h))
+        return Fn.log_softmax(h, dim=1)
+
+
+class IndGCNBin(nn.Module):
+    """indgcn_bin: gcn_bin's structure with indGCN's aggregation (neighbour mean, no self loop)
+    and per-node standardisation:  bmm.FBB -> bspmm.BBB (sign of the mean of +-1, trained
+    through a sign STE whose input is that mean, in [-1, 1]) -> bmm.BBF (* m) -> bspmm.FBF
+    (mean) -> + b2."""
+
+    def __init__(self, ds, hidden=64, dropout=0.4):
+        super().__init__()
+        self.A = ds.graph(False, 'mean')
+        self.dropout = dropout
+        self.conv1 = BinLinear(ds.num_features, hidden, bias=False)
+        self.conv2 = BinLinear(hidden, ds.num_classes, bias=False)
+        self.conv2.bias = nn.Parameter(torch.zeros(ds.num_classes))   # added after aggregation
+        self.xs = None
+        self.rng = make_rng()
+
+    def forward(self, X):
+        if self.xs is None:
+            with torch.no_grad():
+                self.xs = standardize_t(X)
+        x = dropout(self.xs, self.dropout, self.training, self.rng)
+        u = bin_fbb(x, self.conv1.weight)                          # bmm.FBB
+        h = SignSTEFn.apply(self.A.spmm(u))                        # bspmm.BBB (sign of mean)
+        h = dropout(h, self.dropout, self.training, self.rng)
+        s2 = BinLinearFn.apply(h, self.conv2.weight, None)         # bmm.BBF, * m
+        y = self.A.spmm(s2) + self.conv2.bias                      # bspmm.FBF + b
+        return Fn.log_softmax(y, dim=1)
 
 
 class GraphConvB(nn.Module):
@@ -247,11 +321,17 @@ class GraphConvB(nn.Module):
         self.lin_root = BinLinear(fin, fout, bias=True)
 
 
-class SaintBin(nn.Module):
-    """standardize; 2 x (Asym . BinLinear(x) + BinLinear_root(x) + b), no ReLU; Linear(concat)."""
+class SaintFull(nn.Module):
+    """saint_full: standardize; 2 x (Asym . BinLinear(x) + BinLinear_root(x) + b), no ReLU;
+    Linear(concat).
+
+    SaintBin: the neighbour branch is mean_j bin(x_j . sign(W)) (bmm.FBB on the float layer
+    input, then bspmm.BBF: the mean of +-1 over the 0/1 pattern), trained through a sign STE."""
+    binary_agg = False
+
     def __init__(self, ds, hidden=64, dropout=0.4):
         super().__init__()
-        self.A = ds.graph(False, 'sym')
+        self.A = ds.graph(False, 'mean' if self.binary_agg else 'sym')
         self.dropout = dropout
         self.conv1 = GraphConvB(ds.num_features, hidden)
         self.conv2 = GraphConvB(hidden, hidden)
@@ -260,24 +340,38 @@ class SaintBin(nn.Module):
         self.rng = make_rng()
 
     def forward(self, X):
-        if self.xb is None:   # layer 1's binarised input is constant (no gradient to X)
+        if self.xb is None:   # layer 1's (binarised) input is constant (no gradient to X)
             with torch.no_grad():
-                self.xb = binact(standardize_t(X))
+                xs = standardize_t(X)
+                self.xb = (xs, binact(xs))
         h = None
         rs = []
         for i, conv in enumerate((self.conv1, self.conv2)):
-            hb = dropout(self.xb if i == 0 else binact(h), self.dropout, self.training, self.rng)
-            h = self.A.spmm(conv.lin_rel(hb)) + conv.lin_root(hb)
+            hb = dropout(self.xb[1] if i == 0 else binact(h), self.dropout, self.training, self.rng)
+            if self.binary_agg:
+                x = self.xb[0] if i == 0 else h
+                t = bin_fbb(dropout(x, self.dropout, self.training, self.rng), conv.lin_rel.weight)
+            else:
+                t = conv.lin_rel(hb)
+            h = self.A.spmm(t) + conv.lin_root(hb)
             rs.append(h)
         c = dropout(torch.cat(rs, dim=1), self.dropout, self.training, self.rng)
         return Fn.log_softmax(self.lin(c), dim=1)
+
+
+class SaintBin(SaintFull):
+    binary_agg = True
 
 
 MODELS = {
     'gcn_fp32': GCNFP32,
     'gcn_full': GCNFull,
     'gcn_bin': GCNBin,
+    'sage_full': SageFull,
     'sage_bin': SageBin,
+    'indgcn_full': IndGCNFull,
+    'indgcn_bin': IndGCNBin,
+    'saint_full': SaintFull,
     'saint_bin': SaintBin,
 }
 

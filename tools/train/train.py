@@ -28,7 +28,11 @@ DEFAULTS = {   # lr, dropout, weight decay
     'gcn_fp32': (0.01, 0.5, 5e-4),
     'gcn_full': (0.001, 0.4, 5e-4),
     'gcn_bin': (0.001, 0.4, 5e-4),
+    'sage_full': (0.001, 0.4, 5e-4),
     'sage_bin': (0.001, 0.4, 5e-4),
+    'indgcn_full': (0.001, 0.4, 5e-4),
+    'indgcn_bin': (0.001, 0.4, 5e-4),
+    'saint_full': (0.001, 0.4, 5e-4),
     'saint_bin': (0.001, 0.4, 5e-4),
 }
 
@@ -49,12 +53,20 @@ def parse_args(argv=None):
     p.add_argument('--weight-decay', type=float, default=None)
     p.add_argument('--select', choices=['loss', 'acc'], default='loss',
                    help='keep the epoch with the best validation loss (Bi-GCN) or accuracy')
+    p.add_argument('--patience', type=int, default=0,
+                   help='stop when the selection key has not improved for this many epochs (0: never)')
     p.add_argument('--lr-schedule', choices=['none', 'cosine'], default='none')
     p.add_argument('--kd', choices=['none'] + sorted(MODELS), default='none',
                    help='distil from a teacher of this kind trained with the same seed')
     p.add_argument('--kd-weight', type=float, default=0.5)
     p.add_argument('--kd-T', type=float, default=1.0)
     p.add_argument('--kd-cache', default='/tmp/bgnn_kd_cache')
+    p.add_argument('--kd-wait', type=float, default=0,
+                   help='wait up to this many seconds for another job (--write-kd-cache) to put '
+                        'the teacher into --kd-cache before training it here')
+    p.add_argument('--write-kd-cache', action='store_true',
+                   help='put each trained seed into --kd-cache as a teacher for later --kd jobs '
+                        '(what --kd would train: same model, dataset, seed, epochs, patience)')
     p.add_argument('--out', default=None)
     p.add_argument('--json', default=None, help='write per-seed results as JSON')
     p.add_argument('--threads', type=int, default=1)
@@ -73,20 +85,34 @@ def accuracy(logp, y, idx):
     return float((logp[idx].argmax(1) == y[idx]).float().mean())
 
 
-def teacher_logits(args, ds, seed):
-    """Train (or load from the cache) the KD teacher for this seed; returns log-probs [N, C]."""
+def kd_cache_path(args, model, ds, seed):
+    return os.path.join(args.kd_cache, '%s_%s_s%d_e%d_p%d.pt' % (model, ds.name, seed, args.epochs,
+                                                                 args.patience))
+
+
+def write_kd_cache(args, ds, res):
     os.makedirs(args.kd_cache, exist_ok=True)
-    path = os.path.join(args.kd_cache, '%s_%s_s%d_e%d.pt' % (args.kd, ds.name, seed, args.epochs))
-    if os.path.exists(path):
-        return torch.load(path).to(args.device)
-    targs = parse_args(['--model', args.kd, '--dataset', ds.name, '--epochs', str(args.epochs),
-                        '--data-dir', args.data_dir, '--device', args.device, '--quiet'])
-    res = train_one(targs, ds, seed)
-    lp = bgnn_ref.ref_forward(args.kd, ds, res['tensors'], exact=False)
+    path = kd_cache_path(args, args.model, ds, res['seed'])
+    lp = bgnn_ref.ref_forward(args.model, ds, res['tensors'], exact=False)
     tmp = '%s.%d.tmp' % (path, os.getpid())
     torch.save(lp, tmp)
     os.replace(tmp, path)
-    return lp.to(args.device)
+
+
+def teacher_logits(args, ds, seed):
+    """Train (or load from the cache) the KD teacher for this seed; returns log-probs [N, C]."""
+    os.makedirs(args.kd_cache, exist_ok=True)
+    path = kd_cache_path(args, args.kd, ds, seed)
+    t_end = time.time() + args.kd_wait
+    while not os.path.exists(path) and time.time() < t_end:
+        time.sleep(2)
+    if os.path.exists(path):
+        return torch.load(path).to(args.device)
+    targs = parse_args(['--model', args.kd, '--dataset', ds.name, '--epochs', str(args.epochs),
+                        '--patience', str(args.patience), '--kd-cache', args.kd_cache,
+                        '--data-dir', args.data_dir, '--device', args.device, '--quiet'])
+    write_kd_cache(targs, ds, train_one(targs, ds, seed))
+    return torch.load(path).to(args.device)
 
 
 def train_one(args, ds, seed):
@@ -127,9 +153,11 @@ def train_one(args, ds, seed):
         key = (vl,) if args.select == 'loss' else (-vacc, vl)
         if best is None or key < best[0]:
             best = (key, epoch, {k: v.clone() for k, v in model.state_dict().items()})
+        elif args.patience and epoch - best[1] >= args.patience:
+            break
         if not args.quiet and (epoch % 100 == 0 or epoch == args.epochs - 1):
             print('  epoch %4d loss %.4f val_loss %.4f val_acc %.4f test_acc %.4f (%.0fs)'
-                  % (epoch, float(loss), vl, vacc, accuracy(out, y, te), time.time() - t0),
+                  % (epoch, float(loss.detach()), vl, vacc, accuracy(out, y, te), time.time() - t0),
                   flush=True)
     model.load_state_dict(best[2])
     model.eval()
@@ -171,6 +199,8 @@ def main():
     for s in seeds:
         r = train_one(args, ds, s)
         results.append(r)
+        if args.write_kd_cache:
+            write_kd_cache(args, ds, r)
         print('%s %s seed %d: epoch %d val %.4f test %.4f (torch-eval/ref argmax agreement %.4f, %.0fs)'
               % (args.model, args.dataset, s, r['epoch'], r['val_acc'], r['test_acc'],
                  r['torch_eval_agreement'], r['seconds']), flush=True)
