@@ -118,6 +118,31 @@ __device__ __forceinline__ u32 ep_bit(const E &e, long long r, long long c, floa
     return e.bit(c, e.val(r, c, t));
 }
 
+// Every output element (r, c) of a [rows][C] result: t = elem(r, c), through the epilogue,
+// stored as bits (Z == 'B': one warp per output word, __ballot_sync, padding bits zero) or as
+// floats.  The grid-stride loop over (row, sub-index) of bgnn_common.cuh with the launch's
+// threads per row (b1_tpr(C) or f32_tpr(C)).
+template <char Z, long long C, class E, class F>
+__device__ __forceinline__ void ep_store_all(long long rows, void *yp, const E &epi, F elem) {
+    if constexpr (Z == 'B') {
+        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
+        u32 *y = (u32 *)yp;
+        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+            long long r = t / TPR, c = t % TPR;
+            u32 bit = 0u;
+            if (c < C) bit = ep_bit(epi, r, c, elem(r, c));
+            if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
+        }
+    } else {
+        constexpr long long TPR = f32_tpr(C);
+        float *y = (float *)yp;
+        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+            long long r = t / TPR, c = t % TPR;
+            if (c < C) y[r * C + c] = ep_val(epi, r, c, elem(r, c));
+        }
+    }
+}
+
 // ---- threshold chains -------------------------------------------------------------------
 struct ChEnd {
     __device__ __forceinline__ float val(long long, float v) const { return v; }

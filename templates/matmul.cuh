@@ -63,23 +63,9 @@ __device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, co
     static_assert((X == 'F' || X == 'B') && (Y == 'F' || Y == 'B') && (Z == 'F' || Z == 'B'),
                   "bmm: precision letters are F or B");
     static_assert(!WT || Y == 'B', "bmm: only b1 weights can be transposed");
-    if constexpr (Z == 'B') {
-        constexpr long long TPR = b1_tpr(M), MW = words_of(M);
-        u32 *y = (u32 *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, o = t % TPR;
-            u32 bit = 0u;
-            if (o < M) bit = ep_bit(epi, r, o, bmm_dot<X, Y, K, M, WT>(r, o, xp, wp, pro));
-            if (MW > 0) store_bits(y + r * MW, o >> 5, bit);
-        }
-    } else {
-        constexpr long long TPR = f32_tpr(M);
-        float *y = (float *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, o = t % TPR;
-            if (o < M) y[r * M + o] = ep_val(epi, r, o, bmm_dot<X, Y, K, M, WT>(r, o, xp, wp, pro));
-        }
-    }
+    ep_store_all<Z, M>(rows, yp, epi, [&](long long r, long long o) {
+        return bmm_dot<X, Y, K, M, WT>(r, o, xp, wp, pro);
+    });
 }
 
 } // namespace bgnn

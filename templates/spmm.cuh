@@ -76,23 +76,9 @@ __device__ __forceinline__ void bspmm_adjb(long long rows, void *yp, const long 
                                            const int *col, const float *rowf, const float *colf,
                                            const void *xp, Epi epi = Epi()) {
     static_assert(X == 'F' || X == 'B', "bspmm: activation is F or B");
-    if constexpr (Z == 'B') {
-        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
-        u32 *y = (u32 *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long i = t / TPR, c = t % TPR;
-            u32 bit = 0u;
-            if (c < C) bit = ep_bit(epi, i, c, spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp));
-            if (CW > 0) store_bits(y + i * CW, c >> 5, bit);
-        }
-    } else {
-        constexpr long long TPR = f32_tpr(C);
-        float *y = (float *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long i = t / TPR, c = t % TPR;
-            if (c < C) y[i * C + c] = ep_val(epi, i, c, spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp));
-        }
-    }
+    ep_store_all<Z, C>(rows, yp, epi, [&](long long i, long long c) {
+        return spmm_adjb_elem<X, C, UNIT>(i, c, rowptr, col, rowf, colf, xp);
+    });
 }
 
 // Adjacency F (per-edge weights).  rows = N.
@@ -101,23 +87,9 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
                                            const int *col, const float *w, const void *xp,
                                            Epi epi = Epi()) {
     static_assert(X == 'F' || X == 'B', "bspmm: activation is F or B");
-    if constexpr (Z == 'B') {
-        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
-        u32 *y = (u32 *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long i = t / TPR, c = t % TPR;
-            u32 bit = 0u;
-            if (c < C) bit = ep_bit(epi, i, c, spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp));
-            if (CW > 0) store_bits(y + i * CW, c >> 5, bit);
-        }
-    } else {
-        constexpr long long TPR = f32_tpr(C);
-        float *y = (float *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long i = t / TPR, c = t % TPR;
-            if (c < C) y[i * C + c] = ep_val(epi, i, c, spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp));
-        }
-    }
+    ep_store_all<Z, C>(rows, yp, epi, [&](long long i, long long c) {
+        return spmm_adjf_elem<X, C>(i, c, rowptr, col, w, xp);
+    });
 }
 
 } // namespace bgnn

@@ -38,8 +38,10 @@ static float rnd_value(unsigned long long *s) {
     return bg_test_randf(s);
 }
 
-/* Random weights for every PARAM of m, as stored (transposed when .T). */
-static bool write_weights(const BgModule *m, const char *path, unsigned long long seed) {
+/* Weights for every PARAM of m, as stored (transposed when .T): value(s, is_var) gives each
+ * element; is_var tells a batchnorm variance (which must stay non-negative). */
+static bool write_weights_with(const BgModule *m, const char *path, unsigned long long seed,
+                               float (*value)(unsigned long long *s, bool is_var)) {
     int n = 0;
     const char *names[64];
     const float *data[64];
@@ -58,7 +60,7 @@ static bool write_weights(const BgModule *m, const char *path, unsigned long lon
         int64_t rows = in->type.dim[0], cols = in->type.rank == 2 ? in->type.dim[1] : 1;
         unsigned long long s = seed ^ (unsigned long long)(i * 7919 + 1);
         float *v = malloc(sizeof(float) * (size_t)(rows * cols));
-        for (int64_t k = 0; k < rows * cols; k++) v[k] = is_var ? 0.25f + fabsf(bg_test_randf(&s)) : rnd_value(&s);
+        for (int64_t k = 0; k < rows * cols; k++) v[k] = value(&s, is_var);
         names[n] = in->attrs.name;
         data[n] = v;
         bufs[n] = v;
@@ -73,6 +75,15 @@ static bool write_weights(const BgModule *m, const char *path, unsigned long lon
     bg_diag_free(&d);
     for (int k = 0; k < n; k++) free(bufs[k]);
     return ok;
+}
+
+static float rnd_param_value(unsigned long long *s, bool is_var) {
+    return is_var ? 0.25f + fabsf(bg_test_randf(s)) : rnd_value(s);
+}
+
+/* Random weights for every PARAM of m (variances in [0.25, 1.25)). */
+static bool write_weights(const BgModule *m, const char *path, unsigned long long seed) {
+    return write_weights_with(m, path, seed, rnd_param_value);
 }
 
 static bool diff_run(BgModule *m, BgGraph *g, const BgTensor *feat, const char *weights, BgInterpResult *r) {

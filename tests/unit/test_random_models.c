@@ -35,39 +35,13 @@ static float grid_value(unsigned long long *s) {
     return v[bg_test_rand(s) % 12];
 }
 
+static float grid_param_value(unsigned long long *s, bool is_var) {
+    return is_var ? fabsf(grid_value(s)) : grid_value(s);
+}
+
 /* Grid weights for every PARAM of m (batchnorm variances >= 0), as stored. */
 static bool write_grid_weights(const BgModule *m, const char *path, unsigned long long seed) {
-    int n = 0;
-    const char *names[64];
-    const float *data[64];
-    int rank[64];
-    int64_t dims[64][4];
-    float *bufs[64];
-    for (int i = 0; i < m->ninsts && n < 64; i++) {
-        const BgInst *in = &m->insts[i];
-        if (in->op != BG_OP_PARAM) continue;
-        bool dup = false, var = false;
-        for (int k = 0; k < n; k++) dup |= strcmp(names[k], in->attrs.name) == 0;
-        if (dup) continue;
-        for (int j = i + 1; j < m->ninsts; j++)
-            if (m->insts[j].op == BG_OP_BATCHNORM && m->insts[j].args[2] == (BgRef)i) var = true;
-        int64_t rows = in->type.dim[0], cols = in->type.rank == 2 ? in->type.dim[1] : 1;
-        unsigned long long s = seed ^ (unsigned long long)(i * 7919 + 1);
-        float *v = malloc(sizeof(float) * (size_t)(rows * cols));
-        for (int64_t k = 0; k < rows * cols; k++) v[k] = var ? fabsf(grid_value(&s)) : grid_value(&s);
-        names[n] = in->attrs.name;
-        data[n] = bufs[n] = v;
-        rank[n] = in->type.rank;
-        dims[n][0] = in->attrs.transposed ? cols : rows;
-        dims[n][1] = in->attrs.transposed ? rows : cols;
-        n++;
-    }
-    BgDiagSink d;
-    bg_diag_init(&d);
-    bool ok = bg_safetensors_save_f32(path, n, names, data, rank, (const int64_t(*)[4])dims, &d);
-    bg_diag_free(&d);
-    for (int k = 0; k < n; k++) free(bufs[k]);
-    return ok;
+    return write_weights_with(m, path, seed, grid_param_value);
 }
 
 /* ---- what the fusion passes did to one model ----------------------------------------- */
