@@ -846,10 +846,11 @@ template <long long... Cs> static void check_all(const HostGraph &h, DevGraph &d
 }
 
 int main(int argc, char **argv) {
-    bool quick = false;
+    bool quick = false, rmat_only = false;
     long long M = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--rmat-only")) rmat_only = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rmat-edges") && i + 1 < argc) M = atoll(argv[++i]);
     }
@@ -885,7 +886,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     // 1. awkward shapes: every variant, every width, against bg_ref_bspmm.
-    {
+    if (!rmat_only) {
         std::vector<HostGraph> gs(6);
         make_random(gs[0], "one-isolated", 1, false, [](long long) { return 0; }, 1);
         make_random(gs[1], "n5-loops", 5, true, [](long long i) { return (int)(i % 3); }, 2);
@@ -907,6 +908,7 @@ int main(int argc, char **argv) {
     // 2. real graphs + R-MAT: check at 64/128/256 (and 100), then time.
     std::vector<std::string> names = {"cora", "citeseer", "pubmed"};
     if (!quick) names.push_back("rmat");
+    if (rmat_only) names = {"rmat"};
     for (auto &nm : names) {
         HostGraph h;
         if (nm == "rmat") make_rmat(h, 232965, M, 42);

@@ -11,7 +11,7 @@ build() {
     local obj; obj=$(dirname "$BIN")/obj; mkdir -p "$obj"
     rm -f "$obj"/*.o
     for f in compiler/ref_ops.c compiler/tensor.c compiler/arena.c compiler/diag.c \
-             compiler/source.c compiler/strbuf.c runtime/graph.c runtime/io_mtx.c; do
+             compiler/source.c compiler/strbuf.c compiler/ir.c runtime/graph.c runtime/io_mtx.c; do
         [ -f "$f" ] || continue
         gcc -O2 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Icompiler -Iruntime -c "$f" \
             -o "$obj/$(basename "${f%.c}").o"

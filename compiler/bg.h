@@ -401,7 +401,8 @@ typedef struct BgInst {
     int nargs;          /* the op's own operands, then the step slots */
     BgAttrs attrs;
     BgLoc loc;          /* model source that produced it (kept through rewrites) */
-    BgStep steps[BG_MAX_STEPS]; /* [0, npro): prologue; [npro, nsteps): epilogue or chain */
+    BgStep steps[BG_MAX_STEPS]; /* [0, npro): prologue (a BSPMM_MM: its product's mm steps);
+                                 * [npro, nsteps): epilogue or chain */
     uint8_t npro, nsteps;
 } BgInst;
 
@@ -447,6 +448,10 @@ int bg_inst_noperands(const BgInst *in);
 bool bg_inst_add_step(BgInst *in, BgStepKind k, float eps, const BgRef *slots);
 /* The same for a prologue step (after the existing prologue, before the epilogue). */
 bool bg_inst_add_prologue(BgInst *in, BgStepKind k, float eps, const BgRef *slots);
+/* The letters "PQX" of a BSPMM_MM's product bmm.PQX(x, W): the kinds of its operands x and W
+ * and the aggregation's activation letter prec[0] (docs/ir.md, section 4.2); "???" when an
+ * operand is missing. */
+void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]);
 
 /* ===== sema.c: check the AST and lower it to IR ===================================== */
 BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d);

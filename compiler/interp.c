@@ -52,6 +52,67 @@ static const BgAdj *adj_operand(const BgInst *in, int k, const BgModule *m, cons
     return a->rowptr ? a : NULL;
 }
 
+/* Steps [s0, s1) of in on the float value *t, in order, with the unfused ops' ref_ops
+ * functions; then, for a B value (b1), the bit by the sign rule unless a last threshold step
+ * gave it.  *t is replaced; on failure it is freed. */
+static bool run_steps(const BgInst *in, int s0, int s1, const BgTensor *vals, bool b1, BgTensor *t) {
+    BgTensor u = {0};
+    bool ok = true;
+    for (int s = s0; ok && s < s1; s++) {
+        int a = bg_inst_step_arg(in, s);
+        switch ((BgStepKind)in->steps[s].kind) {
+        case BG_STEP_SCL: ok = bg_ref_scl(t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
+        case BG_STEP_ADD: ok = bg_ref_add("FFF", t, operand(in, a, vals), &u); break;
+        case BG_STEP_RELU: ok = bg_ref_relu(t, &u); break;
+        case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(t, operand(in, a, vals), &u); break;
+        default: ok = false; break;
+        }
+        bg_tensor_free(t);
+        *t = u;
+        memset(&u, 0, sizeof u);
+    }
+    if (ok && b1 && t->dtype == BG_DT_F32) { /* the sign rule */
+        ok = bg_ref_bin(t, &u);
+        bg_tensor_free(t);
+        *t = u;
+    }
+    if (!ok) bg_tensor_free(t);
+    return ok;
+}
+
+/* Are the operands of in (steps included) computed?  A graph has no tensor value. */
+static bool operands_ready(const BgModule *m, const BgInst *in, const BgTensor *vals) {
+    for (int k = 0; k < in->nargs; k++) {
+        BgRef r = in->args[k];
+        if (r != BG_NONE && ((int)r >= m->ninsts || (m->insts[r].op != BG_OP_GRAPH && !vals[r].data))) return false;
+    }
+    return true;
+}
+
+/* bspmm_mm.PQX.XYZ(A, x, W) mm(s...) epilogue(e...) (fuse-mm-spmm; docs/semantics.md, section
+ * 7) computed as the pair it replaces, with the same ref_ops functions in the same order:
+ * t = bmm.PQX(x, W) with the mm steps (as that bmm's epilogue), then bspmm.XYZ(A, t) with the
+ * epilogue.  The GPU kernel recomputes row t_j for every neighbour j instead of storing t;
+ * every row of t is a function of row j of x (and of row-indexed step operands) alone, so
+ * both read the same values. */
+static bool eval_bspmm_mm(const BgModule *m, const BgBindings *b, const BgInst *in, const BgTensor *vals,
+                          BgTensor *y) {
+    const BgAdj *adj = adj_operand(in, 0, m, b);
+    if (!adj || bg_inst_nbase(in) != 3 || !operands_ready(m, in, vals)) return false;
+    char pm[4], pa[4];
+    bg_inst_mm_prec(m, in, pm);
+    memcpy(pa, in->prec, sizeof pa);
+    if (in->npro) pm[2] = 'F';              /* the mm steps' input */
+    if (in->nsteps > in->npro) pa[2] = 'F'; /* the epilogue's input */
+    BgTensor t = {0};
+    bool ok = bg_ref_bmm(pm, operand(in, 1, vals), operand(in, 2, vals), &t) &&
+              run_steps(in, 0, in->npro, vals, in->prec[0] == 'B', &t);
+    ok = ok && bg_ref_bspmm(pa, adj, &t, y, in->attrs.method) &&
+         run_steps(in, in->npro, in->nsteps, vals, in->type.kind == BG_TY_B1, y);
+    bg_tensor_free(&t);
+    return ok;
+}
+
 /* An instruction with fused steps (docs/semantics.md, section 7), computed as the unfused ops
  * it stands for, with the same ref_ops functions: the prologue's batchnorm on operand 0, the
  * op with a float result, each epilogue step in order, then the bit (by the sign, or by the
@@ -59,16 +120,13 @@ static const BgAdj *adj_operand(const BgInst *in, int k, const BgModule *m, cons
 static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTensor *vals,
                        BgTensor *y) {
     const BgInst *in = &m->insts[i];
-    int n = m->ninsts, nb = bg_inst_nbase(in);
-    for (int k = 0; k < in->nargs; k++) {
-        BgRef r = in->args[k];
-        if (r != BG_NONE && ((int)r >= n || (m->insts[r].op != BG_OP_GRAPH && !vals[r].data))) return false;
-    }
+    int nb = bg_inst_nbase(in);
+    if (!operands_ready(m, in, vals)) return false;
     if (nb < 1 || (in->op != BG_OP_BIN && nb < 2)) return false;
     char prec[4];
     memcpy(prec, in->prec, sizeof prec);
     if (in->nsteps > in->npro && in->op != BG_OP_BIN) prec[2] = 'F'; /* the epilogue's input */
-    BgTensor xn = {0}, t = {0}, u = {0};
+    BgTensor xn = {0}, t = {0};
     const BgTensor *x = operand(in, 0, vals);
     bool ok = true;
     if (in->npro) {
@@ -91,25 +149,7 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
         }
     }
     bg_tensor_free(&xn);
-    for (int s = in->npro; ok && s < in->nsteps; s++) {
-        int a = bg_inst_step_arg(in, s);
-        switch ((BgStepKind)in->steps[s].kind) {
-        case BG_STEP_SCL: ok = bg_ref_scl(&t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
-        case BG_STEP_ADD: ok = bg_ref_add("FFF", &t, operand(in, a, vals), &u); break;
-        case BG_STEP_RELU: ok = bg_ref_relu(&t, &u); break;
-        case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(&t, operand(in, a, vals), &u); break;
-        default: ok = false; break;
-        }
-        bg_tensor_free(&t);
-        t = u;
-        memset(&u, 0, sizeof u);
-    }
-    if (ok && in->type.kind == BG_TY_B1 && t.dtype == BG_DT_F32) { /* the sign rule */
-        ok = bg_ref_bin(&t, &u);
-        bg_tensor_free(&t);
-        t = u;
-    }
-    if (!ok) {
+    if (!ok || !run_steps(in, in->npro, in->nsteps, vals, in->type.kind == BG_TY_B1, &t)) {
         bg_tensor_free(&t);
         return false;
     }
@@ -123,6 +163,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
     const BgInst *in = &m->insts[i];
     int n = m->ninsts;
     memset(y, 0, sizeof *y);
+    if (in->op == BG_OP_BSPMM_MM) return eval_bspmm_mm(m, b, in, vals, y);
     if (in->nsteps && in->op != BG_OP_THRESHOLD) return eval_fused(m, b, i, vals, y);
     switch (in->op) {
     case BG_OP_GRAPH:
@@ -190,6 +231,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
         int64_t ng = gp ? b->ngraphs : 1;
         return bg_ref_readout(operand(in, 0, vals), gp, ng, in->attrs.reduce, y);
     }
+    case BG_OP_BSPMM_MM: /* eval_bspmm_mm, above */
     case BG_OP_COUNT:
         break;
     }

@@ -170,3 +170,15 @@ bool bg_inst_add_prologue(BgInst *in, BgStepKind k, float eps, const BgRef *slot
     in->nsteps++;
     return true;
 }
+
+void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]) {
+    memcpy(out, "???", 4);
+    for (int k = 0; k < 2; k++) {
+        BgRef r = k + 1 < in->nargs ? in->args[k + 1] : BG_NONE;
+        if (r != BG_NONE && (int)r < m->ninsts) {
+            BgTyKind t = m->insts[r].type.kind;
+            out[k] = t == BG_TY_B1 ? 'B' : t == BG_TY_F32 ? 'F' : '?';
+        }
+    }
+    if (in->prec[0]) out[2] = in->prec[0];
+}

@@ -65,6 +65,11 @@ char *bg_ir_print(const BgModule *m) {
         bg_type_str(in->type, ty, sizeof ty);
         if (in->op == BG_OP_OUTPUT) put(&o, "      output");
         else put(&o, "%%%-4d = %s", i, info->name);
+        if (in->op == BG_OP_BSPMM_MM) { /* the product's letters, then the aggregation's */
+            char pq[4];
+            bg_inst_mm_prec(m, in, pq);
+            put(&o, ".%s", pq);
+        }
         if (in->prec[0]) put(&o, ".%s", in->prec);
         int nbase = bg_inst_nbase(in);
         for (int k = 0; k < nbase; k++) {
@@ -74,7 +79,7 @@ char *bg_ir_print(const BgModule *m) {
         if (in->op == BG_OP_THRESHOLD) {
             put_steps(&o, in, "chain", 0, in->nsteps);
         } else {
-            put_steps(&o, in, "prologue", 0, in->npro);
+            put_steps(&o, in, in->op == BG_OP_BSPMM_MM ? "mm" : "prologue", 0, in->npro);
             put_steps(&o, in, "epilogue", in->npro, in->nsteps);
         }
         const BgAttrs *a = &in->attrs;
@@ -90,6 +95,7 @@ char *bg_ir_print(const BgModule *m) {
             if (a->transposed) put(&o, ".T");
             break;
         case BG_OP_BSPMM:
+        case BG_OP_BSPMM_MM:
             if (a->method != BG_METHOD_AUTO) put(&o, " method=%s", method_name(a->method));
             break;
         case BG_OP_BATCHNORM:

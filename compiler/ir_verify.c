@@ -1,7 +1,8 @@
 /* ir_verify.c - structural checks of the IR, run after lowering and after every pass.
  * A failure is a bgnn bug (E9002), never a user error: sema reports user errors first.
  * Checks: arity, operands defined before use, optional operands only where allowed, and
- * the typing rule of every op (kinds, precisions, shapes) as docs/ir.md states it. */
+ * the typing rule of every op (kinds, precisions, shapes) and of the fused steps, as
+ * docs/ir.md states it (section 4; a bspmm_mm: section 4.2). */
 #include "bg.h"
 
 #include <stdio.h>
@@ -54,8 +55,9 @@ static void check_steps(V *v, int nbase) {
         if (in->nsteps < 1 || in->npro) { fail(v, "a threshold needs a chain of steps"); return; }
         if (!is_kind(t, BG_TY_F32, 2) || t->dim[0] != 2 || t->dim[1] < 0) { fail(v, "a threshold is f32[2,C]"); return; }
     } else if (in->nsteps) {
-        bool epi_ok = in->op == BG_OP_BMM || in->op == BG_OP_BSPMM || in->op == BG_OP_ADD || in->op == BG_OP_BIN;
-        if (!epi_ok || (in->npro && in->op != BG_OP_BMM)) { fail(v, "steps on an op that takes none"); return; }
+        bool epi_ok = in->op == BG_OP_BMM || in->op == BG_OP_BSPMM || in->op == BG_OP_BSPMM_MM ||
+                      in->op == BG_OP_ADD || in->op == BG_OP_BIN;
+        if (!epi_ok || (in->npro && in->op != BG_OP_BMM && in->op != BG_OP_BSPMM_MM)) { fail(v, "steps on an op that takes none"); return; }
         if (t->rank != 2 || (t->kind != BG_TY_F32 && t->kind != BG_TY_B1)) { fail(v, "steps need a matrix result"); return; }
     }
     int64_t R = t->dim[0], C = t->dim[1];
@@ -64,8 +66,12 @@ static void check_steps(V *v, int nbase) {
         int a = bg_inst_step_arg(in, s);
         const BgType *o[4] = {NULL, NULL, NULL, NULL};
         for (int j = 0; j < bg_step_slots(k); j++) o[j] = arg(v, a + j);
-        bool pro = s < in->npro, last = s == in->nsteps - 1;
-        if (pro) {
+        /* a bspmm_mm's mm steps [0, npro) are the epilogue of its product t (docs/ir.md,
+         * section 4.2): epilogue steps on t, of the result's shape [N,M], t's kind prec[0] */
+        bool pro = s < in->npro, mm = pro && in->op == BG_OP_BSPMM_MM;
+        bool last = s == (mm ? in->npro : in->nsteps) - 1;
+        bool b1 = mm ? in->prec[0] == 'B' : t->kind == BG_TY_B1;
+        if (pro && !mm) {
             const BgType *x = nbase > 0 ? arg(v, 0) : NULL;
             if (k != BG_STEP_BATCHNORM || in->npro != 1 || in->prec[0] != 'F' || !x) { fail(v, "a prologue is one batchnorm of an F activation"); return; }
             int64_t K = x->dim[1];
@@ -74,7 +80,7 @@ static void check_steps(V *v, int nbase) {
             continue;
         }
         if (chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_BATCHNORM && k != BG_STEP_RELU) { fail(v, "a chain takes scl, add, batchnorm and relu"); return; }
-        if (!chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_RELU && k != BG_STEP_THRESHOLD) { fail(v, "an epilogue takes scl, add, relu and threshold"); return; }
+        if (!chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_RELU && k != BG_STEP_THRESHOLD) { fail(v, mm ? "mm steps are scl, add, relu and threshold" : "an epilogue takes scl, add, relu and threshold"); return; }
         if (in->op == BG_OP_BIN && (k != BG_STEP_THRESHOLD || in->nsteps != 1)) { fail(v, "a bin's only step is a threshold"); return; }
         switch (k) {
         case BG_STEP_SCL:
@@ -89,7 +95,7 @@ static void check_steps(V *v, int nbase) {
             break;
         case BG_STEP_THRESHOLD: {
             BgRef tr = in->args[a];
-            if (!last || t->kind != BG_TY_B1) fail(v, "a threshold is the last step of a b1 result");
+            if (!last || !b1) fail(v, mm ? "a threshold is the last mm step of a B product" : "a threshold is the last step of a b1 result");
             else if (tr == BG_NONE || v->m->insts[tr].op != BG_OP_THRESHOLD || !is_kind(o[0], BG_TY_F32, 2) || o[0]->dim[0] != 2 || o[0]->dim[1] != C)
                 fail(v, "a threshold step reads a threshold f32[2,C] of the result's columns");
             break;
@@ -179,6 +185,17 @@ static void check_inst(V *v) {
         else if (!is_kind(a1, kind_of(in->prec[0]), 2) || a1->dim[0] != BG_DIM_N) fail(v, "activation must be [N,C] of the variant's precision");
         else if (!is_kind(t, kind_of(in->prec[2]), 2) || t->dim[0] != BG_DIM_N || t->dim[1] != a1->dim[1]) fail(v, "bad result type");
         break;
+    case BG_OP_BSPMM_MM: { /* bspmm.XYZ(A, bmm.PQX(x, W) mm(...)): x [N,K], W [K,M] -> [N,M] */
+        const BgType *w = nbase > 2 ? arg(v, 2) : NULL;
+        bool xk = a1 && a1->rank == 2 && (a1->kind == BG_TY_F32 || a1->kind == BG_TY_B1);
+        bool wk = w && w->rank == 2 && (w->kind == BG_TY_F32 || w->kind == BG_TY_B1);
+        if (!a0 || a0->kind != BG_TY_ADJ) fail(v, "first operand must be a graph");
+        else if (!xk || a1->dim[0] != BG_DIM_N) fail(v, "the product's activation must be [N,K]");
+        else if (!wk) fail(v, "the product's weights must be a matrix");
+        else if (a1->dim[1] != w->dim[0]) fail(v, "inner dimensions differ");
+        else if (!is_kind(t, kind_of(in->prec[2]), 2) || t->dim[0] != BG_DIM_N || t->dim[1] != w->dim[1]) fail(v, "bad result type");
+        break;
+    }
     case BG_OP_ADD:
         if (in->prec[0] != in->prec[1]) fail(v, "mixed-precision add");
         else if (!a0 || !a1 || a0->kind != kind_of(in->prec[0]) || a1->kind != kind_of(in->prec[1])) fail(v, "operand precisions differ from the variant");

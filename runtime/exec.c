@@ -91,7 +91,7 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
     free(r->ptr);
     free(r->bytes);
     free(r->borrowed);
-    free(r->nnz);
+    free(r->gsz);
     memset(r, 0, sizeof *r);
 }
 
@@ -130,6 +130,18 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBind
         case BG_GARR_ROWF: *len = (size_t)adj->n * 4; return adj->rowf;
         case BG_GARR_COLF: *len = (size_t)adj->n * 4; return adj->colf;
         case BG_GARR_W: *len = (size_t)adj->nnz * 4; return adj->w;
+        case BG_GARR_ITEMS: { /* the schedule of the fast aggregation (plan.h) */
+            int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, NULL, &ns);
+            if (ni < 0) return NULL;
+            int32_t *it = bg_xcalloc((size_t)(ni + 1) * 4, sizeof *it);
+            bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, it, &ns);
+            *tmp = it;
+            *len = (size_t)(ni + 1) * 16;
+            return it;
+        }
+        case BG_GARR_PARTIAL:
+        case BG_GARR_DONE: /* zeroed on the device instead (bg_gpu_run_alloc) */
+            return NULL;
         }
         return NULL;
     }
@@ -196,10 +208,19 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
     out->ptr = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->ptr);
     out->bytes = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->bytes);
     out->borrowed = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->borrowed);
-    out->nnz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->nnz);
+    out->gsz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->gsz);
     out->n = bd->n;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
-    for (int gi = 0; gi < p->ngraphs; gi++) out->nnz[gi] = bd->adj[gi].nnz;
+    for (int gi = 0; gi < p->ngraphs; gi++) {
+        const BgAdj *adj = &bd->adj[gi];
+        out->gsz[gi].nnz = adj->nnz;
+        out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, NULL, &out->gsz[gi].nsplit);
+        if (out->gsz[gi].nitems < 0) {
+            bg_diag_error(d, BG_E_LIMIT, "graph %d: %lld rows are too many for the aggregation schedule", gi,
+                          (long long)adj->n);
+            goto fail;
+        }
+    }
     if (!bg_gpu_make_current(g, d)) goto fail;
     if (!exec_options(out, d)) goto fail;
     if (p->fused) {
@@ -211,7 +232,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
     size_t total = 0;
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
-        int64_t rows = bg_plan_rows(pb->rows, out->n, out->ngraphs, out->nnz);
+        int64_t rows = bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz);
         size_t es = bg_plan_elem_size(pb->kind);
         if (rows < 0 || pb->width < 0 || (pb->width && (uint64_t)rows > (UINT64_MAX / 8) / (uint64_t)pb->width)) {
             bg_diag_error(d, BG_E_LIMIT, "buffer %d ('%s') of %lld x %lld elements is too large", b,
@@ -250,6 +271,12 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
         if (pb->role == BG_ROLE_TEMP || out->bytes[b] == 0 || out->borrowed[b]) continue;
+        if (pb->role == BG_ROLE_GRAPH && (pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE)) {
+            if (!bg_cuda_check(&g->cu, g->cu.cuMemsetD32_v2(out->ptr[b], 0, out->bytes[b] / 4),
+                               "cuMemsetD32 (aggregation split buffers)", d))
+                goto fail;
+            continue;
+        }
         size_t len = 0;
         void *tmp = NULL;
         const void *src = leaf_bytes(p, pb, bd, buf_inst ? buf_inst[b] : -1, out->n, &len, &tmp);
@@ -325,7 +352,7 @@ static bool launch_coop(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     long long need = 0;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *L = &p->launches[i];
-        int64_t t = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz) * (int64_t)L->threads_per_row;
+        int64_t t = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)L->threads_per_row;
         long long b = t > 0 ? (long long)((t + p->fused_block - 1) / p->fused_block) : 0;
         if (b > need) need = b;
     }
@@ -508,7 +535,7 @@ typedef struct Timed {
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
                        BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
-    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->nnz) * (int64_t)L->threads_per_row;
+    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)L->threads_per_row;
     if (th <= 0) return true;
     int64_t grid = (th + L->block_size - 1) / L->block_size;
     if (grid > (1 << 30)) grid = 1 << 30;

@@ -110,7 +110,7 @@ typedef struct BgGpuRun {
     size_t *bytes;
     bool *borrowed;       /* not ours to free (caller's device features) */
     int64_t n, ngraphs;
-    int64_t *nnz;         /* per plan graph */
+    BgPlanGraphSize *gsz; /* per plan graph: entries and schedule sizes */
     BgCUstream last_stream;
     BgCUevent ev[2];
 } BgGpuRun;

@@ -54,11 +54,15 @@
 #ifndef BGNN_BSPMM_FAST_CUH
 #define BGNN_BSPMM_FAST_CUH
 
+#ifndef __CUDACC_RTC__ // host parts (schedule builders, FRDC) are for nvcc only, not NVRTC
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
+#endif
 
 #include "bgnn_common.cuh"
+#ifndef __CUDACC_RTC__
 #include "frdc.cuh"
+#endif
 
 namespace bgnn {
 
@@ -68,6 +72,7 @@ constexpr int BSPMM_PLANES = 12;      // bit-sliced counter planes: counts < 409
 constexpr int BSPMM_CSR_CHUNK = 2048; // max edges per CSR work item (< 2^PLANES)
 constexpr int BSPMM_FRDC_CHUNK = 512; // max tiles per FRDC work item (4*chunk < 2^PLANES)
 
+#ifndef __CUDACC_RTC__
 // ---- schedule -----------------------------------------------------------------------------
 struct BspmmSched {
     long long rows = 0;      // rows (CSR) or tile rows (FRDC) covered
@@ -100,6 +105,11 @@ __global__ void k_sched_fill(long long rows, const long long *__restrict__ pref,
             items[b + k] = make_int4((int)i, (int)k, (int)nk, nk > 1 ? (int)slot : -1);
     }
 }
+
+} // namespace fast_detail
+#endif // !__CUDACC_RTC__
+
+namespace fast_detail {
 
 __host__ __device__ constexpr int pow2ceil(long long v) {
     int p = 1;
@@ -180,6 +190,11 @@ template <int P> struct Vc {
     }
 };
 
+template <bool NC> __device__ __forceinline__ u32 ld_x(const u32 *p) {
+    if constexpr (NC) return __ldg(p);
+    else return *p;
+}
+
 // Streaming (evict-first) load for the adjacency, read once; x stays cached.
 __device__ __forceinline__ int ld_stream(const int *p) { return __ldcs(p); }
 
@@ -220,6 +235,7 @@ __device__ __forceinline__ void split_finish(int slot, int nk, long long row0, i
 
 } // namespace fast_detail
 
+#ifndef __CUDACC_RTC__
 // Builds the schedule of `rows` rows with row pointer d_rowptr (CSR rowptr, or FRDC
 // tile_rowptr) on the GPU; allocates sched.items (cudaMalloc; free with bspmm_sched_free)
 // and synchronises `stream` once to learn the sizes (a per-graph step, like FRDC).
@@ -269,13 +285,17 @@ inline long long bspmm_partial_elems(const BspmmSched &s, long long C, int rows_
     return (s.nsplit > 0 ? s.nsplit : 1) * rows_per * C;
 }
 
+#endif // !__CUDACC_RTC__
+
 // ---- CSR kernel ---------------------------------------------------------------------------
 // y = bspmm.BB{Z}(A, x) for the rows listed in items; see the file comment.
-template <long long C, char Z, int METHOD>
+// NC: read x through the read-only (non-coherent) cache, for a kernel of its own; the
+// generated fused kernel (x written earlier in the same kernel) passes false.
+template <long long C, char Z, int METHOD, bool NC = true>
 __device__ __forceinline__ void bspmm_bb_csr(long long n, const long long *__restrict__ rowptr,
                                              const int *__restrict__ col,
                                              const float *__restrict__ rowf,
-                                             const u32 *__restrict__ x, void *__restrict__ yp,
+                                             const u32 *x, void *__restrict__ yp,
                                              const int4 *__restrict__ items, long long nitems,
                                              int chunk, int *partial, unsigned *done) {
     using namespace fast_detail;
@@ -312,7 +332,7 @@ __device__ __forceinline__ void bspmm_bb_csr(long long n, const long long *__res
                         const u32 *xj = x + j * W + g * WB;
 #pragma unroll
                         for (int u = 0; u < WB; u++)
-                            if (g * WB + u < W) cnt[u] += ((__ldg(xj + u) >> lane) & 1u) ? 1 : -1;
+                            if (g * WB + u < W) cnt[u] += ((ld_x<NC>(xj + u) >> lane) & 1u) ? 1 : -1;
                     }
                 }
 #pragma unroll
@@ -352,7 +372,7 @@ __device__ __forceinline__ void bspmm_bb_csr(long long n, const long long *__res
                         const long long e = base + s + S * k;
                         ok[k] = e < e1;
                         const long long j = ok[k] ? ld_stream(col + e) : 0;
-                        v[k] = (ok[k] && wvalid) ? __ldg(x + j * W + w) : 0u;
+                        v[k] = (ok[k] && wvalid) ? ld_x<NC>(x + j * W + w) : 0u;
                     }
                     ones.add8(v);
                     if constexpr (METHOD == METHOD_ANDNOT) {
@@ -395,6 +415,7 @@ __global__ void __launch_bounds__(128)
     bspmm_bb_csr<C, Z, METHOD>(n, rowptr, col, rowf, x, y, items, nitems, chunk, partial, done);
 }
 
+#ifndef __CUDACC_RTC__
 // ---- FRDC kernel (POPC2) ------------------------------------------------------------------
 // One warp per item of TILE rows; lane = r * 8 + slot * WG + w: r the row inside the tile
 // row, WG = min(pow2ceil(W), 8) words, S = 8 / WG tiles per round.  A lane adds, for the
@@ -486,6 +507,8 @@ __global__ void __launch_bounds__(128)
     bspmm_bb_frdc<C, Z, PB>(n, tile_rowptr, colind, payload, rowf, x, y, items, nitems, chunk,
                             partial, done);
 }
+
+#endif // !__CUDACC_RTC__
 
 } // namespace bgnn
 

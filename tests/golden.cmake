@@ -3,6 +3,7 @@
 #   ../examples/*.bgnn    --emit=ir (default pipeline)        -> ir/*.ir.expected   LABELS ir
 #   ../examples/*.bgnn    --passes= (lowered, no passes)      -> ir/*.lowered.expected
 #   passes/<pass>/*.bgnn  --passes=<pass> --emit=ir           -> *.ir.expected      LABELS pass
+#                         (a case whose first line is "# passes: a,b,c" runs --passes=a,b,c)
 #   diag/*.bgnn           compile; stderr, exit 1             -> *.err.expected     LABELS diag
 #   diag/*.cmdline        bgnnc with the arguments in the file; stderr -> *.err.expected
 # BGNN_UPDATE_GOLDEN=1 ctest -L <label> rewrites the expectations.
@@ -35,7 +36,13 @@ foreach(d ${pass_dirs})
     file(GLOB cases ${d}/*.bgnn)
     foreach(f ${cases})
       get_filename_component(n ${f} NAME_WE)
-      bgnn_add_golden(pass.${pass}.${n} ${d}/${n}.ir.expected stdout 0 passes/${pass}/${n}.bgnn --passes=${pass} --emit=ir)
+      set(list ${pass})
+      file(STRINGS ${f} first LIMIT_COUNT 1)
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${f})
+      if(first MATCHES "^# passes: ([a-z,-]+)$")
+        set(list ${CMAKE_MATCH_1})
+      endif()
+      bgnn_add_golden(pass.${pass}.${n} ${d}/${n}.ir.expected stdout 0 passes/${pass}/${n}.bgnn --passes=${list} --emit=ir)
       set_tests_properties(pass.${pass}.${n} PROPERTIES LABELS pass)
     endforeach()
   endif()

@@ -6,7 +6,8 @@
 # Configures and builds (Release, make -j16) into build-gpu/, then runs: ctest -L gpu, the
 # host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
-# synthetic graphs), and
+# synthetic graphs), memcheck and racecheck on the variant x method test (quick mode: two
+# models, small graphs and one row of 10000 neighbours), and
 # ctest -LE gpu.  Logs go to $OUT/<step>.log; a table of steps, results and times ends the
 # output.  Data: BGNN_DATA_DIR (default $PWD/.carry/data, holding cora/ and mutag/).
 # SUITE_SKIP="memcheck racecheck" leaves steps out (default: cpu_tests, which CI runs);
@@ -75,7 +76,7 @@ if [[ ! -x $BUILD/bgnnc ]]; then
     exit 1
 fi
 
-step gpu_tests 200 ctest --test-dir "$BUILD" -L gpu --output-on-failure
+step gpu_tests 300 ctest --test-dir "$BUILD" -L gpu --output-on-failure
 step host_jit 60 "$BUILD/host_jit" "$ROOT"
 
 # The CLI end to end on Cora: JIT (twice: cold then cache hit), AOT cubin, CPU reference.
@@ -104,6 +105,10 @@ if [[ -n $SAN ]]; then
     step memcheck_jit 120 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/host_jit" "$ROOT"
     step memcheck_conc 150 env BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_concurrency"
     step racecheck_conc 300 env BGNN_EXEC=graph BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_concurrency"
+    # Every kernel variant x bspmm method (quick mode); racecheck as above, and on the CUDA
+    # graph only (the separate kernels' code; launching them one by one adds nothing).
+    step memcheck_var 300 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
+    step racecheck_var 400 env BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
 else
     RESULTS+=("$(printf '%-12s %-8s %6s  %s' sanitizer missing - "compute-sanitizer not found")")

@@ -99,8 +99,18 @@ static void row_expr(BgEmit *e, BgRowExpr r) {
     case BG_ROWS_N1: bg_emit_line(e, "const long long rows = n + 1;"); break;
     case BG_ROWS_G: bg_emit_line(e, "const long long rows = ngraphs;"); break;
     case BG_ROWS_G1: bg_emit_line(e, "const long long rows = ngraphs + 1;"); break;
+    case BG_ROWS_ITEMS: /* the fast aggregation reads its item count from the schedule */
+    case BG_ROWS_ITEMS1:
+    case BG_ROWS_SPLITS:
+    case BG_ROWS_NNZ: break;
     default: bg_emit_line(e, "const long long rows = %lldLL;", (long long)r.value); break;
     }
+}
+
+/* Buffers a kernel writes besides its output: the split-row buffers of the fast
+ * aggregation (neither const nor __restrict__ in the fused kernel). */
+static bool scratch_buf(const BgPlanBuf *b) {
+    return b->role == BG_ROLE_GRAPH && (b->garr == BG_GARR_PARTIAL || b->garr == BG_GARR_DONE);
 }
 
 /* ---- fused steps (epilogue.cuh): functor expressions for emit_call -------------------- */
@@ -304,6 +314,13 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     }
     case BG_OP_BSPMM: {
         const BgInst *g = &m->insts[in->args[0]];
+        if (bg_plan_bspmm_fast(m, in)) { /* y, rowptr, col, rowf, x, items, partial, done */
+            int method = in->attrs.method == BG_METHOD_AUTO ? (int)BG_METHOD_POPC2 : (int)in->attrs.method;
+            bg_emit_line(e, "bgnn::bspmm_bb_csr<%lld, '%c', %d, false>(n, %s, %s, %s, %s, %s, (const int4 *)%s + 1, %s[0], %s[2], %s, (unsigned *)%s);",
+                         (long long)C, in->prec[2], method, nm[1], nm[2], nm[3], nm[4], nm[0], nm[5], nm[5], nm[5],
+                         nm[6], nm[7]);
+            break;
+        }
         if (in->prec[1] == 'F') {
             bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, %s%s);", in->prec[0],
                          in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4], sa);
@@ -357,6 +374,8 @@ static const char *param_base(const BgInst *in, int k, int nargs) {
     case BG_OP_BSPMM: {
         static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x"};
         static const char *const adjf[] = {"y", "rowptr", "col", "w", "x"};
+        static const char *const fast[] = {"y", "rowptr", "col", "rowf", "x", "items", "partial", "done"};
+        if (in->prec[1] == 'B' && in->nsteps == 0 && nargs == 8) return fast[k]; /* bg_plan_bspmm_fast */
         if (in->prec[1] == 'F') return k < 5 ? adjf[k] : "x";
         return k < 6 ? adjb[k] : "x";
     }
@@ -397,7 +416,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const char
                    p->fused_block, p->fused_kernel);
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
-        if (pb->role == BG_ROLE_TEMP) bg_emit_printf(e, ",\n        %s *b%d", ctype(pb->kind), b);
+        if (pb->role == BG_ROLE_TEMP || scratch_buf(pb)) bg_emit_printf(e, ",\n        %s *b%d", ctype(pb->kind), b);
         else bg_emit_printf(e, ",\n        const %s *__restrict__ b%d", ctype(pb->kind), b);
     }
     bg_emit_printf(e, ") {\n");
@@ -485,6 +504,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     for (int k = 0; k < 6; k++)
         if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
+    for (int i = 0; i < p->nlaunches; i++)
+        if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {
+            bg_emit_line(&e, "#include \"bspmm_fast.cuh\"");
+            break;
+        }
 
     bool ok = true;
     for (int i = 0; i < p->nlaunches && ok; i++) {
@@ -499,6 +523,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         char rows[32];
         if (l->rows.kind == BG_ROWS_N) snprintf(rows, sizeof rows, "N");
         else if (l->rows.kind == BG_ROWS_G) snprintf(rows, sizeof rows, "G");
+        else if (l->rows.kind == BG_ROWS_ITEMS) snprintf(rows, sizeof rows, "items(%d)", l->rows.graph);
         else snprintf(rows, sizeof rows, "%lld", (long long)l->rows.value);
         bg_emit_line(&e, "// launch %d: rows %s, %d threads per row, block %d", i, rows,
                      l->threads_per_row, l->block_size);
@@ -514,7 +539,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         for (int k = 0; k < l->nargs; k++) {
             nm[k] = bg_names_unique(&names, param_base(in, k, l->nargs));
             const BgPlanBuf *b = &p->bufs[l->args[k]];
-            bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k ? "const " : "", ctype(b->kind), nm[k]);
+            bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !scratch_buf(b) ? "const " : "", ctype(b->kind),
+                           nm[k]);
         }
         bg_emit_printf(&e, ") {\n");
         bg_emit_indent(&e, 1);

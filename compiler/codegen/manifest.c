@@ -3,7 +3,7 @@
  * Format (every line ends in '\n'; fields are single-space separated key=value pairs in the
  * fixed order below; strings are "..." with \" \\ and \xHH escapes; shapes are "-" (rank 0)
  * or comma-separated dims, N and G for the run-time dims; rows are N, N+1, G, G+1,
- * nnz(G) or a decimal constant):
+ * nnz(g), items(g), items1(g), splits(g) (graph g's schedule sizes, plan.h) or a decimal constant):
  *
  *   bgnn-manifest 1
  *   bgnn 0.1.0
@@ -90,6 +90,9 @@ static void put_rows(BgEmit *e, BgRowExpr r) {
     case BG_ROWS_G: bg_emit_raw(e, "G", 1); break;
     case BG_ROWS_G1: bg_emit_raw(e, "G+1", 3); break;
     case BG_ROWS_NNZ: bg_emit_printf(e, "nnz(%d)", r.graph); break;
+    case BG_ROWS_ITEMS: bg_emit_printf(e, "items(%d)", r.graph); break;
+    case BG_ROWS_ITEMS1: bg_emit_printf(e, "items1(%d)", r.graph); break;
+    case BG_ROWS_SPLITS: bg_emit_printf(e, "splits(%d)", r.graph); break;
     }
 }
 
@@ -413,15 +416,21 @@ static bool parse_rows(Rd *r, int k, int ngraphs, BgRowExpr *out) {
     else if (strcmp(v, "N+1") == 0) out->kind = BG_ROWS_N1;
     else if (strcmp(v, "G") == 0) out->kind = BG_ROWS_G;
     else if (strcmp(v, "G+1") == 0) out->kind = BG_ROWS_G1;
-    else if (strncmp(v, "nnz(", 4) == 0) {
-        size_t n = strlen(v);
+    else if (strncmp(v, "nnz(", 4) == 0 || strncmp(v, "items(", 6) == 0 || strncmp(v, "items1(", 7) == 0 ||
+             strncmp(v, "splits(", 7) == 0) {
+        /* a per-graph count: NAME(graph) */
+        static const struct { const char *pre; BgRowKind kind; } fns[] = {
+            {"nnz(", BG_ROWS_NNZ}, {"items(", BG_ROWS_ITEMS}, {"items1(", BG_ROWS_ITEMS1}, {"splits(", BG_ROWS_SPLITS}};
+        size_t n = strlen(v), f = 0;
+        while (strncmp(v, fns[f].pre, strlen(fns[f].pre)) != 0) f++;
+        size_t pl = strlen(fns[f].pre);
         char tmp[32];
-        if (v[n - 1] != ')' || n - 5 >= sizeof tmp) return fail(r, "rows: malformed '%.40s'", v);
-        memcpy(tmp, v + 4, n - 5);
-        tmp[n - 5] = 0;
+        if (v[n - 1] != ')' || n < pl + 2 || n - pl - 1 >= sizeof tmp) return fail(r, "rows: malformed '%.40s'", v);
+        memcpy(tmp, v + pl, n - pl - 1);
+        tmp[n - pl - 1] = 0;
         long long g;
         if (!parse_int(r, tmp, "rows: graph", 0, ngraphs - 1, &g)) return false;
-        out->kind = BG_ROWS_NNZ;
+        out->kind = fns[f].kind;
         out->graph = (int)g;
     } else {
         long long c;
@@ -469,7 +478,7 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
     case BG_BUF_F32: expect_width = b->cols; break;
     case BG_BUF_B1:
     case BG_BUF_B1T: expect_width = (b->cols + 31) / 32; break;
-    default: expect_width = 1; break;
+    default: expect_width = b->cols; break; /* i64 / i32: one element per column */
     }
     if (b->width != expect_width)
         return fail(r, "buffer %d: width %lld does not fit kind %s with %lld columns", i,
@@ -482,8 +491,10 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
         return fail(r, "buffer %d: only params can be transposed", i);
     if ((b->role == BG_ROLE_GRAPH) != (b->graph >= 0))
         return fail(r, "buffer %d: graph index only for graph arrays", i);
-    if (b->rows.kind == BG_ROWS_NNZ && b->role != BG_ROLE_GRAPH)
-        return fail(r, "buffer %d: nnz rows only for graph arrays", i);
+    if ((b->rows.kind == BG_ROWS_NNZ || b->rows.kind == BG_ROWS_ITEMS || b->rows.kind == BG_ROWS_ITEMS1 ||
+         b->rows.kind == BG_ROWS_SPLITS) &&
+        b->role != BG_ROLE_GRAPH)
+        return fail(r, "buffer %d: per-graph rows only for graph arrays", i);
     bool ok;
     switch (b->role) {
     case BG_ROLE_TEMP: ok = b->kind == BG_BUF_F32 || b->kind == BG_BUF_B1; break;
@@ -497,6 +508,14 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
         case BG_GARR_ROWPTR: ok = b->kind == BG_BUF_I64 && b->rows.kind == BG_ROWS_N1; break;
         case BG_GARR_COL: ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_NNZ && b->rows.graph == b->graph; break;
         case BG_GARR_W: ok = b->kind == BG_BUF_F32 && b->rows.kind == BG_ROWS_NNZ && b->rows.graph == b->graph; break;
+        case BG_GARR_ITEMS:
+            ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_ITEMS1 && b->rows.graph == b->graph && b->width == 4;
+            break;
+        case BG_GARR_PARTIAL:
+        case BG_GARR_DONE:
+            ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_SPLITS && b->rows.graph == b->graph &&
+                 b->width >= 1 && (b->garr == BG_GARR_PARTIAL || b->width == 1);
+            break;
         default: ok = b->kind == BG_BUF_F32 && b->rows.kind == BG_ROWS_N; break;
         }
         break;
@@ -523,7 +542,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     BgPlan *p = bg_arena_alloc(a, sizeof *p);
     static const char *const kinds[] = {"f32", "b1", "b1t", "i64", "i32"};
     static const char *const roles[] = {"temp", "input", "param", "param_scale", "graph", "graph_ptr"};
-    static const char *const garrs[] = {"rowptr", "col", "rowf", "colf", "w"};
+    static const char *const garrs[] = {"rowptr", "col", "rowf", "colf", "w", "items", "partial", "done"};
     static const char *const norms[] = {"none", "sym", "mean"};
     long long v;
 
@@ -597,7 +616,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             goto fail;
         const char *gv = val(r, 11, "garr");
         if (!gv) goto fail;
-        if (strcmp(gv, "-") != 0 && (garr = lookup(gv, garrs, 5)) < 0) {
+        if (strcmp(gv, "-") != 0 && (garr = lookup(gv, garrs, BG_GARR_COUNT)) < 0) {
             fail(r, "garr: unknown value '%.40s'", gv);
             goto fail;
         }
@@ -647,8 +666,8 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             fail(r, "block %lld is not a multiple of 32", block);
             goto fail;
         }
-        if (l->rows.kind == BG_ROWS_NNZ) {
-            fail(r, "launch rows cannot be nnz");
+        if (l->rows.kind == BG_ROWS_NNZ || l->rows.kind == BG_ROWS_ITEMS1 || l->rows.kind == BG_ROWS_SPLITS) {
+            fail(r, "launch rows cannot be nnz, items1 or splits");
             goto fail;
         }
         l->threads_per_row = (int)tpr;

@@ -17,20 +17,57 @@ typedef struct PlanCtx {
     int *val_buf;   /* per inst: buffer holding the value (canonical layout), or -1 */
     int *wt_buf;    /* per inst: B1T buffer of a b1 value, or -1 */
     int *graph_of;  /* per inst: graph table index of a GRAPH, or -1 */
-    int (*garr_buf)[5]; /* per graph table entry: buffer of each array, or -1 */
+    int (*garr_buf)[BG_GARR_COUNT]; /* per graph table entry: buffer of each shared array, or -1 */
     int gptr_buf;
 } PlanCtx;
 
-int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz) {
+int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphSize *gs) {
     switch (e.kind) {
     case BG_ROWS_CONST: return e.value;
     case BG_ROWS_N: return n;
     case BG_ROWS_N1: return n + 1;
     case BG_ROWS_G: return ngraphs;
     case BG_ROWS_G1: return ngraphs + 1;
-    case BG_ROWS_NNZ: return nnz ? nnz[e.graph] : 0;
+    case BG_ROWS_NNZ: return gs ? gs[e.graph].nnz : 0;
+    case BG_ROWS_ITEMS: return gs ? gs[e.graph].nitems : 0;
+    case BG_ROWS_ITEMS1: return gs ? gs[e.graph].nitems + 1 : 1;
+    case BG_ROWS_SPLITS: return gs && gs[e.graph].nsplit > 1 ? gs[e.graph].nsplit : 1;
     }
     return 0;
+}
+
+int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int32_t *items, int64_t *nsplit) {
+    int64_t ni = 0, ns = 0;
+    if (chunk < 1 || n > INT32_MAX) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = rowptr[i + 1] - rowptr[i];
+        int64_t nk = d <= chunk ? 1 : (d + chunk - 1) / chunk;
+        if (ni + nk >= INT32_MAX || nk > INT32_MAX) return -1;
+        if (items)
+            for (int64_t k = 0; k < nk; k++) {
+                int32_t *it = items + 4 * (ni + 1 + k);
+                it[0] = (int32_t)i;
+                it[1] = (int32_t)k;
+                it[2] = (int32_t)nk;
+                it[3] = nk > 1 ? (int32_t)ns : -1;
+            }
+        ni += nk;
+        ns += nk > 1;
+    }
+    if (items) {
+        items[0] = (int32_t)ni;
+        items[1] = (int32_t)ns;
+        items[2] = chunk;
+        items[3] = 0;
+    }
+    *nsplit = ns;
+    return ni;
+}
+
+bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
+    if (in->op != BG_OP_BSPMM || in->prec[0] != 'B' || in->prec[1] != 'B' || in->nsteps != 0) return false;
+    const BgInst *g = &m->insts[in->args[0]];
+    return g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
 }
 
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
@@ -65,8 +102,9 @@ const char *bg_plan_role_name(BgBufRole r) {
     return (unsigned)r < 6 ? names[r] : "?";
 }
 const char *bg_plan_garr_name(BgGraphArr g) {
-    static const char *const names[] = {"rowptr", "col", "rowf", "colf", "w"};
-    return (unsigned)g < 5 ? names[g] : "?";
+    static const char *const names[BG_GARR_COUNT] = {"rowptr", "col",   "rowf",    "colf",
+                                                     "w",      "items", "partial", "done"};
+    return (unsigned)g < BG_GARR_COUNT ? names[g] : "?";
 }
 
 static BgRowExpr rows_of_dim(int64_t d) {
@@ -164,12 +202,28 @@ static int use_garr(PlanCtx *c, BgRef adj, BgGraphArr ga) {
         case BG_GARR_ROWPTR: b.kind = BG_BUF_I64; b.rows.kind = BG_ROWS_N1; break;
         case BG_GARR_COL: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_NNZ; break;
         case BG_GARR_W: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_NNZ; break;
+        case BG_GARR_ITEMS: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_ITEMS1; b.cols = b.width = 4; break;
         default: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_N; break;
         }
-        b.rows.graph = b.rows.kind == BG_ROWS_NNZ ? g : -1;
+        b.rows.graph = b.rows.kind == BG_ROWS_NNZ || b.rows.kind == BG_ROWS_ITEMS1 ? g : -1;
         c->garr_buf[g][ga] = new_buf(c, b);
     }
     return c->garr_buf[g][ga];
+}
+
+/* The split-row buffers of one fast aggregation launch (PARTIAL [SPLITS][width], DONE). */
+static int split_buf(PlanCtx *c, BgRef adj, BgGraphArr ga, int64_t width) {
+    BgPlanBuf b;
+    memset(&b, 0, sizeof b);
+    b.role = BG_ROLE_GRAPH;
+    b.graph = c->graph_of[adj];
+    b.garr = ga;
+    b.kind = BG_BUF_I32;
+    b.cols = b.width = width;
+    b.rows.kind = BG_ROWS_SPLITS;
+    b.rows.graph = b.graph;
+    b.inst = (int)adj;
+    return new_buf(c, b);
 }
 
 static int use_gptr(PlanCtx *c) {
@@ -260,7 +314,7 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
         if (in->op != BG_OP_GRAPH) continue;
         int g = c.graph_of[i];
         c.p->graphs[g] = (BgPlanGraph){in->attrs.self_loops, in->attrs.norm, i};
-        for (int k = 0; k < 5; k++) c.garr_buf[g][k] = -1;
+        for (int k = 0; k < BG_GARR_COUNT; k++) c.garr_buf[g][k] = -1;
     }
     c.p->ngraphs = ng;
 
@@ -375,6 +429,17 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             }
             arg(l, use_garr(&c, adj, BG_GARR_ROWPTR));
             arg(l, use_garr(&c, adj, BG_GARR_COL));
+            if (bg_plan_bspmm_fast(m, in)) { /* one warp per schedule item */
+                arg(l, use_garr(&c, adj, BG_GARR_ROWF));
+                arg(l, use_value(&c, in->args[1]));
+                arg(l, use_garr(&c, adj, BG_GARR_ITEMS));
+                arg(l, split_buf(&c, adj, BG_GARR_PARTIAL, cols));
+                arg(l, split_buf(&c, adj, BG_GARR_DONE, 1));
+                l->rows.kind = BG_ROWS_ITEMS;
+                l->rows.graph = c.graph_of[adj];
+                l->threads_per_row = 32;
+                break;
+            }
             if (in->prec[1] == 'F') {
                 arg(l, use_garr(&c, adj, BG_GARR_W));
             } else {

@@ -21,7 +21,7 @@
  *         bit k%32 of word o*width + k/32 = W[k,o]; cols = K; padding bits 0.  Other b1
  *         weights (bmm.FB*, computed b1 values) stay canonical B1.
  *   I64   int64 [rows] (width 1): graph rowptr, graph_ptr.
- *   I32   int32 [rows] (width 1): graph col.
+ *   I32   int32 [rows] (width 1): graph col; [rows][width] for the schedule arrays below.
  * A buffer with 0 rows (N = 0, G = 0, a graph without edges) needs no allocation; the
  * runtime still passes a valid (non-dangling or NULL) pointer; kernels never touch it.
  *
@@ -40,6 +40,15 @@
  *   GRAPH        array `garr` of graph table entry `graph` (BgAdj of bg.h built with that
  *                entry's self_loops/norm): ROWPTR i64[N+1], COL i32[NNZ(g)], ROWF f32[N],
  *                COLF f32[N], W f32[NNZ(g)].  Only the arrays some kernel reads are listed.
+ *                The fast binary aggregation (bg_plan_bspmm_fast, templates/bspmm_fast.cuh)
+ *                also reads the graph's work schedule, built by the runtime from the row
+ *                pointer with bg_plan_schedule (BG_PLAN_BSPMM_CHUNK edges per item at most):
+ *                ITEMS i32 [ITEMS1(g)][4]: row 0 = {nitems, nsplit, chunk, 0}, then one
+ *                {row, k, nk, slot} per item (slot -1 unless the row is split over nk > 1
+ *                items); and, one pair per launch (never shared: launches of one phase of
+ *                the fused kernel may run at once), PARTIAL i32 [SPLITS(g)][C] and DONE i32
+ *                [SPLITS(g)], zeroed by the runtime once after allocation (each launch
+ *                leaves them zero again).
  *   GRAPH_PTR    i64[G+1]: graph g of the batch owns nodes graph_ptr[g]..graph_ptr[g+1]-1.
  *                For an unbatched graph the runtime passes {0, N} and ngraphs = 1.
  * Values that are model outputs are TEMP (or leaf) buffers referenced from `outputs`.
@@ -84,12 +93,15 @@ typedef enum {
     BG_ROWS_G,     /* ngraphs */
     BG_ROWS_G1,    /* ngraphs + 1 */
     BG_ROWS_NNZ,   /* number of entries of graph table entry `graph` (its rowptr[n]) */
+    BG_ROWS_ITEMS, /* work items of graph `graph`'s schedule (bg_plan_schedule) */
+    BG_ROWS_ITEMS1, /* items + 1 (the ITEMS array with its header row) */
+    BG_ROWS_SPLITS, /* max(1, rows of graph `graph` split over several items) */
 } BgRowKind;
 
 typedef struct BgRowExpr {
     BgRowKind kind;
     int64_t value; /* CONST: the count (>= 0) */
-    int graph;     /* NNZ: index into BgPlan.graphs */
+    int graph;     /* NNZ, ITEMS, ITEMS1, SPLITS: index into BgPlan.graphs */
 } BgRowExpr;
 
 typedef enum { BG_BUF_F32, BG_BUF_B1, BG_BUF_B1T, BG_BUF_I64, BG_BUF_I32 } BgBufKind;
@@ -101,7 +113,17 @@ typedef enum {
     BG_ROLE_GRAPH,
     BG_ROLE_GRAPH_PTR,
 } BgBufRole;
-typedef enum { BG_GARR_ROWPTR, BG_GARR_COL, BG_GARR_ROWF, BG_GARR_COLF, BG_GARR_W } BgGraphArr;
+typedef enum {
+    BG_GARR_ROWPTR,
+    BG_GARR_COL,
+    BG_GARR_ROWF,
+    BG_GARR_COLF,
+    BG_GARR_W,
+    BG_GARR_ITEMS,   /* the schedule (see GRAPH above) */
+    BG_GARR_PARTIAL, /* split-row partial sums of one launch, zeroed once */
+    BG_GARR_DONE,    /* split-row counters of one launch, zeroed once */
+} BgGraphArr;
+#define BG_GARR_COUNT 8
 
 typedef struct BgPlanBuf {
     BgBufKind kind;
@@ -167,11 +189,32 @@ typedef struct BgPlan {
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500
 
+/* Sizes of one bound graph that row counts refer to. */
+typedef struct BgPlanGraphSize {
+    int64_t nnz;    /* entries (rowptr[n]) */
+    int64_t nitems; /* schedule items (bg_plan_schedule) */
+    int64_t nsplit; /* rows split over several items */
+} BgPlanGraphSize;
+
+/* Longest run of edges one work item of the fast aggregation takes (its counters hold
+ * counts < 4096: templates/bspmm_fast.cuh BSPMM_PLANES). */
+#define BG_PLAN_BSPMM_CHUNK 2048
+
 /* plan.c: builds the plan of a verified module (arena-allocated).  NULL with an error
  * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
 BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
-/* rows(e) for given scalars; nnz[g] = entries of graph g (may be NULL when no NNZ rows). */
-int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const int64_t *nnz);
+/* rows(e) for given scalars; gs[g] = sizes of graph g (may be NULL when no graph rows). */
+int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphSize *gs);
+/* The work schedule of a CSR row pointer (n rows): a row of d edges is max(1, ceil(d /
+ * chunk)) items.  Returns the item count and sets *nsplit; with items != NULL also writes
+ * the ITEMS array (4 * (count + 1) int32: header row, then the items; see GRAPH above).
+ * -1 when a count does not fit the int32 fields. */
+int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int32_t *items, int64_t *nsplit);
+/* Whether a BSPMM instruction runs the fast aggregation (templates/bspmm_fast.cuh): a B
+ * activation over an adjacency B with unit column factors (norm none or mean), no fused
+ * steps.  Its launch: rows = ITEMS(g), one warp per item; args out, ROWPTR, COL, ROWF, x,
+ * ITEMS, PARTIAL, DONE. */
+bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a
  * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
 int bg_plan_phases(const BgPlan *p, int *phase);

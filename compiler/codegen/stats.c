@@ -22,6 +22,12 @@ static Cost buf_cost(const BgPlan *p, const BgPlanBuf *b, int64_t n_self) {
     case BG_ROWS_N1: k.n = per_row; k.c = per_row; break;
     case BG_ROWS_G: k.g = per_row; break;
     case BG_ROWS_G1: k.g = per_row; k.c = per_row; break;
+    case BG_ROWS_ITEMS:  /* about one item per row (rows longer than the chunk add a few) */
+    case BG_ROWS_ITEMS1:
+    case BG_ROWS_SPLITS: /* split rows: at most N / chunk; counted as N / 2048 */
+        if (b->rows.kind == BG_ROWS_SPLITS) k.n = per_row / 2048.0, k.c = per_row;
+        else k.n = per_row, k.c = b->rows.kind == BG_ROWS_ITEMS1 ? per_row : 0;
+        break;
     case BG_ROWS_NNZ:
         k.e = per_row;
         /* a graph with self loops has up to N more entries */

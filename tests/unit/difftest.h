@@ -112,4 +112,20 @@ static bool diff_same(const BgInterpResult *a, const BgInterpResult *b) {
     return true;
 }
 
+/* The whole pass table in order (names[0..n)): the default pipeline with the passes not in it
+ * yet (fuse-mm-spmm) at the places the table lists them. */
+static inline int bg_full_table(const char **names, int cap) {
+    int np, n = 0;
+    const BgPass *t = bg_pass_table(&np);
+    for (int p = 0; p < np && n < cap; p++) names[n++] = t[p].name;
+    return n;
+}
+
+/* Instructions of op `op` in m. */
+static inline int bg_count_op(const BgModule *m, BgOp op) {
+    int c = 0;
+    for (int i = 0; i < m->ninsts; i++) c += m->insts[i].op == op;
+    return c;
+}
+
 #endif

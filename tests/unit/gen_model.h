@@ -5,8 +5,9 @@
  * patterns the fusion passes rewrite: per-channel chains (bias, signed column scale,
  * batchnorm with or without gamma / beta, relu) before a bin or an add.FFB (fold-threshold),
  * bin(standardize) (bin.center), scl / bias / tensor add / relu after a product
- * (fuse-add), batchnorm read by a bmm.F?? (fuse-batchnorm).  Every value nothing reads is an
- * output, so every pattern is observed.
+ * (fuse-add), batchnorm read by a bmm.F?? (fuse-batchnorm), a small popcount product (with or
+ * without steps, or a gcn_conv layer) read by an aggregation (fuse-mm-spmm).  Every value
+ * nothing reads is an output, so every pattern is observed.
  * bg_gen_model(seed, buf, size) writes the model and returns its length. */
 #ifndef BG_GEN_MODEL_H
 #define BG_GEN_MODEL_H
@@ -167,7 +168,7 @@ static void gen_step(Gen *g) {
     GenVal *x = gen_pick(g, 0);
     const char *A = g->graphs[gen_rand(g, (unsigned)g->ngraphs)];
     int out = gen_width(g);
-    unsigned kind = gen_rand(g, 16);
+    unsigned kind = gen_rand(g, 17);
     if (kind >= 11 && (g->nv > 50 || g->nparams > 36)) kind = 3; /* the fused patterns take several values */
     switch (kind) {
     case 11:
@@ -226,6 +227,38 @@ static void gen_step(Gen *g) {
         gen_put(g, "%s = standardize(%s)%s\n", t->name, xf->name, gen_rand(g, 2) ? " { eps: 0.5 }" : "");
         GenVal *y = gen_new(g, 'B', xf->width);
         gen_put(g, "%s = bin(%s)\n", y->name, t->name);
+        break;
+    }
+    case 16: { /* fuse-mm-spmm: a small popcount product (B activation, B weights) read by a bspmm */
+        static const int mw[] = {1, 3, 7, 8, 16, 33};
+        int mo = mw[gen_rand(g, 6)];
+        GenVal *xb = gen_pick(g, 'B');
+        if (!xb || gen_rand(g, 3) == 0) {
+            GenVal *xf = gen_pick(g, 'F');
+            xb = gen_new(g, 'B', xf->width);
+            gen_put(g, "%s = bin(%s)\n", xb->name, xf->name);
+        }
+        char zl = gen_pb(g), yl = gen_pb(g), ol = gen_pb(g);
+        gen_param(g, 'B', xb->width, mo, w);
+        if (gen_rand(g, 3) == 0) { /* the layer: product, Bi-GCN scale, aggregation, bias */
+            int bias = gen_rand(g, 2);
+            if (bias) gen_param(g, 'F', mo, 0, b);
+            GenVal *y = gen_new(g, ol, mo);
+            gen_put(g, "%s = gcn_conv(%s, %s, %s%s%s) { mm: BB%c, agg: %c%c%c }\n", y->name, xb->name, A, w,
+                    bias ? ", " : "", bias ? b : "", zl, zl, yl, ol);
+            break;
+        }
+        GenVal *t = gen_new(g, 'F', mo);
+        gen_put(g, "%s = bmm.BBF(%s, %s)\n", t->name, xb->name, w);
+        int n = (int)gen_rand(g, 3); /* steps of the product (fuse-add), a bin (fuse-bin, fold-threshold) */
+        for (int k = 0; k < n; k++) t = gen_chain_op(g, t, 1);
+        if (zl == 'B') {
+            GenVal *tb = gen_new(g, 'B', mo);
+            gen_put(g, "%s = bin(%s)\n", tb->name, t->name);
+            t = tb;
+        }
+        GenVal *y = gen_new(g, ol, mo);
+        gen_put(g, "%s = bspmm.%c%c%c(%s, %s)\n", y->name, zl, yl, ol, A, t->name);
         break;
     }
     default: break;

@@ -1,7 +1,9 @@
-/* test_pass_differential.c - every pass is exact: for every example and every pass test
- * model, the CPU interpreter must give bit-identical outputs on the lowered IR, after each
- * single pass, and after the default pipeline (so fold-threshold, fuse-batchnorm, fuse-add
- * and fuse-bin run on every example and on tests/passes/<pass>/).  Inputs are random: a
+/* test_pass_differential.c - every pass is exact: for every example (examples/ and
+ * examples/citeseer/) and every pass test model, the CPU interpreter must give bit-identical outputs on the lowered IR, after each
+ * single pass, after the default pipeline (so fold-threshold, fuse-batchnorm, fuse-add and
+ * fuse-bin run on every example and on tests/passes/<pass>/), and after the whole pass
+ * table in order (the default pipeline with the passes not in it yet, fuse-mm-spmm, at their
+ * places; bg_full_table in difftest.h).  Inputs are random: a
  * graph with awkward features (N = 67, isolated nodes, one high-degree node), random
  * features with exact zeros and negative zeros, and random weights (written to a temporary
  * safetensors file). */
@@ -12,7 +14,7 @@
 #include <dirent.h>
 #include <math.h>
 
-static void check_model(const char *path, BgGraph *g) {
+static void check_model(const char *path, BgGraph *g, int *fused) {
     static const char *const no_passes[1] = {NULL};
     BgArena *a = bg_arena_new();
     BgDiagSink d;
@@ -36,15 +38,20 @@ static void check_model(const char *path, BgGraph *g) {
     CHECK(diff_run(m0, g, &feat, wpath, &ref));
     int np;
     const BgPass *t = bg_pass_table(&np);
-    for (int p = -1; p < np; p++) {
-        const char *name[1] = {p >= 0 ? t[p].name : NULL};
-        BgCompileOpts o = {p >= 0 ? name : NULL, p >= 0 ? 1 : 0, NULL, NULL};
+    const char *full[64];
+    int nfull = bg_full_table(full, 64);
+    for (int p = -1; p <= np; p++) { /* -1: the default pipeline; np: the whole table */
+        const char *name[1] = {p >= 0 && p < np ? t[p].name : NULL};
+        BgCompileOpts o = {p < 0 ? NULL : p < np ? name : full, p < 0 ? 0 : p < np ? 1 : nfull, NULL, NULL};
         BgModule *m = bg_compile_file(a, path, &o, &d);
         BgInterpResult r;
         memset(&r, 0, sizeof r);
         bool ok = m && diff_run(m, g, &feat, wpath, &r) && diff_same(&ref, &r);
-        if (!ok) fprintf(stderr, "%s: outputs differ after %s\n", path, p >= 0 ? t[p].name : "the default pipeline");
+        if (!ok)
+            fprintf(stderr, "%s: outputs differ after %s\n", path,
+                    p < 0 ? "the default pipeline" : p < np ? t[p].name : "the whole pass table");
         CHECK(ok);
+        if (m && p == np) *fused += bg_count_op(m, BG_OP_BSPMM_MM) > 0;
         bg_interp_result_free(&r);
     }
     bg_interp_result_free(&ref);
@@ -54,7 +61,7 @@ out:
     bg_arena_free(a);
 }
 
-static void check_dir(const char *dir, BgGraph *g, int *count) {
+static void check_dir(const char *dir, BgGraph *g, int *count, int *fused) {
     DIR *dd = opendir(dir);
     if (!dd) return;
     struct dirent *e;
@@ -68,7 +75,7 @@ static void check_dir(const char *dir, BgGraph *g, int *count) {
     for (int i = 0; i < n; i++) {
         char p[8192];
         snprintf(p, sizeof p, "%.4000s/%.255s", dir, names[i]);
-        check_model(p, g);
+        check_model(p, g, fused);
         (*count)++;
     }
 }
@@ -101,6 +108,16 @@ static void check_structure(const char *src) {
         CHECK(in->op != BG_OP_BATCHNORM && in->op != BG_OP_SCL && in->op != BG_OP_ADD);
         if (in->op == BG_OP_BIN) CHECK(m->insts[in->args[0]].op != BG_OP_SCL);
     }
+    /* the whole table: layer 2 (bmm.BBF 64 -> 7, then bspmm.FBF) is one bspmm_mm, layer 1 stays */
+    const char *full[64];
+    int nfull = bg_full_table(full, 64);
+    BgCompileOpts fo = {full, nfull, NULL, NULL};
+    m = bg_compile_file(a, path, &fo, &d);
+    CHECK(m != NULL);
+    ir = m ? bg_ir_print(m) : NULL;
+    CHECK(ir && strstr(ir, "= bspmm_mm.BBF.FBF %1, %9, %6 mm(scl none, %10) epilogue(add %7) : f32[N,7]"));
+    CHECK(m && bg_count_op(m, BG_OP_BSPMM_MM) == 1 && bg_count_op(m, BG_OP_BMM) == 1 && bg_count_op(m, BG_OP_BSPMM) == 1);
+    free(ir);
     bg_diag_free(&d);
     bg_arena_free(a);
 }
@@ -155,6 +172,55 @@ static void check_verifier(void) {
     }
 }
 
+/* The verifier refuses malformed bspmm_mm instructions (each case mutates a good module: the
+ * steps test model of tests/passes/fuse-mm-spmm, whose two bspmm_mm have mm steps ending in a
+ * relu (F product) and in a threshold (B product)). */
+static void check_verifier_mm_spmm(const char *src) {
+    static const char *const passes[4] = {"fold-threshold", "fuse-add", "fuse-bin", "fuse-mm-spmm"};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/passes/fuse-mm-spmm/steps.bgnn", src);
+    for (int c = 0; c < 9; c++) {
+        BgArena *a = bg_arena_new();
+        BgDiagSink d;
+        bg_diag_init(&d);
+        BgCompileOpts o = {passes, 4, NULL, NULL};
+        BgModule *m = bg_compile_file(a, path, &o, &d);
+        CHECK(m != NULL);
+        bg_diag_free(&d);
+        if (!m) {
+            bg_arena_free(a);
+            continue;
+        }
+        int f = -1, b = -1; /* the F product's and the B product's bspmm_mm */
+        for (int i = 0; i < m->ninsts; i++)
+            if (m->insts[i].op == BG_OP_BSPMM_MM) *(m->insts[i].prec[0] == 'F' ? &f : &b) = i;
+        CHECK(f >= 0 && b >= 0 && verifies(m));
+        if (f < 0 || b < 0) {
+            bg_arena_free(a);
+            continue;
+        }
+        BgInst *F = &m->insts[f], *B = &m->insts[b];
+        BgRef none[4] = {BG_NONE, BG_NONE, BG_NONE, BG_NONE};
+        switch (c) {
+        case 0: F->prec[2] = 'X'; break;                                  /* invalid letters */
+        case 1: B->prec[0] = 'F'; break;                                  /* a threshold mm step on an F product */
+        case 2: B->args[0] = B->args[1]; break;                           /* first operand not a graph */
+        case 3: { BgRef t = F->args[1]; F->args[1] = F->args[2]; F->args[2] = t; break; } /* x and W swapped */
+        case 4: F->type.dim[1]++; break;                                  /* result columns are not W's */
+        case 5: { /* a batchnorm is no mm step */
+            BgRef bn[4] = {F->args[4], F->args[4], BG_NONE, BG_NONE};
+            CHECK(bg_inst_add_prologue(F, BG_STEP_BATCHNORM, 1e-5f, bn));
+            break;
+        }
+        case 6: CHECK(bg_inst_add_step(B, BG_STEP_RELU, 0, none)); B->npro = B->nsteps; break; /* threshold not the last mm step */
+        case 7: B->npro = (uint8_t)(B->nsteps + 1); break;                /* more mm steps than steps */
+        default: F->nargs = 2; F->npro = F->nsteps = 0; break;            /* two operands */
+        }
+        CHECK(!verifies(m));
+        bg_arena_free(a);
+    }
+}
+
 int main(void) {
     const char *src = getenv("BGNN_SOURCE_DIR");
     if (!src) bg_test_skip("BGNN_SOURCE_DIR not set (run through ctest)");
@@ -165,20 +231,25 @@ int main(void) {
     g.ngraphs = 3;
     g.graph_ptr = malloc(sizeof(int64_t) * 4);
     g.graph_ptr[0] = 0; g.graph_ptr[1] = 30; g.graph_ptr[2] = 30; g.graph_ptr[3] = 67;
-    int count = 0;
+    int count = 0, fused_examples = 0, fused = 0;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/examples", src);
-    check_dir(dir, &g, &count);
+    check_dir(dir, &g, &count, &fused_examples);
+    snprintf(dir, sizeof dir, "%s/examples/citeseer", src);
+    check_dir(dir, &g, &count, &fused_examples);
     static const char *const pass_dirs[] = {"cse", "elim-scale-binarize", "fold-threshold", "fuse-batchnorm",
-                                            "fuse-add", "fuse-bin", "dce", NULL};
+                                            "fuse-add", "fuse-bin", "fuse-mm-spmm", "dce", NULL};
     for (int i = 0; pass_dirs[i]; i++) {
         snprintf(dir, sizeof dir, "%s/tests/passes/%s", src, pass_dirs[i]);
-        check_dir(dir, &g, &count);
+        check_dir(dir, &g, &count, &fused);
     }
     check_structure(src);
     check_verifier();
-    printf("%d models checked\n", count);
+    check_verifier_mm_spmm(src);
+    printf("%d models checked; the whole pass table made a bspmm_mm in %d examples and %d pass test models\n",
+           count, fused_examples, fused);
     CHECK(count >= 10);
+    CHECK(fused_examples >= 8 && fused >= 3); /* gcn_bin, its low-level form, gcn_full, indgcn_bin, ... */
     bg_graph_free(&g);
     return bg_test_finish();
 }

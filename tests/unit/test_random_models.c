@@ -1,6 +1,7 @@
 /* test_random_models.c - 150 random valid models (gen_model.h): each must compile, and the
- * CPU interpreter must give bit-identical outputs on the lowered IR, after every single pass
- * and after the default pipeline, on a random awkward graph with random inputs and weights.
+ * CPU interpreter must give bit-identical outputs on the lowered IR, after every single pass,
+ * after the default pipeline and after the whole pass table in order (the default pipeline
+ * with fuse-mm-spmm at its place), on a random awkward graph with random inputs and weights.
  * Every other model runs on "grid" data (features and weights from a few small values with
  * exact zeros and negative zeros: sums, biases and means coincide, so values land exactly
  * on a threshold and at -0 / +0).  The fusion passes must fire on a minimum share of the
@@ -45,17 +46,20 @@ static bool write_grid_weights(const BgModule *m, const char *path, unsigned lon
 }
 
 /* ---- what the fusion passes did to one model ----------------------------------------- */
-enum { F_THRESHOLD, F_CENTER, F_PROLOGUE, F_EPILOGUE, F_PRODUCER_THR, F_N };
+enum { F_THRESHOLD, F_CENTER, F_PROLOGUE, F_EPILOGUE, F_PRODUCER_THR, F_MM_SPMM, F_MM_STEPS, F_N };
 static const char *const fired_name[F_N] = {"fold-threshold (threshold)", "fold-threshold (bin.center)",
                                              "fuse-batchnorm (prologue)", "fuse-add (epilogue)",
-                                             "fuse-bin (threshold in a producer)"};
+                                             "fuse-bin (threshold in a producer)", "fuse-mm-spmm (bspmm_mm)",
+                                             "fuse-mm-spmm (with mm steps)"};
 
 static void count_fired(const BgModule *m, bool *f) {
     for (int i = 0; i < m->ninsts; i++) {
         const BgInst *in = &m->insts[i];
         if (in->op == BG_OP_THRESHOLD) f[F_THRESHOLD] = true;
         if (in->op == BG_OP_BIN_CENTER) f[F_CENTER] = true;
-        if (in->npro) f[F_PROLOGUE] = true;
+        if (in->npro && in->op == BG_OP_BMM) f[F_PROLOGUE] = true;
+        if (in->op == BG_OP_BSPMM_MM) f[F_MM_SPMM] = true;
+        if (in->op == BG_OP_BSPMM_MM && in->npro) f[F_MM_STEPS] = true;
         for (int s = in->npro; s < in->nsteps; s++) {
             if (in->op != BG_OP_BIN && in->steps[s].kind == BG_STEP_THRESHOLD) f[F_PRODUCER_THR] = true;
             if (in->steps[s].kind != BG_STEP_THRESHOLD) f[F_EPILOGUE] = true;
@@ -206,6 +210,8 @@ int main(void) {
     int np, checked = 0, fired[F_N] = {0};
     long ties_pos = 0, ties_neg = 0;
     const BgPass *t = bg_pass_table(&np);
+    const char *full[64];
+    int nfull = bg_full_table(full, 64);
     char *text = malloc(1 << 16);
     char wpath[4096];
     snprintf(wpath, sizeof wpath, "%s/random_model_weights.safetensors", bg_test_tmpdir());
@@ -233,13 +239,16 @@ int main(void) {
             ok = ok && diff_run(m0, &g, &feat, wpath, &ref);
             if (ok && grid) count_ties(m0, &g, &feat, wpath, &ties_pos, &ties_neg);
         }
-        for (int p = -1; ok && p < np; p++) {
-            const char *pn[1] = {p >= 0 ? t[p].name : NULL};
-            BgModule *m = compile_text(a, name, text, p >= 0 ? pn : NULL, p >= 0 ? 1 : 0, false);
+        for (int p = -1; ok && p <= np; p++) { /* -1: the default pipeline; np: the whole table */
+            const char *pn[1] = {p >= 0 && p < np ? t[p].name : NULL};
+            BgModule *m = compile_text(a, name, text, p < 0 ? NULL : p < np ? pn : full, p < 0 ? 0 : p < np ? 1 : nfull,
+                                       false);
             BgInterpResult r;
             memset(&r, 0, sizeof r);
             bool same = m && diff_run(m, &g, &feat, wpath, &r) && diff_same(&ref, &r);
-            if (!same) fprintf(stderr, "random model %d: outputs differ after %s\n", k, p >= 0 ? t[p].name : "the default pipeline");
+            if (!same)
+                fprintf(stderr, "random model %d: outputs differ after %s\n", k,
+                        p < 0 ? "the default pipeline" : p < np ? t[p].name : "the whole pass table");
             if (m) count_fired(m, f);
             ok = same;
             bg_interp_result_free(&r);
@@ -261,7 +270,7 @@ int main(void) {
     }
     printf("%d of %d random models identical through every pass\n", checked, nmodels);
     /* Each fusion must fire on a fair share of the models (the generator makes its pattern). */
-    static const int per150[F_N] = {40, 6, 12, 40, 20};
+    static const int per150[F_N] = {40, 6, 12, 40, 20, 12, 6};
     for (int q = 0; q < F_N; q++) {
         int want = per150[q] * nmodels / 150;
         printf("  %-36s fired in %3d models (at least %d)\n", fired_name[q], fired[q], want);

@@ -690,11 +690,24 @@ static void test_exec_fake(void) {
                 nchecked++;
             } else if (pb->role == BG_ROLE_GRAPH) {
                 const BgAdj *adj = &b.adj[p->graphs[pb->graph].inst];
-                const void *want = pb->garr == BG_GARR_ROWPTR ? (const void *)adj->rowptr
+                int32_t *sched = NULL;
+                if (pb->garr == BG_GARR_ITEMS) { /* the schedule built from the row pointer */
+                    int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, NULL, &ns);
+                    sched = calloc((size_t)(ni + 1) * 4, sizeof *sched);
+                    bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, sched, &ns);
+                    CHECK(run.bytes[k] == (size_t)(ni + 1) * 16);
+                }
+                static const char zeros[1 << 16];
+                if (pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE) /* zeroed on the device */
+                    CHECK(run.bytes[k] <= sizeof zeros);
+                const void *want = pb->garr == BG_GARR_ITEMS ? (const void *)sched
+                                 : pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE ? (const void *)zeros
+                                 : pb->garr == BG_GARR_ROWPTR ? (const void *)adj->rowptr
                                  : pb->garr == BG_GARR_COL ? (const void *)adj->col
                                  : pb->garr == BG_GARR_ROWF ? (const void *)adj->rowf
                                  : pb->garr == BG_GARR_COLF ? (const void *)adj->colf : (const void *)adj->w;
                 CHECK(run.bytes[k] == 0 || memcmp(dev, want, run.bytes[k]) == 0);
+                free(sched);
                 nchecked++;
             } else if (pb->role == BG_ROLE_GRAPH_PTR) {
                 CHECK(run.bytes[k] == (size_t)(gr.ngraphs + 1) * 8);
