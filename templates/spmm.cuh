@@ -43,6 +43,8 @@ __device__ __forceinline__ float spmm_adjb_elem(long long i, long long c, const 
         acc = (float)s;
     } else {
         acc = 0.0f;
+        // Unrolled so the neighbours' loads are issued together; the adds stay in order.
+#pragma unroll 8
         for (long long e = e0; e < e1; e++) {
             long long j = col[e];
             float cj = colf[j];
@@ -60,6 +62,7 @@ __device__ __forceinline__ float spmm_adjf_elem(long long i, long long c, const 
                                                 const int *col, const float *w, const void *xp) {
     long long e0 = rowptr[i], e1 = rowptr[i + 1];
     float acc = 0.0f;
+#pragma unroll 8
     for (long long e = e0; e < e1; e++) {
         long long j = col[e];
         float t;
