@@ -143,13 +143,16 @@ static void pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *
                  mean, var, g, bt);
 }
 
-/* The epilogue functor of in's steps [npro, nsteps), or a threshold's chain functor. */
-static void steps_expr(BgStrBuf *b, const BgModule *m, const BgInst *in, const char *const *nm, int *k) {
+/* The epilogue functor of in's steps [s0, s1) (bgnn::EpEnd{} for none), or a threshold's
+ * chain functor; C = the columns of in's result.  *k is the wrapper parameter of step s0's
+ * first operand. */
+static void steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
+                        int *k) {
     BgStrBuf ty = {0}, ini = {0};
     bool chain = in->op == BG_OP_THRESHOLD, thr = false;
     int64_t C = kcols(in->type);
     int open = 0;
-    for (int s = in->npro; s < in->nsteps; s++) {
+    for (int s = s0; s < s1; s++) {
         int a = bg_inst_step_arg(in, s);
         switch ((BgStepKind)in->steps[s].kind) {
         case BG_STEP_SCL: {
@@ -206,12 +209,17 @@ static void steps_expr(BgStrBuf *b, const BgModule *m, const BgInst *in, const c
     free(i);
 }
 
+/* The epilogue functor of in's steps [npro, nsteps), or a threshold's chain functor. */
+static void steps_expr(BgStrBuf *b, const BgModule *m, const BgInst *in, const char *const *nm, int *k) {
+    steps_range(b, m, in, in->npro, in->nsteps, nm, k);
+}
+
 /* ", PRO, EPI" / ", EPI" arguments of a call with fused steps ("" without). */
 static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *l, const char *const *nm,
                        bool with_pro) {
     BgStrBuf b = {0};
     bg_sb_printf(&b, "%s", "");
-    if (in->nsteps) {
+    if (in->nsteps && in->op != BG_OP_BSPMM_MM) { /* bspmm_mm: its own EM and EPI (emit_call) */
         int k = step_first_arg(in, l->nargs);
         if (with_pro) {
             bg_sb_printf(&b, ", ");
@@ -332,6 +340,35 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         }
         break;
     }
+    case BG_OP_BSPMM_MM: {
+        /* y, rowptr, col, rowf, colf (adjacency B) or w (F), x, W, then the step operands: the
+         * product's mm steps [0, npro) (EM, at the neighbour row j), then the epilogue (EPI) */
+        const BgInst *g = &m->insts[in->args[0]];
+        bool adjf = in->prec[1] == 'F';
+        int ix = adjf ? 4 : 5;
+        char pq[4];
+        bg_inst_mm_prec(m, in, pq);
+        bool wt = p->bufs[l->args[ix + 1]].kind == BG_BUF_B1T;
+        int64_t K = kcols(m->insts[in->args[1]].type);
+        BgStrBuf em = {0}, epi = {0};
+        int k = step_first_arg(in, l->nargs);
+        steps_range(&em, m, in, 0, in->npro, nm, &k);
+        steps_range(&epi, m, in, in->npro, in->nsteps, nm, &k);
+        char *ems = bg_sb_take(&em), *epis = bg_sb_take(&epi);
+        if (adjf) {
+            bg_emit_line(e, "bgnn::bspmm_mm_adjf<'%c', '%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s, %s, %s, %s, %s, %s);",
+                         pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), nm[0], nm[1], nm[2],
+                         nm[3], nm[4], nm[5], ems, epis);
+        } else {
+            bool unit = g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
+            bg_emit_line(e, "bgnn::bspmm_mm_adjb<'%c', '%c', '%c', '%c', %lld, %lld, %s, %s, %d>(rows, %s, %s, %s, %s, %s, %s, %s, %s, %s);",
+                         pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), tf(unit),
+                         (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], ems, epis);
+        }
+        free(ems);
+        free(epis);
+        break;
+    }
     case BG_OP_CONCAT: {
         bg_emit_printf(e, "const void *const xs[] = {");
         for (int k = 1; k < l->nargs; k++) bg_emit_printf(e, "%s%s", k > 1 ? ", " : "", nm[k]);
@@ -378,6 +415,12 @@ static const char *param_base(const BgInst *in, int k, int nargs) {
         if (in->prec[1] == 'B' && in->nsteps == 0 && nargs == 8) return fast[k]; /* bg_plan_bspmm_fast */
         if (in->prec[1] == 'F') return k < 5 ? adjf[k] : "x";
         return k < 6 ? adjb[k] : "x";
+    }
+    case BG_OP_BSPMM_MM: { /* "wm": the product's weight ("w" is the adjacency's edge weights) */
+        static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x", "wm"};
+        static const char *const adjf[] = {"y", "rowptr", "col", "w", "x", "wm"};
+        if (in->prec[1] == 'F') return k < 6 ? adjf[k] : "x";
+        return k < 7 ? adjb[k] : "x";
     }
     case BG_OP_ADD: return k == 1 ? "a" : "b";
     case BG_OP_SCL: {
@@ -507,6 +550,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {
             bg_emit_line(&e, "#include \"bspmm_fast.cuh\"");
+            break;
+        }
+    for (int i = 0; i < p->nlaunches; i++)
+        if (m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM) { /* includes matmul.cuh, epilogue.cuh */
+            bg_emit_line(&e, "#include \"mm_spmm.cuh\"");
             break;
         }
 

@@ -450,6 +450,26 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             l->threads_per_row = tpr_for(in->type.kind, cols);
             break;
         }
+        case BG_OP_BSPMM_MM: { /* y = A (x W) mm(steps): the product recomputed per neighbour, t never stored */
+            BgRef adj = in->args[0], x = in->args[1], w = in->args[2];
+            if (c.graph_of[adj] < 0) {
+                bg_diag_error(d, BG_E_INTERNAL, "plan: bspmm_mm %%%d: operand is not a graph", i);
+                return NULL;
+            }
+            arg(l, use_garr(&c, adj, BG_GARR_ROWPTR));
+            arg(l, use_garr(&c, adj, BG_GARR_COL));
+            if (in->prec[1] == 'F') {
+                arg(l, use_garr(&c, adj, BG_GARR_W));
+            } else {
+                arg(l, use_garr(&c, adj, BG_GARR_ROWF));
+                arg(l, use_garr(&c, adj, BG_GARR_COLF));
+            }
+            arg(l, use_value(&c, x));
+            bool bb = m->insts[x].type.kind == BG_TY_B1 && m->insts[w].type.kind == BG_TY_B1;
+            arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
+            l->threads_per_row = tpr_for(in->type.kind, cols);
+            break;
+        }
         case BG_OP_READOUT:
             arg(l, use_value(&c, a0));
             arg(l, use_gptr(&c));

@@ -24,10 +24,9 @@
  * sym adjacency) fuses: 7 * 2 = 14 words per edge, 2 words gathered instead of 7 floats.  Its
  * first layer (bmm.FBB) is not a popcount product and stays.
  *
- * Not in the default pipeline yet: the code generator has no kernel for bspmm_mm (its plan
- * refuses the op).  Its place is after fuse-bin (the bmm's scale and the bspmm's bias and bin
- * must already be steps, so that the two are adjacent) and before fuse-model; passes.def lists
- * it there. */
+ * In the default pipeline after fuse-bin (the bmm's scale and the bspmm's bias and bin must
+ * already be steps, so that the two are adjacent) and before fuse-model; the GPU kernel is
+ * templates/mm_spmm.cuh (cg_cuda.c, BG_OP_BSPMM_MM). */
 #include "bg.h"
 
 #define MM_SPMM_MAX_WORDS 64 /* popcount words recomputed per edge */
