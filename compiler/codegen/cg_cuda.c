@@ -393,7 +393,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
 }
 
 /* Wrapper parameter names by op and position (args[0] is always the output). */
-static const char *param_base(const BgInst *in, int k, int nargs) {
+static const char *param_base(const BgModule *m, const BgInst *in, int k, int nargs) {
     if (k == 0) return "y";
     int first = step_first_arg(in, nargs);
     if (k >= first) { /* a fused step's operand (plan.c: after the op's own, none skipped) */
@@ -412,7 +412,7 @@ static const char *param_base(const BgInst *in, int k, int nargs) {
         static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x"};
         static const char *const adjf[] = {"y", "rowptr", "col", "w", "x"};
         static const char *const fast[] = {"y", "rowptr", "col", "rowf", "x", "items", "partial", "done"};
-        if (in->prec[1] == 'B' && in->nsteps == 0 && nargs == 8) return fast[k]; /* bg_plan_bspmm_fast */
+        if (bg_plan_bspmm_fast(m, in)) return k < 8 ? fast[k] : "x";
         if (in->prec[1] == 'F') return k < 5 ? adjf[k] : "x";
         return k < 6 ? adjb[k] : "x";
     }
@@ -585,7 +585,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs",
                        l->block_size, l->kernel);
         for (int k = 0; k < l->nargs; k++) {
-            nm[k] = bg_names_unique(&names, param_base(in, k, l->nargs));
+            nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
             const BgPlanBuf *b = &p->bufs[l->args[k]];
             bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !scratch_buf(b) ? "const " : "", ctype(b->kind),
                            nm[k]);
