@@ -14,6 +14,7 @@
  * BGNN_GPU_TEST_ONLY=a.bgnn,b.bgnn: only these examples.  Exit 77 without
  * a GPU. */
 #include "bgtest.h"
+#include "gpu_compare.h"
 #include "bgnn/bgnn.h"
 #include "rt.h"
 
@@ -32,38 +33,6 @@ static void dump(BgDiagSink *d) {
 }
 
 static int64_t rdim(int64_t v, int64_t n, int64_t g) { return v == BG_DIM_N ? n : v == BG_DIM_G ? g : v; }
-
-/* Compares a GPU tensor with the reference; returns mismatches and updates *maxerr. */
-static int64_t compare(const BgTensor *gpu, const BgTensor *ref, double *maxerr, int64_t *where) {
-    if (gpu->dtype != ref->dtype || bg_tensor_bytes(gpu) != bg_tensor_bytes(ref)) return -1;
-    int64_t bad = 0;
-    *where = -1;
-    if (gpu->dtype == BG_DT_B1) {
-        const uint32_t *a = gpu->data, *b = ref->data;
-        size_t nw = bg_tensor_bytes(gpu) / 4;
-        for (size_t i = 0; i < nw; i++)
-            if (a[i] != b[i]) {
-                bad += __builtin_popcount(a[i] ^ b[i]);
-                if (*where < 0) *where = (int64_t)i;
-            }
-        return bad;
-    }
-    const float *a = gpu->data, *b = ref->data;
-    size_t n = bg_tensor_bytes(gpu) / 4;
-    for (size_t i = 0; i < n; i++) {
-        if (a[i] != a[i] && b[i] != b[i]) continue; /* both NaN */
-        double da = a[i], db = b[i];
-        double err = fabs(da - db) / fmax(1e-30, fmax(fabs(da), fabs(db)));
-        if (da == db) err = 0;
-        if (fabs(da - db) < 1e-30) err = 0;
-        if (err > *maxerr) *maxerr = err;
-        if (!(err <= 1e-5) && fabs(da - db) > 1e-6) { /* relative, with an absolute floor near 0 */
-            if (*where < 0) *where = (int64_t)i;
-            bad++;
-        }
-    }
-    return bad;
-}
 
 typedef struct Case {
     const char *model_path;   /* the name, for messages */
@@ -128,7 +97,7 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
                 break;
             }
             int64_t where;
-            int64_t bad = compare(&t, &all[pb->inst], &maxerr, &where);
+            int64_t bad = bg_gpu_compare(&t, &all[pb->inst], &maxerr, &where);
             nvals++;
             if (bad != 0) {
                 nbad++;
@@ -147,7 +116,7 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
                 break;
             }
             int64_t where;
-            int64_t bad = compare(&t, &res.outputs[i], &maxerr, &where);
+            int64_t bad = bg_gpu_compare(&t, &res.outputs[i], &maxerr, &where);
             nvals++;
             CHECK(strcmp(p->outputs[i].name, res.names[i]) == 0);
             if (bad != 0) {

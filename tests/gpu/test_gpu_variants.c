@@ -43,6 +43,7 @@
  *                             15-20 s per model (BGNN_VARIANTS_NVRTC_ALL=1: every model).
  *   BGNN_VARIANTS_PRINT=1     print every model's source. */
 #include "bgtest.h"
+#include "gpu_compare.h"
 #include "rt.h"
 
 #include <pthread.h>
@@ -496,35 +497,6 @@ static void make_features(BgTensor *t, int64_t n, int64_t k, unsigned long long 
 }
 
 /* ---- comparing ----------------------------------------------------------------------------- */
-/* GPU tensor vs the reference: mismatches (-1: wrong type or size); updates *maxerr. */
-static int64_t compare(const BgTensor *gpu, const BgTensor *ref, double *maxerr, int64_t *where) {
-    *where = -1;
-    if (gpu->dtype != ref->dtype || bg_tensor_bytes(gpu) != bg_tensor_bytes(ref)) return -1;
-    int64_t bad = 0;
-    size_t nw = bg_tensor_bytes(gpu) / 4;
-    if (gpu->dtype == BG_DT_B1) {
-        const uint32_t *a = gpu->data, *b = ref->data;
-        for (size_t i = 0; i < nw; i++)
-            if (a[i] != b[i]) {
-                bad += __builtin_popcount(a[i] ^ b[i]);
-                if (*where < 0) *where = (int64_t)i;
-            }
-        return bad;
-    }
-    const float *a = gpu->data, *b = ref->data;
-    for (size_t i = 0; i < nw; i++) {
-        if (a[i] != a[i] && b[i] != b[i]) continue; /* both NaN */
-        double da = a[i], db = b[i];
-        double err = da == db || fabs(da - db) < 1e-30 ? 0 : fabs(da - db) / fmax(fabs(da), fabs(db));
-        if (err > *maxerr) *maxerr = err;
-        if (!(err <= 1e-5) && fabs(da - db) > 1e-6) { /* relative, with an absolute floor near 0 */
-            if (*where < 0) *where = (int64_t)i;
-            bad++;
-        }
-    }
-    return bad;
-}
-
 /* Elements (bits of b1 words, f32 values) whose bits differ; -1: wrong type or size. */
 static int64_t count_diff_exact(const BgTensor *a, const BgTensor *b) {
     if (a->dtype != b->dtype || bg_tensor_bytes(a) != bg_tensor_bytes(b)) return -1;
@@ -654,7 +626,7 @@ static bool check_value(const Gpu *gp, const Model *md, const BgPlan *p, BgGpuRu
         return false;
     }
     int64_t where;
-    int64_t bad = compare(&v, ref, &t->worst_f32, &where);
+    int64_t bad = bg_gpu_compare(&v, ref, &t->worst_f32, &where);
     t->values++;
     int inst = k >= 0 ? p->bufs[k].inst : md->outs[i].inst;
     if (bad != 0) {
