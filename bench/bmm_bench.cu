@@ -53,17 +53,10 @@ extern "C" {
 #include "../templates/epilogue.cuh"
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_fb_tiled.cuh"
+#include "bench_util.cuh"
 
 using bgnn::u32;
 
-#define CK(x)                                                                                 \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                          \
-        }                                                                                     \
-    } while (0)
 #define CKB(x)                                                                                \
     do {                                                                                      \
         cublasStatus_t s_ = (x);                                                              \
@@ -279,38 +272,7 @@ static void pool_fill(Pool &p, int kind, long long rows, long long cols, uint64_
 }
 
 // ---- timing ----------------------------------------------------------------------------------
-static float median_ms(const std::function<void(int)> &f, int warm, int reps) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++) f(i);
-    std::vector<float> t;
-    for (int i = 0; i < reps; i++) {
-        CK(cudaEventRecord(a));
-        f(warm + i);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
-static double measure_bw() {
-    const size_t bytes = 1ull << 30;
-    void *a, *b;
-    CK(cudaMalloc(&a, bytes));
-    CK(cudaMalloc(&b, bytes));
-    CK(cudaMemset(a, 1, bytes));
-    float ms = median_ms([&](int) { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }, 2, 10);
-    CK(cudaFree(a));
-    CK(cudaFree(b));
-    return 2.0 * bytes / (ms * 1e-3);
-}
 
 // ---- reference -------------------------------------------------------------------------------
 // bg_ref_bmm over blocks of rows in parallel (the rows are independent); the raw 32-bit words

@@ -32,17 +32,10 @@ extern "C" {
 #include "../templates/bspmm_fast.cuh"
 #include "../templates/spmm.cuh"
 #include "rmat.h"
+#include "bench_util.cuh"
 
 using bgnn::u32;
 
-#define CK(x)                                                                                 \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                          \
-        }                                                                                     \
-    } while (0)
 #define CKS(x)                                                                                \
     do {                                                                                      \
         cusparseStatus_t s_ = (x);                                                            \
@@ -548,24 +541,6 @@ template <long long C> static void check_graph(const HostGraph &h, DevGraph &d, 
 }
 
 // ---- timing ----------------------------------------------------------------------------------
-static float median_ms(const std::function<void(int)> &f, int warm, int reps) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++) f(i);
-    std::vector<float> t;
-    for (int i = 0; i < reps; i++) {
-        CK(cudaEventRecord(a));
-        f(i);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        t.push_back(elapsed(a, b));
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 // Random gathers of W-word rows from a table of n rows (indices hashed: no index traffic),
 // laid out like the CSR kernel (lane = slot * WG + w, 8 gathers in flight per lane).
@@ -659,17 +634,6 @@ template <int W> static double gather_rate(long long G, long long n) {
     return G / (ms * 1e-3);
 }
 
-static double measure_bw() {
-    size_t bytes = 1ull << 30;
-    void *a, *b;
-    CK(cudaMalloc(&a, bytes));
-    CK(cudaMalloc(&b, bytes));
-    CK(cudaMemset(a, 1, bytes));
-    float ms = median_ms([&](int) { CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }, 2, 10);
-    CK(cudaFree(a));
-    CK(cudaFree(b));
-    return 2.0 * bytes / (ms * 1e-3);
-}
 
 struct Row {
     std::string graph, kernel;
