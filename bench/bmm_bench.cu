@@ -6,7 +6,7 @@
 // (compiler/codegen/plan.c, cg_cuda.c): the same template, the same thin __global__ wrapper
 // (n, ngraphs, y, x, w), block 256, grid ceil(rows * threads_per_row / 256) with
 // threads_per_row = f32_tpr(M) (Z = F) or b1_tpr(M) (Z = B); bmm.FB* runs the tiled kernel
-// (bg_plan_bmm_fb_tiled: F x canonical B1 weights, no epilogue; 8 threads per row per 32
+// (bg_plan_bmm_fb_tiled: F x canonical B1 weights, no epilogue; 12 threads per row per 64
 // outputs), bmm.BB* reads its b1 parameter transposed (B1T, WT = true).  Two extra rows time
 // the simple matmul.cuh FB kernel, which the generator uses for an FB product with a fused
 // epilogue (the tiled kernel takes none).
@@ -25,7 +25,9 @@
 //
 // Options: --reps R (timed launches per row, default 50), --quick (a subset: the Cora shapes
 // and Reddit-sized 128, 20 launches unless --reps), --only SUBSTR (only the rows whose
-// "graph N=.. K=.. M=.. kernel" label contains SUBSTR; the cuBLAS rows of a shape always run).
+// "graph N=.. K=.. M=.. kernel" label contains SUBSTR; the cuBLAS rows of a shape always run),
+// --fbt-tpr T (the tiled FB kernel's grid at T threads per row per output tile instead of the
+// plan's 12: its rows per block follow, about 256 / T).
 // Exit status: 0 all checks passed, 1 a check failed, 2 a CUDA / cuBLAS error, 77 no GPU.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -74,6 +76,7 @@ static double g_popc = 0;     // 32-bit popcounts/s: SMs * 16 * clock
 static double g_peak16 = 0;   // dense FP16 tensor-core flop/s (sm_90: 4096 flop/clk/SM), 0 unknown
 static long long g_l2 = 0;    // L2 bytes
 static std::string g_only;
+static long long g_fbt_tpr = 0; // --fbt-tpr: threads per row per output tile of the tiled FB kernel (0: the plan's)
 
 // ---- deterministic values (host and device) ----------------------------------------------
 __host__ __device__ __forceinline__ uint64_t mix64(uint64_t x) {
@@ -198,10 +201,10 @@ static const VarInfo VARS[NVAR] = {
     {"FBF", "bmm.FBF simple (+epi)", false, false}, {"FBB", "bmm.FBB simple (+epi)", false, false},
 };
 
-// Threads per row of the plan (plan.c): the tiled FB kernel 8 per 32 outputs, else one
-// thread per f32 output / one warp per b1 output word.
+// Threads per row of the plan (plan.c): the tiled FB kernel 12 per 64-output tile (32 when
+// M <= 32), else one thread per f32 output / one warp per b1 output word.
 static long long tpr_of(int v, long long M) {
-    if (VARS[v].tiled) return 8 * ((M + 31) / 32);
+    if (VARS[v].tiled) return (g_fbt_tpr > 0 ? g_fbt_tpr : 12) * (M <= 32 ? (M + 31) / 32 : (M + 63) / 64);
     return VARS[v].prec[2] == 'B' ? bgnn::b1_tpr(M) : bgnn::f32_tpr(M);
 }
 
@@ -615,8 +618,9 @@ int main(int argc, char **argv) {
             g_reps = std::max(1, atoi(argv[++i]));
             reps_given = true;
         } else if (!strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
+        else if (!strcmp(argv[i], "--fbt-tpr") && i + 1 < argc) g_fbt_tpr = std::max(1, atoi(argv[++i]));
         else {
-            fprintf(stderr, "usage: %s [--reps R] [--quick] [--only SUBSTR]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps R] [--quick] [--only SUBSTR] [--fbt-tpr T]\n", argv[0]);
             return 2;
         }
     }
@@ -682,7 +686,7 @@ int main(int argc, char **argv) {
            "N*M*ceil(K/32) popcounts at 16/clk/SM for BB, 2NKM at the dense FP16 tensor peak for cuBLAS fp16;\n"
            "x_floor = time / max(floorBW, floorC); vs fp32 / vs fp16 = cuBLAS time / this time (> 1: faster).\n"
            "Generator launch shape: block 256, ceil(N * tpr / 256) blocks, tpr = M (f32 out), 32 ceil(M/32) (b1 out),\n"
-           "8 ceil(M/32) (tiled FB).  'simple (+epi)' = the matmul.cuh FB kernel the generator uses when an\n"
+           "12 per output tile of 64 (32 if M <= 32) (tiled FB).  'simple (+epi)' = the matmul.cuh FB kernel the generator uses when an\n"
            "epilogue is fused (not used for a plain product).\n", g_bw / 1e9);
     printf("%-9s %6s %4s %3s %-30s %10s %9s %9s %9s %7s %7s %7s\n", "graph", "N", "K", "M", "kernel", "time_us", "MB",
            "floorBW", "floorC", "x_floor", "vs_fp32", "vs_fp16");

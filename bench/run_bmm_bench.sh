@@ -3,7 +3,7 @@
 # every bmm.XYZ kernel against cuBLAS FP32 SGEMM and FP16 GEMM, checked against bg_ref_bmm.
 #   bench/run_bmm_bench.sh build            # build only -> ${BGNN_BMM_BENCH_BIN:-.carry/bench/bmm_bench}
 #   bench/run_bmm_bench.sh [bench args]     # build if missing, then run; log to $OUT/bmm_bench.log
-# Bench args: --reps R (default 50), --quick, --only SUBSTR.  Needs nvcc (CUDA 12.4+/13),
+# Bench args: --reps R (default 50), --quick, --only SUBSTR, --fbt-tpr T.  Needs nvcc (CUDA 12.4+/13),
 # cuBLAS, gcc with OpenMP; no data files.  Exit status: the benchmark's (0 ok, 1 a check
 # failed, 2 a CUDA/cuBLAS error, 77 no GPU).
 set -euo pipefail

@@ -9,15 +9,30 @@
 // prologue is x' = fl(fl(x - mean) * inv) [* gamma] [+ beta], inv = fl(1 / fl(sqrt(fl(var +
 // eps)))), each step rounded as in elementwise.cuh's batchnorm.
 //
-// Work decomposition: a tile is 32 rows x 32 outputs; a 256-thread block owns one tile at a
-// time (grid-stride over tiles).  Lane l of warp w computes output o0 + l of rows 4w .. 4w + 3,
-// the four running sums (independent fma chains) in registers.
-// K goes in chunks of KC = 64: the block stages the chunk of x (coalesced, prologue applied
-// once per element) and of w as +-1.0f (rows of KC + 4 floats: bank-conflict-free 16-byte
-// reads) in shared memory, and loads the next chunk's global values into registers while it
-// computes the current one.  Output b1: the 32 lanes of a warp hold the 32 bits of word
-// o0/32 of their row, so one __ballot_sync is the word (padding bits zero); output f32: one
-// coalesced store per row.  Needs blockDim.x == 256 (the plan's block size).
+// Work decomposition (register tiles, as SGEMM does, but never splitting k):
+// * A tile is RT rows x OTW outputs, OTW = 32 when M <= 32 else 64.  RT (1..32) is chosen at
+//   run time from the grid so that the row tiles spread evenly over the blocks:
+//   RT = ceil(rows / (gridDim.x / out tiles)), capped at 32; blocks grid-stride over tiles.
+//   The plan sizes the grid at 12 threads per row per output tile (about 21 rows a block), so
+//   a Cora-sized layer is one tile per SM, not 1.3 tiles per SM on the busiest ones; from 64
+//   rows per SM up, tiles are 32 rows (the surplus blocks find no tile and return).
+// * A 256-thread block is 16 row slots x 16 output groups.  Warp w takes output quarter w & 3
+//   and half h = w >> 2 of the tile's rows: the rows t with t % 2 == h, so both halves hold
+//   the same number of rows for any RT; lane l takes the 2 rows 2 (l / 4 + 8 i) + h, i < 2,
+//   and outputs quarter * OTW / 4 + l % 4 + 4 j, j < OTW / 16.  Each thread keeps its up to
+//   2 x 4 running sums (independent fma chains) in registers; a warp whose half has at most 8
+//   rows runs the one-row loop.  In shared memory tile row t sits at position
+//   8 (t % 2) + (t / 2) % 8 + 16 (t / 16), so a warp reads 8 consecutive x rows at once.
+// * K goes in chunks of KC = 64: the block stages the chunk of x (coalesced, prologue applied
+//   once per element; 1 / sqrt(var + eps) computed once per column, during the previous
+//   chunk's arithmetic) and of w
+//   as +-1.0f in shared memory, rows of KC + 4 floats, so every
+//   16-byte read of a warp (8 x rows, 4 w rows) is free of bank conflicts; per 4 k a thread
+//   issues 2 + 4 such reads for 32 fmas, one step ahead of the fmas that use them.  The next
+//   chunk's global values are loaded into registers while the current one computes.
+// * Output b1: each thread ors its bits into a shared tile of words, written once per tile
+//   (padding bits zero); output f32: one store per element.
+// Needs blockDim.x == 256 (the plan's block size).
 #ifndef BGNN_BMM_FB_TILED_CUH
 #define BGNN_BMM_FB_TILED_CUH
 
@@ -25,18 +40,76 @@
 
 namespace bgnn {
 
-constexpr int FBT_ROWS = 32, FBT_OUTS = 32, FBT_KC = 64, FBT_PAD = 4;
+constexpr int FBT_ROWS = 32, FBT_OUTS = 64, FBT_KC = 64, FBT_PAD = 4;
 
 // The shared memory of every instantiation: one block of it per kernel, however many FB
 // products a (fused) kernel runs, since it belongs to this one non-template function.
 struct FbtSmem {
     __align__(16) float xs[FBT_ROWS][FBT_KC + FBT_PAD];
     __align__(16) float ws[FBT_OUTS][FBT_KC + FBT_PAD];
-    float mu[FBT_KC], inv[FBT_KC], g[FBT_KC], b[FBT_KC];
+    u32 ybits[FBT_ROWS][FBT_OUTS / 32];
+    float inv[FBT_KC]; // BN: 1 / sqrt(var + eps) of the chunk's columns
 };
 __device__ __forceinline__ FbtSmem &fbt_smem() {
     __shared__ FbtSmem s;
     return s;
+}
+
+// One staged chunk (kn real k) for one thread: rows x0 (and x1 when TWO), outputs w[j].  The
+// operands of the next 4 k are read from shared memory while the fmas of these 4 run.
+template <int JN, bool TWO>
+__device__ __forceinline__ void fbt_chunk(int kn, const float *x0, const float *x1,
+                                          const float (*ws)[FBT_KC + FBT_PAD], const int (&oo)[JN],
+                                          float (&acc)[2][4]) {
+    const float *w[JN];
+#pragma unroll
+    for (int j = 0; j < JN; j++) w[j] = ws[oo[j]];
+    const int k4 = kn & ~3;
+    if (k4 > 0) {
+        float4 a = *(const float4 *)&x0[0], b = a, wv[JN];
+        if constexpr (TWO) b = *(const float4 *)&x1[0];
+#pragma unroll
+        for (int j = 0; j < JN; j++) wv[j] = *(const float4 *)&w[j][0];
+        for (int k = 0; k < k4; k += 4) {
+            const int kx = k + 4 < k4 ? k + 4 : k; // the next step (the last one re-reads its own)
+            const float4 na = *(const float4 *)&x0[kx];
+            float4 nb = na, nw[JN];
+            if constexpr (TWO) nb = *(const float4 *)&x1[kx];
+#pragma unroll
+            for (int j = 0; j < JN; j++) nw[j] = *(const float4 *)&w[j][kx];
+#pragma unroll
+            for (int j = 0; j < JN; j++) {
+                acc[0][j] = __fmaf_rn(a.x, wv[j].x, acc[0][j]);
+                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.x, wv[j].x, acc[1][j]);
+            }
+#pragma unroll
+            for (int j = 0; j < JN; j++) {
+                acc[0][j] = __fmaf_rn(a.y, wv[j].y, acc[0][j]);
+                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.y, wv[j].y, acc[1][j]);
+            }
+#pragma unroll
+            for (int j = 0; j < JN; j++) {
+                acc[0][j] = __fmaf_rn(a.z, wv[j].z, acc[0][j]);
+                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.z, wv[j].z, acc[1][j]);
+            }
+#pragma unroll
+            for (int j = 0; j < JN; j++) {
+                acc[0][j] = __fmaf_rn(a.w, wv[j].w, acc[0][j]);
+                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.w, wv[j].w, acc[1][j]);
+            }
+            a = na;
+            b = nb;
+#pragma unroll
+            for (int j = 0; j < JN; j++) wv[j] = nw[j];
+        }
+    }
+    for (int k = k4; k < kn; k++) { // the real tail only: no padding term is ever added
+#pragma unroll
+        for (int j = 0; j < JN; j++) {
+            acc[0][j] = __fmaf_rn(x0[k], w[j][k], acc[0][j]);
+            if constexpr (TWO) acc[1][j] = __fmaf_rn(x1[k], w[j][k], acc[1][j]);
+        }
+    }
 }
 
 // BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order).
@@ -46,108 +119,122 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
                                              const float *gamma, const float *beta) {
     static_assert(Z == 'B' || Z == 'F', "bmm_fb_tiled: output F or B");
     constexpr long long MW = words_of(M);
-    constexpr long long OT = (M + FBT_OUTS - 1) / FBT_OUTS; // output tiles (= words of a b1 row)
-    constexpr int XPT = FBT_ROWS * FBT_KC / 256;             // x elements staged per thread
-    constexpr int WPT = FBT_OUTS * FBT_KC / 256;             // w elements staged per thread
+    constexpr int OTW = M <= 32 ? 32 : FBT_OUTS;              // outputs per tile
+    constexpr int TW = OTW / 32;                              // b1 words per tile row
+    constexpr int JN = OTW / 16;                              // outputs per thread
+    constexpr long long OT = (M + OTW - 1) / OTW;             // output tiles
+    constexpr int XPT = FBT_ROWS * FBT_KC / 256;              // x elements staged per thread
+    constexpr int WPT = OTW * FBT_KC / 256;                   // w elements staged per thread
     FbtSmem &sm = fbt_smem();
     auto &xs = sm.xs;
     auto &ws = sm.ws;
-    float *mu_s = sm.mu, *inv_s = sm.inv, *g_s = sm.g, *b_s = sm.b;
+    auto &ybits = sm.ybits;
+    float *inv_s = sm.inv;
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int sk = tid % FBT_KC;     // the k this thread stages (x and w)
-    const int sr = tid / FBT_KC;     // its first staged x row (then + 256 / KC each step)
-    const long long ntiles = (rows + FBT_ROWS - 1) / FBT_ROWS * OT;
+    const int sk = tid % FBT_KC;      // the k this thread stages (x and w)
+    const int sr = tid / FBT_KC;      // its first staged x row / w output (then + 4 each step)
+    const int half = warp >> 2;                     // compute: tile rows t with t % 2 == half,
+    const int slot = half * 8 + (lane >> 2);        // at positions slot and slot + 16
+    int oo[JN];                                     // compute: this thread's outputs in the tile
+#pragma unroll
+    for (int j = 0; j < JN; j++) oo[j] = (warp & 3) * (OTW / 4) + (lane & 3) + 4 * j;
+    // Rows per tile from the grid: the row tiles spread evenly over the blocks.  When the rows
+    // fill every SM twice over at 32 a tile, full tiles (no idle second-row lanes) are better.
+    const long long per = (long long)gridDim.x / OT > 0 ? (long long)gridDim.x / OT : 1;
+    long long rt_max = (rows + per - 1) / per;
+    unsigned nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    if (rt_max > FBT_ROWS || (rows + FBT_ROWS - 1) / FBT_ROWS * OT >= 2LL * nsm) rt_max = FBT_ROWS;
+    if (rt_max < 1) rt_max = 1;
+    const long long ntiles = (rows + rt_max - 1) / rt_max * OT;
     const float eps = f32_from_bits(EPS_BITS);
     (void)eps, (void)mean, (void)var, (void)gamma, (void)beta;
     for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const long long r0 = (t / OT) * FBT_ROWS, o0 = (t % OT) * FBT_OUTS;
-        const long long o = o0 + lane;
-        float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+        const long long r0 = (t / OT) * rt_max, o0 = (t % OT) * OTW;
+        const int rt = (int)(rows - r0 < rt_max ? rows - r0 : rt_max); // rows of this tile
+        float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
         float xr[XPT];
-        u32 wword = 0u;
+        u32 wword[TW];
+        float bn_m = 0.0f, bn_v = 0.0f, bn_g = 0.0f, bn_b = 0.0f; // the BN operands of column sk
         // registers <- chunk k0 (global)
         auto fetch = [&](long long k0) {
 #pragma unroll
             for (int j = 0; j < XPT; j++) {
-                const long long r = r0 + sr + j * (256 / FBT_KC);
-                xr[j] = (k0 + sk < K && r < rows) ? x[r * K + k0 + sk] : 0.0f;
+                const int r = sr + 4 * j;
+                xr[j] = (k0 + sk < K && r < rt) ? x[(r0 + r) * K + k0 + sk] : 0.0f;
             }
-            wword = k0 + sk < K ? w[(k0 + sk) * MW + (o0 >> 5)] : 0u;
+#pragma unroll
+            for (int d = 0; d < TW; d++)
+                wword[d] = (k0 + sk < K && (o0 >> 5) + d < MW) ? w[(k0 + sk) * MW + (o0 >> 5) + d] : 0u;
+            if constexpr (BN > 0) {
+                if (k0 + sk < K) {
+                    bn_m = mean[k0 + sk];
+                    bn_v = var[k0 + sk];
+                    if constexpr (BN == 2 || BN == 4) bn_g = gamma[k0 + sk];
+                    if constexpr (BN == 3 || BN == 4) bn_b = beta[k0 + sk];
+                }
+            }
+        };
+        if constexpr (Z == 'B') {
+            __syncthreads(); // the previous tile's words are written out
+            if (tid < FBT_ROWS * TW) ybits[tid / TW][tid % TW] = 0u;
+        }
+        // BN: threads 0..KC-1 compute the chunk's inverse deviations once, before the barrier
+        // that starts the chunk (the division and square root are long instruction sequences).
+        auto bn_inverse = [&]() {
+            if constexpr (BN > 0)
+                if (tid < FBT_KC) inv_s[tid] = fdiv(1.0f, fsqrt(fadd(bn_v, eps)));
         };
         fetch(0);
+        bn_inverse();
         for (long long k0 = 0; k0 < K; k0 += FBT_KC) {
             const int kn = (int)(K - k0 < FBT_KC ? K - k0 : FBT_KC);
-            __syncthreads(); // the previous chunk (or tile) is consumed
-            if constexpr (BN > 0) {
-                if (tid < kn) {
-                    mu_s[tid] = mean[k0 + tid];
-                    inv_s[tid] = fdiv(1.0f, fsqrt(fadd(var[k0 + tid], eps)));
-                    if constexpr (BN == 2 || BN == 4) g_s[tid] = gamma[k0 + tid];
-                    if constexpr (BN == 3 || BN == 4) b_s[tid] = beta[k0 + tid];
-                }
-                __syncthreads();
-            }
+            __syncthreads(); // the previous chunk (or tile) is consumed; inv_s holds this chunk's
 #pragma unroll
             for (int j = 0; j < XPT; j++) {
                 float v = xr[j];
                 if constexpr (BN > 0) {
                     if (sk < kn) {
-                        v = fmul(fsub(v, mu_s[sk]), inv_s[sk]);
-                        if constexpr (BN == 2 || BN == 4) v = fmul(v, g_s[sk]);
-                        if constexpr (BN == 3 || BN == 4) v = fadd(v, b_s[sk]);
+                        v = fmul(fsub(v, bn_m), inv_s[sk]);
+                        if constexpr (BN == 2 || BN == 4) v = fmul(v, bn_g);
+                        if constexpr (BN == 3 || BN == 4) v = fadd(v, bn_b);
                     }
                 }
-                xs[sr + j * (256 / FBT_KC)][sk] = v;
+                const int t = sr + 4 * j;
+                xs[8 * (t & 1) + ((t >> 1) & 7) + 16 * (t >> 4)][sk] = v;
             }
 #pragma unroll
             for (int j = 0; j < WPT; j++) {
-                const int oo = sr + j * (256 / FBT_KC);
-                ws[oo][sk] = pm1((wword >> oo) & 1u);
+                const int o = sr + 4 * j;
+                const u32 ww = (TW > 1 && o >= 32) ? wword[TW - 1] : wword[0]; // no local-memory index
+                ws[o][sk] = pm1((ww >> (o & 31)) & 1u);
             }
             __syncthreads();
             if (k0 + FBT_KC < K) fetch(k0 + FBT_KC); // in flight while this chunk computes
-            const int k4 = kn & ~3;
-            const float *xa = xs[4 * warp], *xb = xs[4 * warp + 1], *xc = xs[4 * warp + 2],
-                        *xd = xs[4 * warp + 3], *wo = ws[lane];
-            for (int k = 0; k < k4; k += 4) {
-                const float4 wv = *(const float4 *)&wo[k];
-                const float4 va = *(const float4 *)&xa[k];
-                const float4 vb = *(const float4 *)&xb[k];
-                const float4 vc = *(const float4 *)&xc[k];
-                const float4 vd = *(const float4 *)&xd[k];
-                acc0 = __fmaf_rn(va.x, wv.x, acc0);
-                acc1 = __fmaf_rn(vb.x, wv.x, acc1);
-                acc2 = __fmaf_rn(vc.x, wv.x, acc2);
-                acc3 = __fmaf_rn(vd.x, wv.x, acc3);
-                acc0 = __fmaf_rn(va.y, wv.y, acc0);
-                acc1 = __fmaf_rn(vb.y, wv.y, acc1);
-                acc2 = __fmaf_rn(vc.y, wv.y, acc2);
-                acc3 = __fmaf_rn(vd.y, wv.y, acc3);
-                acc0 = __fmaf_rn(va.z, wv.z, acc0);
-                acc1 = __fmaf_rn(vb.z, wv.z, acc1);
-                acc2 = __fmaf_rn(vc.z, wv.z, acc2);
-                acc3 = __fmaf_rn(vd.z, wv.z, acc3);
-                acc0 = __fmaf_rn(va.w, wv.w, acc0);
-                acc1 = __fmaf_rn(vb.w, wv.w, acc1);
-                acc2 = __fmaf_rn(vc.w, wv.w, acc2);
-                acc3 = __fmaf_rn(vd.w, wv.w, acc3);
-            }
-            for (int k = k4; k < kn; k++) { // the real tail only: no padding term is ever added
-                acc0 = __fmaf_rn(xa[k], wo[k], acc0);
-                acc1 = __fmaf_rn(xb[k], wo[k], acc1);
-                acc2 = __fmaf_rn(xc[k], wo[k], acc2);
-                acc3 = __fmaf_rn(xd[k], wo[k], acc3);
+            const int hrows = (rt - half + 1) / 2; // rows of this warp's half
+            if (hrows > 8) fbt_chunk<JN, true>(kn, xs[slot], xs[slot + 16], ws, oo, acc);
+            else if (hrows > 0) fbt_chunk<JN, false>(kn, xs[slot], xs[slot], ws, oo, acc);
+            if (k0 + FBT_KC < K) bn_inverse(); // the next chunk's: inv_s was read before the barrier
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = 2 * ((lane >> 2) + 8 * h) + half; // the tile row at position slot + 16 h
+#pragma unroll
+            for (int j = 0; j < JN; j++) {
+                const long long o = o0 + oo[j];
+                if (r >= rt || o >= M) continue;
+                if constexpr (Z == 'B') {
+                    if (bit_of(acc[h][j])) atomicOr(&ybits[r][oo[j] >> 5], 1u << (oo[j] & 31));
+                } else {
+                    ((float *)yp)[(r0 + r) * M + o] = acc[h][j];
+                }
             }
         }
-        const float accs[4] = {acc0, acc1, acc2, acc3};
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const long long r = r0 + 4 * warp + q;
-            if constexpr (Z == 'B') {
-                const u32 word = __ballot_sync(0xffffffffu, o < M && bit_of(accs[q]) != 0u);
-                if (lane == 0 && r < rows) ((u32 *)yp)[r * MW + (o0 >> 5)] = word;
-            } else {
-                if (r < rows && o < M) ((float *)yp)[r * M + o] = accs[q];
+        if constexpr (Z == 'B') {
+            __syncthreads();
+            if (tid < rt * TW) {
+                const int r = tid / TW, d = tid % TW;
+                if ((o0 >> 5) + d < MW) ((u32 *)yp)[(r0 + r) * MW + (o0 >> 5) + d] = ybits[r][d];
             }
         }
     }

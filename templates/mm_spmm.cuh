@@ -5,17 +5,17 @@
 // for adjacency B, w for adjacency F), x f32 [N][K] or b1 [N][ceil(K/32)], W as matmul.cuh
 // takes it (b1t [M][ceil(K/32)] when WT, the plan's layout of a b1 param read by a BB product),
 // y f32 [N][C] or b1 [N][ceil(C/32)], C = M.
-// One thread per output element (i, c) (one warp per output word for a b1 result), exactly
-// as spmm.cuh: the neighbours j of row i in CSR order, accumulated sequentially.  Where
-// spmm.cuh reads the stored activation t[j, c], this recomputes it: the product element
-// bmm_dot(j, c) of matmul.cuh, then the mm steps EM at row j (scl rows / a tensor add index
+// One warp per row (mm_spmm_warp_rows): its lanes gather 32 edges at once, then the terms are
+// accumulated in CSR order exactly as spmm.cuh does (a row of 169 neighbours is 6 rounds of
+// gathers, not 169 dependent ones).  Where spmm.cuh reads the stored activation t[j, c], this
+// recomputes it: the product element bmm_dot(j, c) of matmul.cuh, then the mm steps EM at row j (scl rows / a tensor add index
 // row j, the neighbour), then for X = B its bit (EM.bit: by the sign or a threshold table).
 // That is the float (X = F) or the bit (X = B) the unfused bmm would have stored in t[j, c]
 // (matmul.cuh's ep_store_all with the same EM), so the aggregation, and the epilogue EPI on
 // its result, are bit for bit those of the unfused pair.
 // Cost: ceil(K/32) popcounts (BB) per edge and output element, i.e. M * ceil(K/32) words per
 // edge; fuse-mm-spmm fires only when that is at most 64 and x_j's row is no wider than t_j's.
-// METHOD is accepted for parity with spmm.cuh (the per-lane if-else sum is used).
+// METHOD is accepted for parity with spmm.cuh (an integer +-1 sum is one ballot per output).
 #ifndef BGNN_MM_SPMM_CUH
 #define BGNN_MM_SPMM_CUH
 
@@ -37,49 +37,84 @@ __device__ __forceinline__ u32 mm_spmm_tbit(long long j, long long c, const void
     return ep_bit(em, j, c, bmm_dot<P, Q, K, C, WT>(j, c, xp, wp, ProNone()));
 }
 
-// spmm_adjb_elem with t[j, c] recomputed.
-template <char P, char Q, char X, long long K, long long C, bool WT, bool UNIT, class EM>
-__device__ __forceinline__ float mm_spmm_adjb_elem(long long i, long long c, const long long *rowptr,
-                                                   const int *col, const float *rowf, const float *colf,
-                                                   const void *xp, const void *wp, const EM &em) {
-    long long e0 = rowptr[i], e1 = rowptr[i + 1];
-    float acc;
-    if constexpr (X == 'B' && UNIT) {
-        long long s = 0;
-        for (long long e = e0; e < e1; e++) s += mm_spmm_tbit<P, Q, K, C, WT>(col[e], c, xp, wp, em) ? 1 : -1;
-        acc = (float)s;
-    } else {
-        acc = 0.0f;
-        for (long long e = e0; e < e1; e++) {
-            long long j = col[e];
-            float cj = colf[j];
-            float t;
-            if constexpr (X == 'B') t = signed_by(cj, mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em));
-            else t = fmul(cj, mm_spmm_tval<P, Q, K, C, WT>(j, c, xp, wp, em));
-            acc = fadd(acc, t);
+// One warp per row i (grid-stride over rows by warps).  The row's edges go 32 at a time:
+// lane l gathers edge e0 + l (its column, factor and product row: 32 gathers in flight at
+// once).  TERM(e, j, c) is that edge's term for output c.  Float terms: the lanes write the
+// terms of MSW_CB outputs to the warp's shared tile, then lane c % MSW_CB adds them in edge
+// order to output c's running sum - the sequential CSR order of spmm.cuh, exactly.  INT
+// (+-1 terms, summed in integers, exact in any order): one ballot per output.  FIN(i, c, acc)
+// turns the sum into the value the epilogue reads.  Needs blockDim.x <= 256 (the plan's 256).
+constexpr int MSW_CB = 8, MSW_CMAX = 64; // outputs per shared-tile round; the most outputs
+template <char Z, long long C, bool INT, class Epi, class Term, class Fin>
+__device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, const long long *rowptr,
+                                                  const int *col, const Epi &epi, Term term, Fin fin) {
+    static_assert(C <= MSW_CMAX, "bspmm_mm: fuse-mm-spmm keeps M * ceil(K/32) <= 64");
+    constexpr int CW = (int)((C + 31) / 32), CQ = (int)((C + MSW_CB - 1) / MSW_CB);
+    __shared__ float tsm[8][32][MSW_CB + 1]; // per warp: [edge][output of the round]
+    __shared__ float asm_[8][MSW_CMAX];       // per warp: the running sums
+    const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5) & 7;
+    float(&ts)[32][MSW_CB + 1] = tsm[wib];
+    float *as = asm_[wib];
+    const long long nwarps = thread_stride() >> 5;
+    for (long long i = thread_index() >> 5; i < rows; i += nwarps) { // uniform across the warp
+        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+        long long s[CW];
+#pragma unroll
+        for (int p = 0; p < CW; p++) s[p] = 0;
+        if constexpr (!INT) {
+            for (int c = lane; c < C; c += 32) as[c] = 0.0f;
+            __syncwarp();
         }
+        for (long long eb = e0; eb < e1; eb += 32) {
+            const int nb = (int)(e1 - eb < 32 ? e1 - eb : 32);
+            const bool has = lane < nb;
+            const long long e = eb + (has ? lane : 0);
+            const long long j = col[e];
+            if constexpr (INT) {
+#pragma unroll
+                for (int p = 0; p < CW; p++) { // outputs 32 p .. 32 p + 31: lane c % 32 keeps c's sum
+                    const int cn = (int)(C - 32LL * p < 32 ? C - 32LL * p : 32);
+                    for (int cl = 0; cl < cn; cl++) {
+                        const u32 plus = __ballot_sync(0xffffffffu, has && term(e, j, 32LL * p + cl) > 0.0f);
+                        if (lane == cl) s[p] += 2 * (long long)popc(plus) - nb;
+                    }
+                }
+            } else {
+#pragma unroll 1
+                for (int q = 0; q < CQ; q++) {
+#pragma unroll
+                    for (int cl = 0; cl < MSW_CB; cl++) {
+                        const long long c = (long long)q * MSW_CB + cl;
+                        if (c < C) ts[lane][cl] = has ? term(e, j, c) : 0.0f;
+                    }
+                    __syncwarp();
+                    const long long c = (long long)q * MSW_CB + lane;
+                    if (lane < MSW_CB && c < C) {
+                        float a = as[c];
+                        for (int l = 0; l < nb; l++) a = fadd(a, ts[l][lane]);
+                        as[c] = a;
+                    }
+                    __syncwarp();
+                }
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < CW; p++) {
+            const long long c = 32LL * p + lane;
+            const float v = INT ? (float)s[p] : (c < C ? as[c] : 0.0f);
+            if constexpr (Z == 'B') {
+                const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, i, c, fin(i, c, v)) != 0u);
+                if (lane == 0) ((u32 *)yp)[i * words_of(C) + p] = word;
+            } else {
+                if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, fin(i, c, v));
+            }
+        }
+        if constexpr (!INT) __syncwarp(); // the sums are read before the next row clears them
     }
-    return fmul(rowf[i], acc);
 }
 
-// spmm_adjf_elem with t[j, c] recomputed.
-template <char P, char Q, char X, long long K, long long C, bool WT, class EM>
-__device__ __forceinline__ float mm_spmm_adjf_elem(long long i, long long c, const long long *rowptr,
-                                                   const int *col, const float *w, const void *xp,
-                                                   const void *wp, const EM &em) {
-    long long e0 = rowptr[i], e1 = rowptr[i + 1];
-    float acc = 0.0f;
-    for (long long e = e0; e < e1; e++) {
-        long long j = col[e];
-        float t;
-        if constexpr (X == 'B') t = signed_by(w[e], mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em));
-        else t = fmul(w[e], mm_spmm_tval<P, Q, K, C, WT>(j, c, xp, wp, em));
-        acc = fadd(acc, t);
-    }
-    return acc;
-}
-
-// Adjacency B (pattern + factor vectors).  rows = N; grid: rows * (Z == 'B' ? b1_tpr(C) : f32_tpr(C)).
+// Adjacency B (pattern + factor vectors): y[i, c] = rowf[i] * sum_j colf[j] v(t[j, c]) (the
+// +-1 sum when X = B and the factors are unit).  rows = N; grid: rows * 32 threads.
 template <char P, char Q, char X, char Z, long long K, long long C, bool WT, bool UNIT, int METHOD,
           class EM = EpEnd, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const long long *rowptr, const int *col,
@@ -89,12 +124,16 @@ __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const lo
                       (Z == 'F' || Z == 'B'),
                   "bspmm_mm: precision letters are F or B");
     static_assert(!WT || Q == 'B', "bspmm_mm: only b1 weights can be transposed");
-    ep_store_all<Z, C>(rows, yp, epi, [&](long long i, long long c) {
-        return mm_spmm_adjb_elem<P, Q, X, K, C, WT, UNIT>(i, c, rowptr, col, rowf, colf, xp, wp, em);
-    });
+    constexpr bool INT = X == 'B' && UNIT;
+    auto fin = [&](long long i, long long, float acc) { return fmul(rowf[i], acc); };
+    mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, epi, [&](long long, long long j, long long c) {
+        if constexpr (INT) return mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em) ? 1.0f : -1.0f;
+        else if constexpr (X == 'B') return signed_by(colf[j], mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em));
+        else return fmul(colf[j], mm_spmm_tval<P, Q, K, C, WT>(j, c, xp, wp, em));
+    }, fin);
 }
 
-// Adjacency F (per-edge weights).  rows = N; grid as above.
+// Adjacency F (per-edge weights): y[i, c] = sum_e w[e] v(t[col[e], c]).  rows = N; grid as above.
 template <char P, char Q, char X, char Z, long long K, long long C, bool WT, class EM = EpEnd, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_mm_adjf(long long rows, void *yp, const long long *rowptr, const int *col,
                                               const float *w, const void *xp, const void *wp, EM em = EM(),
@@ -103,9 +142,11 @@ __device__ __forceinline__ void bspmm_mm_adjf(long long rows, void *yp, const lo
                       (Z == 'F' || Z == 'B'),
                   "bspmm_mm: precision letters are F or B");
     static_assert(!WT || Q == 'B', "bspmm_mm: only b1 weights can be transposed");
-    ep_store_all<Z, C>(rows, yp, epi, [&](long long i, long long c) {
-        return mm_spmm_adjf_elem<P, Q, X, K, C, WT>(i, c, rowptr, col, w, xp, wp, em);
-    });
+    auto fin = [](long long, long long, float acc) { return acc; };
+    mm_spmm_warp_rows<Z, C, false>(rows, yp, rowptr, col, epi, [&](long long e, long long j, long long c) {
+        if constexpr (X == 'B') return signed_by(w[e], mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em));
+        else return fmul(w[e], mm_spmm_tval<P, Q, K, C, WT>(j, c, xp, wp, em));
+    }, fin);
 }
 
 } // namespace bgnn

@@ -417,8 +417,8 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             bool bb = in->prec[0] == 'B' && in->prec[1] == 'B';
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
             l->threads_per_row = tpr_for(in->type.kind, cols);
-            if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* 256 threads per 32 rows x 32 outputs */
-                l->threads_per_row = 8 * (int)((cols + 31) / 32);
+            if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
+                l->threads_per_row = 12 * (int)((cols + (cols <= 32 ? 31 : 63)) / (cols <= 32 ? 32 : 64));
             break;
         }
         case BG_OP_BSPMM: {
@@ -467,7 +467,7 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             arg(l, use_value(&c, x));
             bool bb = m->insts[x].type.kind == BG_TY_B1 && m->insts[w].type.kind == BG_TY_B1;
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
-            l->threads_per_row = tpr_for(in->type.kind, cols);
+            l->threads_per_row = 32; /* one warp per row (mm_spmm.cuh) */
             break;
         }
         case BG_OP_READOUT:

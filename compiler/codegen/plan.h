@@ -65,7 +65,8 @@
  * shared memory.  threads_per_row and block_size are multiples of 32 for launches whose
  * output is B1 (one warp builds one output word with __ballot_sync), except the tiled FB
  * kernel (bg_plan_bmm_fb_tiled), which needs block_size 256 and grid-strides over tiles of
- * 32 rows x 32 outputs (threads_per_row = 8 per 32 outputs sizes its grid to one block per tile).
+ * up to 32 rows x 64 outputs (32 when M <= 32), the rows per tile chosen from the grid at run
+ * time (threads_per_row = 12 per output tile: about 21 rows a block).
  * Launches run in order on one stream; each reads only buffers written before it.
  *
  * ---- The fused kernel (fuse-model) -------------------------------------------------------
@@ -219,7 +220,8 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
  * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
 int bg_plan_phases(const BgPlan *p, int *phase);
 /* Whether a BMM instruction runs the tiled FB kernel (templates/bmm_fb_tiled.cuh: F
- * activations, canonical b1 weights): its launch has 8 threads per row per 32 outputs. */
+ * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
+ * (32 when M <= 32), about 21 rows a block. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
