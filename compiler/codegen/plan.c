@@ -456,6 +456,11 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
                 bg_diag_error(d, BG_E_INTERNAL, "plan: bspmm_mm %%%d: operand is not a graph", i);
                 return NULL;
             }
+            if (cols > 64) { /* mm_spmm.cuh keeps at most 64 running sums per row (MSW_CMAX) */
+                bg_diag_error(d, BG_E_INTERNAL, "plan: bspmm_mm %%%d: %lld outputs, the kernel takes at most 64", i,
+                              (long long)cols);
+                return NULL;
+            }
             arg(l, use_garr(&c, adj, BG_GARR_ROWPTR));
             arg(l, use_garr(&c, adj, BG_GARR_COL));
             if (in->prec[1] == 'F') {
