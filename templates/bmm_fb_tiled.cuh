@@ -55,6 +55,17 @@ __device__ __forceinline__ FbtSmem &fbt_smem() {
     return s;
 }
 
+// One k for one thread: acc[h][j] = fma(x of row h, weight of output j, acc[h][j]).
+template <int JN, bool TWO, class W>
+__device__ __forceinline__ void fbt_step(float (&acc)[2][4], float xa, float xb, W weight) {
+#pragma unroll
+    for (int j = 0; j < JN; j++) {
+        const float wj = weight(j);
+        acc[0][j] = __fmaf_rn(xa, wj, acc[0][j]);
+        if constexpr (TWO) acc[1][j] = __fmaf_rn(xb, wj, acc[1][j]);
+    }
+}
+
 // One staged chunk (kn real k) for one thread: rows x0 (and x1 when TWO), outputs w[j].  The
 // operands of the next 4 k are read from shared memory while the fmas of these 4 run.
 template <int JN, bool TWO>
@@ -77,39 +88,18 @@ __device__ __forceinline__ void fbt_chunk(int kn, const float *x0, const float *
             if constexpr (TWO) nb = *(const float4 *)&x1[kx];
 #pragma unroll
             for (int j = 0; j < JN; j++) nw[j] = *(const float4 *)&w[j][kx];
-#pragma unroll
-            for (int j = 0; j < JN; j++) {
-                acc[0][j] = __fmaf_rn(a.x, wv[j].x, acc[0][j]);
-                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.x, wv[j].x, acc[1][j]);
-            }
-#pragma unroll
-            for (int j = 0; j < JN; j++) {
-                acc[0][j] = __fmaf_rn(a.y, wv[j].y, acc[0][j]);
-                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.y, wv[j].y, acc[1][j]);
-            }
-#pragma unroll
-            for (int j = 0; j < JN; j++) {
-                acc[0][j] = __fmaf_rn(a.z, wv[j].z, acc[0][j]);
-                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.z, wv[j].z, acc[1][j]);
-            }
-#pragma unroll
-            for (int j = 0; j < JN; j++) {
-                acc[0][j] = __fmaf_rn(a.w, wv[j].w, acc[0][j]);
-                if constexpr (TWO) acc[1][j] = __fmaf_rn(b.w, wv[j].w, acc[1][j]);
-            }
+            fbt_step<JN, TWO>(acc, a.x, b.x, [&](int j) { return wv[j].x; });
+            fbt_step<JN, TWO>(acc, a.y, b.y, [&](int j) { return wv[j].y; });
+            fbt_step<JN, TWO>(acc, a.z, b.z, [&](int j) { return wv[j].z; });
+            fbt_step<JN, TWO>(acc, a.w, b.w, [&](int j) { return wv[j].w; });
             a = na;
             b = nb;
 #pragma unroll
             for (int j = 0; j < JN; j++) wv[j] = nw[j];
         }
     }
-    for (int k = k4; k < kn; k++) { // the real tail only: no padding term is ever added
-#pragma unroll
-        for (int j = 0; j < JN; j++) {
-            acc[0][j] = __fmaf_rn(x0[k], w[j][k], acc[0][j]);
-            if constexpr (TWO) acc[1][j] = __fmaf_rn(x1[k], w[j][k], acc[1][j]);
-        }
-    }
+    for (int k = k4; k < kn; k++) // the real tail only: no padding term is ever added
+        fbt_step<JN, TWO>(acc, x0[k], x1[k], [&](int j) { return w[j][k]; });
 }
 
 // BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order).
