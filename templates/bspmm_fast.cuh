@@ -23,7 +23,9 @@
 // (grid-stride over items: any grid works).  Items of split rows add their integer partial
 // sums into partial[slot][C] (int32 atomics); the last item to finish (a per-slot counter)
 // finalises the row and resets partial and counter to zero, so the buffers stay clean for
-// the next launch (they must be zeroed once, at allocation).
+// the next launch (they must be zeroed once, at allocation).  Optionally (CSR schedules,
+// bspmm_sched_build's group/small) an aligned block of rows that all have few edges is one
+// GROUP item {first row, rows, 0, -1} whose rows the warp's slots take side by side.
 //
 // Reduction methods (reference-notes 4, semantics "method"), all exact and bit-identical:
 //   METHOD_POPC2  (3): per (slot, word) lane a bit-sliced vertical counter of the ONES of the
@@ -51,6 +53,10 @@
 // Launches that share partial/done must be stream-ordered (they are reset by the kernel).
 // Measured on an H200 (docs/performance.md): POPC2 is fastest everywhere; ANDNOT 1.2-1.9x
 // slower; IFELSE 3-7x slower; the FRDC kernel loses to CSR on graphs with ~1 edge per tile.
+// Large skewed graphs renumbered by degree (degree_order.cuh): the grouped schedule and the
+// hub kernel (bspmm_bb_csr_hub_kernel: the first H rows of x in shared memory, one
+// 1024-thread block per SM, hub_end from bspmm_hub_ends) are the fastest, 15.6x cuSPARSE at
+// C = 128 on the Reddit-sized R-MAT graph; on small graphs the plain kernel wins.
 #ifndef BGNN_BSPMM_FAST_CUH
 #define BGNN_BSPMM_FAST_CUH
 
@@ -79,28 +85,48 @@ struct BspmmSched {
     long long nitems = 0;
     long long nsplit = 0;    // rows split into > 1 item
     int chunk = 0;           // edges (CSR) or tiles (FRDC) per item at most
-    int4 *items = nullptr;   // {row, k, nk, slot or -1}
+    int4 *items = nullptr;   // {row, k, nk, slot or -1}, or a group item {row0, rows, 0, -1}
 };
 
 namespace fast_detail {
 
+// True when the aligned block of `group` rows holding row i has only rows of <= small edges
+// (such a block becomes one group item).
+__device__ __forceinline__ bool sched_small_block(long long rows, const long long *rowptr,
+                                                  long long i, int group, int small) {
+    if (group <= 1) return false;
+    const long long b = i - i % group, e = b + group < rows ? b + group : rows;
+    for (long long r = b; r < e; r++)
+        if (rowptr[r + 1] - rowptr[r] > small) return false;
+    return true;
+}
+
 __global__ void k_sched_count(long long rows, const long long *__restrict__ rowptr, int chunk,
-                              long long *__restrict__ cnt) {
+                              int group, int small, long long *__restrict__ cnt) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i <= rows;
          i += (long long)gridDim.x * blockDim.x) {
         if (i == rows) { cnt[i] = 0; continue; }
+        if (sched_small_block(rows, rowptr, i, group, small)) {
+            cnt[i] = i % group == 0; // one group item, held by the block's first row
+            continue;
+        }
         long long d = rowptr[i + 1] - rowptr[i];
         long long nk = d <= chunk ? 1 : (d + chunk - 1) / chunk;
         cnt[i] = nk | ((long long)(nk > 1) << 40); // items in bits 0..39, splits above
     }
 }
 
-__global__ void k_sched_fill(long long rows, const long long *__restrict__ pref,
+__global__ void k_sched_fill(long long rows, const long long *__restrict__ rowptr,
+                             const long long *__restrict__ pref, int group, int small,
                              int4 *__restrict__ items) {
     const long long M = (1LL << 40) - 1;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
          i += (long long)gridDim.x * blockDim.x) {
         long long b = pref[i] & M, nk = (pref[i + 1] & M) - b, slot = pref[i] >> 40;
+        if (sched_small_block(rows, rowptr, i, group, small)) {
+            if (nk) items[b] = make_int4((int)i, (int)(i + group < rows ? group : rows - i), 0, -1);
+            continue;
+        }
         for (long long k = 0; k < nk; k++)
             items[b + k] = make_int4((int)i, (int)k, (int)nk, nk > 1 ? (int)slot : -1);
     }
@@ -195,7 +221,8 @@ template <bool NC> __device__ __forceinline__ u32 ld_x(const u32 *p) {
     else return *p;
 }
 
-// Streaming (evict-first) load for the adjacency, read once; x stays cached.
+// Streaming (evict-first) load for the adjacency, read once; x stays cached.  (An
+// L1::no_allocate load measured slower: neighbouring lanes' column reads share sectors.)
 __device__ __forceinline__ int ld_stream(const int *p) { return __ldcs(p); }
 
 // After this warp added its partial sums of a split row: count it; the last warp of the row
@@ -239,8 +266,12 @@ __device__ __forceinline__ void split_finish(int slot, int nk, long long row0, i
 // Builds the schedule of `rows` rows with row pointer d_rowptr (CSR rowptr, or FRDC
 // tile_rowptr) on the GPU; allocates sched.items (cudaMalloc; free with bspmm_sched_free)
 // and synchronises `stream` once to learn the sizes (a per-graph step, like FRDC).
+// group > 1 (CSR kernels only): every aligned block of `group` rows whose rows all have at
+// most `small` edges becomes ONE group item {first row, rows, 0, -1}, its rows taken by the
+// warp's slots side by side (a degree-ordered graph ends in a long run of such rows).
 inline cudaError_t bspmm_sched_build(long long rows, const long long *d_rowptr, int chunk,
-                                     BspmmSched *out, cudaStream_t stream = 0) {
+                                     BspmmSched *out, cudaStream_t stream = 0, int group = 0,
+                                     int small = 0) {
     using namespace fast_detail;
     *out = BspmmSched{};
     out->rows = rows;
@@ -254,7 +285,7 @@ inline cudaError_t bspmm_sched_build(long long rows, const long long *d_rowptr, 
     if (err != cudaSuccess) return err;
     pref = cnt + rows + 1;
     int blocks = (int)((rows + 256) / 256 > 65535 ? 65535 : (rows + 256) / 256);
-    k_sched_count<<<blocks, 256, 0, stream>>>(rows, d_rowptr, chunk, cnt);
+    k_sched_count<<<blocks, 256, 0, stream>>>(rows, d_rowptr, chunk, group, small, cnt);
     cub::DeviceScan::ExclusiveSum(nullptr, tb, cnt, pref, (int)(rows + 1), stream);
     if ((err = cudaMalloc(&tmp, tb)) != cudaSuccess) { cudaFree(cnt); return err; }
     err = cub::DeviceScan::ExclusiveSum(tmp, tb, cnt, pref, (int)(rows + 1), stream);
@@ -268,7 +299,7 @@ inline cudaError_t bspmm_sched_build(long long rows, const long long *d_rowptr, 
         err = cudaMalloc(&out->items, sizeof(int4) * out->nitems);
     }
     if (err == cudaSuccess) {
-        k_sched_fill<<<blocks, 256, 0, stream>>>(rows, pref, out->items);
+        k_sched_fill<<<blocks, 256, 0, stream>>>(rows, d_rowptr, pref, group, small, out->items);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
@@ -285,12 +316,267 @@ inline long long bspmm_partial_elems(const BspmmSched &s, long long C, int rows_
     return (s.nsplit > 0 ? s.nsplit : 1) * rows_per * C;
 }
 
+namespace fast_detail {
+__global__ void k_hub_ends(long long n, const long long *__restrict__ rowptr,
+                           const int *__restrict__ col, int H, int *__restrict__ hub_end) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long lo = rowptr[i], hi = rowptr[i + 1], b = lo;
+        while (lo < hi) { // first edge with col >= H
+            long long mid = (lo + hi) >> 1;
+            if (col[mid] < H) lo = mid + 1;
+            else hi = mid;
+        }
+        hub_end[i] = (int)(lo - b);
+    }
+}
+} // namespace fast_detail
+// hub_end[i] = number of neighbours of row i with id < H (a prefix: columns ascending), for
+// bspmm_bb_csr_hub_kernel; one thread per row, asynchronous on `stream`.
+inline cudaError_t bspmm_hub_ends(long long n, const long long *d_rowptr, const int *d_col, int H,
+                                  int *d_hub_end, cudaStream_t stream = 0) {
+    if (n <= 0) return cudaSuccess;
+    int blocks = (int)((n + 255) / 256 > 65535 ? 65535 : (n + 255) / 256);
+    fast_detail::k_hub_ends<<<blocks, 256, 0, stream>>>(n, d_rowptr, d_col, H, d_hub_end);
+    return cudaGetLastError();
+}
+
 #endif // !__CUDACC_RTC__
+
+namespace fast_detail {
+
+// ---- the vertical-counter steps shared by the CSR kernels (POPC2, ANDNOT) ----------------
+// The lane's place in the POPC2 / ANDNOT layout for word w (see count_edges).
+template <long long C> struct LaneWord {
+    static constexpr long long W = words_of(C);
+    static constexpr int WG = W >= 32 ? 32 : pow2ceil(W); // lanes per neighbour
+    static constexpr int S = 32 / WG;                     // neighbours per round
+    int s;                                                // this lane's slot
+    bool wvalid;
+    u32 mask;
+    __device__ __forceinline__ explicit LaneWord(long long w)
+        : s((int)(threadIdx.x & 31) / WG), wvalid(w < W), mask(w < W ? word_mask(C, w) : 0u) {}
+};
+
+// Adds one batch of 8 gathered words (ok: the edge exists) to the counters.
+template <int METHOD>
+__device__ __forceinline__ void add_batch(Vc<BSPMM_PLANES> &ones, Vc<BSPMM_PLANES> &zeros,
+                                          u32 (&v)[8], const bool (&ok)[8], u32 mask) {
+    ones.add8(v);
+    if constexpr (METHOD == METHOD_ANDNOT) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) v[k] = ok[k] ? (~v[k] & mask) : 0u;
+        zeros.add8(v);
+    }
+}
+
+// Lane layout: lane = slot * WG + w % WG, WG = min(pow2ceil(W), 32) lanes per neighbour, S =
+// 32 / WG neighbours per round.  count_edges adds the words w of the neighbours in edges
+// [e0, e1) of col to the lane's counters; load(j, w) returns word w of neighbour j (from global
+// memory or from a shared-memory copy).  Batches of 8 rounds: 8 independent gathers in
+// flight per lane; the next batch's column indices are loaded before this batch's gathers
+// (on a degree-ordered graph many gathers hit L1 or shared memory, and the column stream's
+// DRAM latency would otherwise be exposed every batch).  (A variant that loads the column
+// indices coalesced and hands them out with shuffles measured no faster at C = 64/128 and
+// slower at 256.)
+template <long long C, int METHOD, typename Load>
+__device__ __forceinline__ void count_edges(Vc<BSPMM_PLANES> &ones, Vc<BSPMM_PLANES> &zeros,
+                                            const int *__restrict__ col, long long e0,
+                                            long long e1, long long w, Load load) {
+    const LaneWord<C> L(w);
+    constexpr int S = LaneWord<C>::S;
+    const int s = L.s;
+    if (e0 >= e1) return;
+    int jc[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const long long e = e0 + s + S * k;
+        jc[k] = e < e1 ? ld_stream(col + e) : -1;
+    }
+    for (long long base = e0; base < e1; base += 8 * S) {
+        int jn[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const long long e = base + 8 * S + s + S * k;
+            jn[k] = e < e1 ? ld_stream(col + e) : -1;
+        }
+        u32 v[8];
+        bool ok[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            ok[k] = jc[k] >= 0;
+            v[k] = (ok[k] && L.wvalid) ? load((long long)jc[k], w) : 0u;
+            jc[k] = jn[k];
+        }
+        add_batch<METHOD>(ones, zeros, v, ok, L.mask);
+    }
+}
+
+// Combines the slots' counters of word w and writes the row (whole rows: B word or F values)
+// or adds its integer sums to the split row's partial sums ps.  d = edges counted.
+template <long long C, char Z, int METHOD>
+__device__ __forceinline__ void finish_counts(Vc<BSPMM_PLANES> &ones, Vc<BSPMM_PLANES> &zeros,
+                                              long long w, int d, long long row, bool split,
+                                              int *ps, float rf, void *__restrict__ yp) {
+    constexpr long long W = words_of(C);
+    constexpr int WG = LaneWord<C>::WG, S = LaneWord<C>::S;
+    const LaneWord<C> L(w);
+    const int s = L.s;
+    const bool wvalid = L.wvalid;
+    const u32 mask = L.mask;
+    ones.reduce_xor(WG, 32);
+    if constexpr (METHOD == METHOD_ANDNOT) zeros.reduce_xor(WG, 32);
+    if (!split && Z == 'B') {
+        u32 word = METHOD == METHOD_POPC2 ? ones.ge((d + 1) >> 1) : ones.ge(zeros);
+        if (s == 0 && wvalid) ((u32 *)yp)[row * W + w] = word & mask;
+    } else {
+        // Lane (s, w) unpacks bits b = t*S + s of word w.
+#pragma unroll
+        for (int t = 0; t < WG; t++) {
+            const int b = t * S + s;
+            const long long c = w * 32 + b;
+            if (!wvalid || c >= C) continue;
+            int sv = METHOD == METHOD_POPC2 ? 2 * ones.count(b) - d : ones.count(b) - zeros.count(b);
+            if (split) atomicAdd(ps + c, sv);
+            else ((float *)yp)[row * C + c] = fmul(rf, (float)sv);
+        }
+    }
+}
+
+// One work item of edges [e0, e1) of `row`: [e0, m) read through loadh, [m, e1) through
+// loadg (m = e0: all through loadg), every word group, then finish_counts.
+template <long long C, char Z, int METHOD, typename LoadH, typename LoadG>
+__device__ __forceinline__ void count_item(const int *__restrict__ col, long long e0, long long m,
+                                           long long e1, long long row, bool split, int *ps,
+                                           float rf, void *__restrict__ yp, LoadH loadh,
+                                           LoadG loadg) {
+    constexpr long long W = words_of(C);
+    constexpr int WG = LaneWord<C>::WG;
+    constexpr long long NG = (W + WG - 1) / WG;
+    for (long long g = 0; g < NG; g++) {
+        Vc<BSPMM_PLANES> ones, zeros;
+        ones.zero();
+        if constexpr (METHOD == METHOD_ANDNOT) zeros.zero();
+        const long long w = g * WG + (threadIdx.x & 31) % WG;
+        count_edges<C, METHOD>(ones, zeros, col, e0, m, w, loadh);
+        count_edges<C, METHOD>(ones, zeros, col, m, e1, w, loadg);
+        finish_counts<C, Z, METHOD>(ones, zeros, w, (int)(e1 - e0), row, split, ps, rf, yp);
+    }
+}
+
+// Group items: slot s of the warp takes rows row0 + s, row0 + s + S, ... of the group; the
+// WG lanes of a slot hold the whole row's counters (no cross-slot reduction).  count_slot
+// adds the slot's own edges [e0, e1), 8 per batch.
+template <long long C, int METHOD, typename Load>
+__device__ __forceinline__ void count_slot(Vc<BSPMM_PLANES> &ones, Vc<BSPMM_PLANES> &zeros,
+                                           const int *__restrict__ col, long long e0,
+                                           long long e1, long long w, Load load) {
+    const LaneWord<C> L(w);
+    for (long long base = e0; base < e1; base += 8) {
+        u32 v[8];
+        bool ok[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            ok[k] = base + k < e1;
+            const long long j = ok[k] ? ld_stream(col + base + k) : 0;
+            v[k] = (ok[k] && L.wvalid) ? load(j, w) : 0u;
+        }
+        add_batch<METHOD>(ones, zeros, v, ok, L.mask);
+    }
+}
+
+// The rows row0 .. row0+cnt-1 of a group item (each of few edges, whole rows).  hub_end:
+// per-row counts of neighbours read through loadh (nullptr: none, all through loadg).
+template <long long C, char Z, int METHOD, typename LoadH, typename LoadG>
+__device__ __forceinline__ void group_rows(long long row0, int cnt,
+                                           const long long *__restrict__ rowptr,
+                                           const int *__restrict__ col,
+                                           const float *__restrict__ rowf,
+                                           const int *__restrict__ hub_end, void *__restrict__ yp,
+                                           LoadH loadh, LoadG loadg) {
+    constexpr long long W = words_of(C);
+    constexpr int WG = LaneWord<C>::WG, S = LaneWord<C>::S;
+    constexpr long long NG = (W + WG - 1) / WG;
+    const int lane = threadIdx.x & 31, s = lane / WG;
+    for (int r = s; r < cnt; r += S) {
+        const long long row = row0 + r, rs = rowptr[row], re = rowptr[row + 1];
+        const long long hb = hub_end ? rs + hub_end[row] : rs;
+        const int d = (int)(re - rs);
+        const float rf = (Z == 'F' && rowf) ? rowf[row] : 1.0f;
+        for (long long g = 0; g < NG; g++) {
+            const long long w = g * WG + lane % WG;
+            const bool wvalid = w < W;
+            Vc<BSPMM_PLANES> ones, zeros;
+            ones.zero();
+            if constexpr (METHOD == METHOD_ANDNOT) zeros.zero();
+            count_slot<C, METHOD>(ones, zeros, col, rs, hb, w, loadh);
+            count_slot<C, METHOD>(ones, zeros, col, hb, re, w, loadg);
+            if constexpr (Z == 'B') {
+                const u32 word = METHOD == METHOD_POPC2 ? ones.ge((d + 1) >> 1) : ones.ge(zeros);
+                if (wvalid) ((u32 *)yp)[row * W + w] = word & word_mask(C, w);
+            } else {
+                for (int b = 0; b < 32; b++) {
+                    const long long c = w * 32 + b;
+                    if (!wvalid || c >= C) break;
+                    const int sv = METHOD == METHOD_POPC2 ? 2 * ones.count(b) - d
+                                                          : ones.count(b) - zeros.count(b);
+                    ((float *)yp)[row * C + c] = fmul(rf, (float)sv);
+                }
+            }
+        }
+    }
+}
+
+} // namespace fast_detail
 
 // ---- CSR kernel ---------------------------------------------------------------------------
 // y = bspmm.BB{Z}(A, x) for the rows listed in items; see the file comment.
 // NC: read x through the read-only (non-coherent) cache, for a kernel of its own; the
 // generated fused kernel (x written earlier in the same kernel) passes false.
+namespace fast_detail {
+// METHOD_IFELSE over edges [e0, e1) of one row: one lane per feature of a group of 8 words;
+// neighbours in order, +-1 per bit.
+template <long long C, char Z, bool NC>
+__device__ __forceinline__ void ifelse_range(const int *__restrict__ col, const u32 *x,
+                                             long long e0, long long e1, long long row,
+                                             bool split, int *ps, float rf,
+                                             void *__restrict__ yp) {
+    constexpr long long W = words_of(C);
+    constexpr long long WB = 8, NGI = (W + WB - 1) / WB;
+    const int lane = threadIdx.x & 31;
+    for (long long g = 0; g < NGI; g++) {
+        int cnt[WB];
+#pragma unroll
+        for (int u = 0; u < WB; u++) cnt[u] = 0;
+        for (long long base = e0; base < e1; base += 32) {
+            const long long e = base + lane;
+            const int mycol = e < e1 ? ld_stream(col + e) : 0;
+            const int m = e1 - base < 32 ? (int)(e1 - base) : 32;
+            for (int t = 0; t < m; t++) {
+                const long long j = __shfl_sync(0xffffffffu, mycol, t);
+                const u32 *xj = x + j * W + g * WB;
+#pragma unroll
+                for (int u = 0; u < WB; u++)
+                    if (g * WB + u < W) cnt[u] += ((ld_x<NC>(xj + u) >> lane) & 1u) ? 1 : -1;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < WB; u++) {
+            const long long w = g * WB + u, c = w * 32 + lane;
+            if (w >= W) break;
+            if (split) {
+                if (c < C) atomicAdd(ps + c, cnt[u]);
+            } else if constexpr (Z == 'B') {
+                u32 word = __ballot_sync(0xffffffffu, c < C && cnt[u] >= 0);
+                if (lane == 0) ((u32 *)yp)[row * W + w] = word;
+            } else {
+                if (c < C) ((float *)yp)[row * C + c] = fmul(rf, (float)cnt[u]);
+            }
+        }
+    }
+}
+} // namespace fast_detail
+
 template <long long C, char Z, int METHOD, bool NC = true>
 __device__ __forceinline__ void bspmm_bb_csr(long long n, const long long *__restrict__ rowptr,
                                              const int *__restrict__ col,
@@ -301,105 +587,36 @@ __device__ __forceinline__ void bspmm_bb_csr(long long n, const long long *__res
     using namespace fast_detail;
     static_assert(Z == 'B' || Z == 'F', "bspmm_bb_csr: output B or F");
     static_assert(METHOD >= 1 && METHOD <= 3, "bspmm_bb_csr: method");
-    constexpr int P = BSPMM_PLANES;
     constexpr long long W = words_of(C);
-    const int lane = threadIdx.x & 31;
     const long long warp0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
+    auto load = [&](long long j, long long w) { return ld_x<NC>(x + j * W + w); };
     for (long long it = warp0; it < nitems; it += nwarps) {
         const int4 item = items[it];
+        if (item.z == 0) { // group item: rows item.x .. item.x + item.y - 1, whole
+            if constexpr (METHOD == METHOD_IFELSE) {
+                for (int r = 0; r < item.y; r++) {
+                    const long long row = item.x + r;
+                    const float rf = (Z == 'F' && rowf) ? rowf[row] : 1.0f;
+                    ifelse_range<C, Z, NC>(col, x, rowptr[row], rowptr[row + 1], row, false,
+                                           nullptr, rf, yp);
+                }
+            } else {
+                group_rows<C, Z, METHOD>(item.x, item.y, rowptr, col, rowf, nullptr, yp, load, load);
+            }
+            continue;
+        }
         const long long row = item.x;
         const long long rs = rowptr[row], re = rowptr[row + 1];
         const long long e0 = rs + (long long)item.y * chunk;
         const long long e1 = e0 + chunk < re ? e0 + chunk : re;
-        const int d = (int)(e1 - e0);
         const bool split = item.w >= 0;
         int *ps = split ? partial + (long long)item.w * C : nullptr;
         const float rf = (Z == 'F' && rowf) ? rowf[row] : 1.0f;
         if constexpr (METHOD == METHOD_IFELSE) {
-            // One lane per feature of a group of 8 words; neighbours in order, +-1 per bit.
-            constexpr long long WB = 8, NGI = (W + WB - 1) / WB;
-            for (long long g = 0; g < NGI; g++) {
-                int cnt[WB];
-#pragma unroll
-                for (int u = 0; u < WB; u++) cnt[u] = 0;
-                for (long long base = e0; base < e1; base += 32) {
-                    const long long e = base + lane;
-                    const int mycol = e < e1 ? ld_stream(col + e) : 0;
-                    const int m = e1 - base < 32 ? (int)(e1 - base) : 32;
-                    for (int t = 0; t < m; t++) {
-                        const long long j = __shfl_sync(0xffffffffu, mycol, t);
-                        const u32 *xj = x + j * W + g * WB;
-#pragma unroll
-                        for (int u = 0; u < WB; u++)
-                            if (g * WB + u < W) cnt[u] += ((ld_x<NC>(xj + u) >> lane) & 1u) ? 1 : -1;
-                    }
-                }
-#pragma unroll
-                for (int u = 0; u < WB; u++) {
-                    const long long w = g * WB + u, c = w * 32 + lane;
-                    if (w >= W) break;
-                    if (split) {
-                        if (c < C) atomicAdd(ps + c, cnt[u]);
-                    } else if constexpr (Z == 'B') {
-                        u32 word = __ballot_sync(0xffffffffu, c < C && cnt[u] >= 0);
-                        if (lane == 0) ((u32 *)yp)[row * W + w] = word;
-                    } else {
-                        if (c < C) ((float *)yp)[row * C + c] = fmul(rf, (float)cnt[u]);
-                    }
-                }
-            }
+            ifelse_range<C, Z, NC>(col, x, e0, e1, row, split, ps, rf, yp);
         } else {
-            constexpr int WG = W >= 32 ? 32 : pow2ceil(W);
-            constexpr int S = 32 / WG;
-            constexpr long long NG = (W + WG - 1) / WG;
-            const int s = lane / WG, wl = lane % WG;
-            for (long long g = 0; g < NG; g++) {
-                const long long w = g * WG + wl;
-                const bool wvalid = w < W;
-                const u32 mask = wvalid ? word_mask(C, w) : 0u;
-                Vc<P> ones, zeros;
-                ones.zero();
-                if constexpr (METHOD == METHOD_ANDNOT) zeros.zero();
-                // Batches of 8 rounds of S edges: 8 independent gathers in flight per lane.
-                // (A variant that loads the column indices coalesced one batch ahead and hands
-                // them out with shuffles measured no faster at C = 64/128 and slower at 256.)
-                for (long long base = e0; base < e1; base += 8 * S) {
-                    u32 v[8];
-                    bool ok[8];
-#pragma unroll
-                    for (int k = 0; k < 8; k++) {
-                        const long long e = base + s + S * k;
-                        ok[k] = e < e1;
-                        const long long j = ok[k] ? ld_stream(col + e) : 0;
-                        v[k] = (ok[k] && wvalid) ? ld_x<NC>(x + j * W + w) : 0u;
-                    }
-                    ones.add8(v);
-                    if constexpr (METHOD == METHOD_ANDNOT) {
-#pragma unroll
-                        for (int k = 0; k < 8; k++) v[k] = ok[k] ? (~v[k] & mask) : 0u;
-                        zeros.add8(v);
-                    }
-                }
-                ones.reduce_xor(WG, 32);
-                if constexpr (METHOD == METHOD_ANDNOT) zeros.reduce_xor(WG, 32);
-                if (!split && Z == 'B') {
-                    u32 word = METHOD == METHOD_POPC2 ? ones.ge((d + 1) >> 1) : ones.ge(zeros);
-                    if (s == 0 && wvalid) ((u32 *)yp)[row * W + w] = word & mask;
-                } else {
-                    // Lane (s, w) unpacks bits b = t*S + s of word w.
-#pragma unroll
-                    for (int t = 0; t < WG; t++) {
-                        const int b = t * S + s;
-                        const long long c = w * 32 + b;
-                        if (!wvalid || c >= C) continue;
-                        int sv = METHOD == METHOD_POPC2 ? 2 * ones.count(b) - d
-                                                        : ones.count(b) - zeros.count(b);
-                        if (split) atomicAdd(ps + c, sv);
-                        else ((float *)yp)[row * C + c] = fmul(rf, (float)sv);
-                    }
-                }
-            }
+            count_item<C, Z, METHOD>(col, e0, e0, e1, row, split, ps, rf, yp, load, load);
         }
         if (split) split_finish<C, Z>(item.w, item.z, row, 1, n, partial, done, rowf, yp);
     }
@@ -413,6 +630,67 @@ __global__ void __launch_bounds__(128)
                         const int4 *__restrict__ items, long long nitems, int chunk, int *partial,
                         unsigned *done) {
     bspmm_bb_csr<C, Z, METHOD>(n, rowptr, col, rowf, x, y, items, nitems, chunk, partial, done);
+}
+
+// ---- CSR kernel with the hub rows in shared memory (POPC2 / ANDNOT) ------------------------
+// For a graph renumbered by decreasing degree (degree_order.cuh) the rows of x of the H
+// first nodes (the hubs) take most gathers.  Each block copies x[0, H) into shared memory
+// once, then its warps take items from a queue until none is left.  The columns of a row are
+// ascending, so the hub neighbours of every row are a prefix of it: hub_end[row] (built once
+// per graph, bspmm_hub_ends) splits each item into a shared-memory part and a global part,
+// with no per-edge branch.  Correct for any graph with ascending columns and any H <= N;
+// fast only where low ids are the hot ones.
+// queue: unsigned[2] {next item, warps done}, zeroed once at allocation; the last warp to
+// finish resets both, so back-to-back launches need no memset (they must be stream-ordered).
+// Launch: blockDim 1024 (32 warps: one block per SM holds the whole hub copy), grid = the
+// SM count (any grid >= 1 is correct), dynamic shared memory H * words_of(C) * 4 bytes.
+template <long long C, char Z, int METHOD>
+__global__ void __launch_bounds__(1024, 1)
+    bspmm_bb_csr_hub_kernel(long long n, const long long *__restrict__ rowptr,
+                            const int *__restrict__ col, const float *__restrict__ rowf,
+                            const u32 *__restrict__ x, void *__restrict__ yp,
+                            const int4 *__restrict__ items, long long nitems, int chunk,
+                            int *partial, unsigned *done, const int *__restrict__ hub_end, int H,
+                            unsigned *queue) {
+    using namespace fast_detail;
+    static_assert(Z == 'B' || Z == 'F', "bspmm_bb_csr_hub: output B or F");
+    static_assert(METHOD == METHOD_POPC2 || METHOD == METHOD_ANDNOT, "bspmm_bb_csr_hub: method");
+    constexpr long long W = words_of(C);
+    extern __shared__ u32 xs[];
+    for (long long i = threadIdx.x; i < (long long)H * W; i += blockDim.x) xs[i] = __ldg(x + i);
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    auto loadh = [&](long long j, long long w) { return xs[j * W + w]; };
+    auto loadg = [&](long long j, long long w) { return __ldg(x + j * W + w); };
+    for (;;) {
+        unsigned it = 0;
+        if (lane == 0) it = atomicAdd(&queue[0], 1u);
+        it = __shfl_sync(0xffffffffu, it, 0);
+        if (it >= (unsigned long long)nitems) break;
+        const int4 item = items[it];
+        if (item.z == 0) { // group item
+            group_rows<C, Z, METHOD>(item.x, item.y, rowptr, col, rowf, hub_end, yp, loadh, loadg);
+            continue;
+        }
+        const long long row = item.x;
+        const long long rs = rowptr[row], re = rowptr[row + 1], hb = rs + hub_end[row];
+        const long long e0 = rs + (long long)item.y * chunk;
+        const long long e1 = e0 + chunk < re ? e0 + chunk : re;
+        const long long m = hb < e0 ? e0 : hb > e1 ? e1 : hb; // hub edges: [e0, m)
+        const bool split = item.w >= 0;
+        int *ps = split ? partial + (long long)item.w * C : nullptr;
+        const float rf = (Z == 'F' && rowf) ? rowf[row] : 1.0f;
+        count_item<C, Z, METHOD>(col, e0, m, e1, row, split, ps, rf, yp, loadh, loadg);
+        if (split) split_finish<C, Z>(item.w, item.z, row, 1, n, partial, done, rowf, yp);
+    }
+    if (lane == 0) {
+        __threadfence();
+        const unsigned nw = gridDim.x * (blockDim.x >> 5);
+        if (atomicAdd(&queue[1], 1u) == nw - 1) {
+            queue[0] = 0u;
+            queue[1] = 0u;
+        }
+    }
 }
 
 #ifndef __CUDACC_RTC__

@@ -7,7 +7,8 @@
 # host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
 # synthetic graphs), memcheck and racecheck on the variant x method test (quick mode: two
-# models, small graphs and one row of 10000 neighbours), and
+# models, small graphs and one row of 10000 neighbours), memcheck and racecheck on the
+# BSpMM benchmark's kernels (--check-only, when .carry/bench/bspmm_bench is built), and
 # ctest -LE gpu.  Logs go to $OUT/<step>.log; a table of steps, results and times ends the
 # output.  Data: BGNN_DATA_DIR (default $PWD/.carry/data, holding cora/ and mutag/).
 # SUITE_SKIP="memcheck racecheck" leaves steps out (default: cpu_tests, which CI runs);
@@ -110,6 +111,13 @@ if [[ -n $SAN ]]; then
     step memcheck_var 300 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step racecheck_var 400 env BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    # The BSpMM microbenchmark's kernels (every CSR / FRDC / hub / grouped variant and method)
+    # on its awkward shapes, when the benchmark is built (bench/run_bench.sh build).
+    BENCH=${BGNN_BENCH_BIN:-$ROOT/.carry/bench/bspmm_bench}
+    if [[ -x $BENCH ]]; then
+        step memcheck_bsp 200 "$SAN" --tool memcheck --error-exitcode 3 "$BENCH" --check-only
+        step racecheck_bsp 300 "$SAN" --tool racecheck --error-exitcode 3 "$BENCH" --check-only
+    fi
 else
     RESULTS+=("$(printf '%-12s %-8s %6s  %s' sanitizer missing - "compute-sanitizer not found")")
 fi
