@@ -97,7 +97,7 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
 
 /* Host bytes for a leaf buffer; *tmp set when they were made here (B1T, graph_ptr). */
 static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBindings *bd,
-                              int inst, int64_t n, size_t *len, void **tmp) {
+                              int inst, int64_t n, int64_t group_min_rows, size_t *len, void **tmp) {
     *tmp = NULL;
     switch (pb->role) {
     case BG_ROLE_INPUT:
@@ -131,10 +131,10 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBind
         case BG_GARR_COLF: *len = (size_t)adj->n * 4; return adj->colf;
         case BG_GARR_W: *len = (size_t)adj->nnz * 4; return adj->w;
         case BG_GARR_ITEMS: { /* the schedule of the fast aggregation (plan.h) */
-            int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, NULL, &ns);
+            int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, group_min_rows, NULL, &ns);
             if (ni < 0) return NULL;
             int32_t *it = bg_xcalloc((size_t)(ni + 1) * 4, sizeof *it);
-            bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, it, &ns);
+            bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, group_min_rows, it, &ns);
             *tmp = it;
             *len = (size_t)(ni + 1) * 16;
             return it;
@@ -179,7 +179,7 @@ bool bg_exec_mode_parse(const char *s, BgExecMode *out) {
     return false;
 }
 
-/* BGNN_EXEC and BGNN_COOP_GRID (environment) into the instance. */
+/* BGNN_EXEC, BGNN_COOP_GRID and BGNN_SCHED_GROUP_MIN_ROWS (environment) into the instance. */
 static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     r->mode = BG_EXEC_AUTO;
     const char *e = getenv("BGNN_EXEC");
@@ -197,6 +197,17 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         }
         r->coop_grid_request = v;
     }
+    r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
+    const char *sg = getenv("BGNN_SCHED_GROUP_MIN_ROWS");
+    if (sg && *sg) {
+        char *end = NULL;
+        long long v = strtoll(sg, &end, 10);
+        if (!end || *end || v < 0) {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_SCHED_GROUP_MIN_ROWS='%.40s': expected a row count >= 0 (0: never group)", sg);
+            return false;
+        }
+        r->sched_group_min_rows = v;
+    }
     return true;
 }
 
@@ -211,10 +222,12 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
     out->gsz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->gsz);
     out->n = bd->n;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
+    if (!exec_options(out, d)) goto fail;
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
         out->gsz[gi].nnz = adj->nnz;
-        out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, NULL, &out->gsz[gi].nsplit);
+        out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, out->sched_group_min_rows,
+                                               NULL, &out->gsz[gi].nsplit);
         if (out->gsz[gi].nitems < 0) {
             bg_diag_error(d, BG_E_LIMIT, "graph %d: %lld rows are too many for the aggregation schedule", gi,
                           (long long)adj->n);
@@ -222,7 +235,6 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
         }
     }
     if (!bg_gpu_make_current(g, d)) goto fail;
-    if (!exec_options(out, d)) goto fail;
     if (p->fused) {
         if (!bg_cuda_check(&g->cu, g->cu.cuMemAlloc_v2(&out->bar, 4), "cuMemAlloc (barrier word)", d) ||
             !bg_cuda_check(&g->cu, g->cu.cuMemsetD32_v2(out->bar, 0, 1), "cuMemsetD32 (barrier word)", d))
@@ -279,7 +291,8 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
         }
         size_t len = 0;
         void *tmp = NULL;
-        const void *src = leaf_bytes(p, pb, bd, buf_inst ? buf_inst[b] : -1, out->n, &len, &tmp);
+        const void *src = leaf_bytes(p, pb, bd, buf_inst ? buf_inst[b] : -1, out->n, out->sched_group_min_rows,
+                                     &len, &tmp);
         if (!src || len != out->bytes[b]) {
             bg_diag_error(d, BG_E_INTERNAL,
                           "buffer %d (%s '%s'): the bound value has %zu bytes, the plan wants %zu",

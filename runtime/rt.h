@@ -98,6 +98,9 @@ typedef struct BgGpuRun {
     BgExecMode used;      /* what the last launch used */
     long long coop_grid;  /* blocks of the last cooperative launch */
     long long coop_grid_request; /* BGNN_COOP_GRID (tests): ask for this many blocks */
+    long long sched_group_min_rows; /* BGNN_SCHED_GROUP_MIN_ROWS: group small rows of the fast
+                                     * aggregation's schedule on graphs this large (0: never;
+                                     * default BG_PLAN_GROUP_MIN_ROWS, plan.h) */
     char coop_refused[320]; /* why the device refused the cooperative launch ("" if not) */
     BgExecMode auto_choice; /* AUTO: what the measurement chose (AUTO = not measured yet) */
     double auto_ms[2];    /* AUTO: median ms of COOP and of GRAPH in that measurement */

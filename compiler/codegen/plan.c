@@ -36,23 +36,42 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
     return 0;
 }
 
-int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int32_t *items, int64_t *nsplit) {
+static void put_item(int32_t *items, int64_t k, int64_t a, int64_t b, int64_t c, int64_t d) {
+    int32_t *it = items + 4 * (k + 1);
+    it[0] = (int32_t)a;
+    it[1] = (int32_t)b;
+    it[2] = (int32_t)c;
+    it[3] = (int32_t)d;
+}
+
+/* Whether the aligned block of BG_PLAN_GROUP rows starting at b (fewer at the end) becomes
+ * one group item: grouping is on (0 < group_min_rows <= n) and every row has few edges. */
+static bool small_block(const int64_t *rowptr, int64_t n, int64_t group_min_rows, int64_t b) {
+    if (group_min_rows <= 0 || n < group_min_rows) return false;
+    for (int64_t r = b; r < n && r < b + BG_PLAN_GROUP; r++)
+        if (rowptr[r + 1] - rowptr[r] > BG_PLAN_GROUP_SMALL) return false;
+    return true;
+}
+
+int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
+                         int64_t *nsplit) {
     int64_t ni = 0, ns = 0;
     if (chunk < 1 || n > INT32_MAX) return -1;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t d = rowptr[i + 1] - rowptr[i];
-        int64_t nk = d <= chunk ? 1 : (d + chunk - 1) / chunk;
-        if (ni + nk >= INT32_MAX || nk > INT32_MAX) return -1;
-        if (items)
-            for (int64_t k = 0; k < nk; k++) {
-                int32_t *it = items + 4 * (ni + 1 + k);
-                it[0] = (int32_t)i;
-                it[1] = (int32_t)k;
-                it[2] = (int32_t)nk;
-                it[3] = nk > 1 ? (int32_t)ns : -1;
-            }
-        ni += nk;
-        ns += nk > 1;
+    for (int64_t b = 0; b < n; b += BG_PLAN_GROUP) {
+        if (small_block(rowptr, n, group_min_rows, b)) {
+            if (items) put_item(items, ni, b, n - b < BG_PLAN_GROUP ? n - b : BG_PLAN_GROUP, 0, -1);
+            ni++;
+            continue;
+        }
+        for (int64_t i = b; i < n && i < b + BG_PLAN_GROUP; i++) {
+            int64_t d = rowptr[i + 1] - rowptr[i];
+            int64_t nk = d <= chunk ? 1 : (d + chunk - 1) / chunk;
+            if (ni + nk >= INT32_MAX || nk > INT32_MAX) return -1;
+            if (items)
+                for (int64_t k = 0; k < nk; k++) put_item(items, ni + k, i, k, nk, nk > 1 ? ns : -1);
+            ni += nk;
+            ns += nk > 1;
+        }
     }
     if (items) {
         items[0] = (int32_t)ni;

@@ -45,7 +45,7 @@
  *                pointer with bg_plan_schedule (BG_PLAN_BSPMM_CHUNK edges per item at most):
  *                ITEMS i32 [ITEMS1(g)][4]: row 0 = {nitems, nsplit, chunk, 0}, then one
  *                {row, k, nk, slot} per item (slot -1 unless the row is split over nk > 1
- *                items); and, one pair per launch (never shared: launches of one phase of
+ *                items), or a group item {first row, rows, 0, -1} (BG_PLAN_GROUP); and, one pair per launch (never shared: launches of one phase of
  *                the fused kernel may run at once), PARTIAL i32 [SPLITS(g)][C] and DONE i32
  *                [SPLITS(g)], zeroed by the runtime once after allocation (each launch
  *                leaves them zero again).
@@ -200,6 +200,14 @@ typedef struct BgPlanGraphSize {
 /* Longest run of edges one work item of the fast aggregation takes (its counters hold
  * counts < 4096: templates/bspmm_fast.cuh BSPMM_PLANES). */
 #define BG_PLAN_BSPMM_CHUNK 2048
+/* Group items (bspmm_fast.cuh): on graphs of at least BG_PLAN_GROUP_MIN_ROWS rows, an aligned
+ * block of BG_PLAN_GROUP rows that all have at most BG_PLAN_GROUP_SMALL edges is one item whose
+ * rows the warp's slots take side by side.  Measured (docs/performance.md, H200): PubMed's
+ * bspmm.BBB 18.0 -> 11.1 us at C = 128, the degree-ordered Reddit-sized graph 666 -> 604 us;
+ * Cora (2,708 rows) 8.0 -> 8.9 us, hence the size threshold (about 64 rows per SM). */
+#define BG_PLAN_GROUP 8
+#define BG_PLAN_GROUP_SMALL 64
+#define BG_PLAN_GROUP_MIN_ROWS 8192
 
 /* plan.c: builds the plan of a verified module (arena-allocated).  NULL with an error
  * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
@@ -207,10 +215,13 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
 /* rows(e) for given scalars; gs[g] = sizes of graph g (may be NULL when no graph rows). */
 int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphSize *gs);
 /* The work schedule of a CSR row pointer (n rows): a row of d edges is max(1, ceil(d /
- * chunk)) items.  Returns the item count and sets *nsplit; with items != NULL also writes
+ * chunk)) items, or, when 0 < group_min_rows <= n, shares one group item {first row, rows,
+ * 0, -1} with its aligned block (BG_PLAN_GROUP above; the runtime passes
+ * BG_PLAN_GROUP_MIN_ROWS unless BGNN_SCHED_GROUP_MIN_ROWS says otherwise).  Returns the item count and sets *nsplit; with items != NULL also writes
  * the ITEMS array (4 * (count + 1) int32: header row, then the items; see GRAPH above).
  * -1 when a count does not fit the int32 fields. */
-int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int32_t *items, int64_t *nsplit);
+int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
+                         int64_t *nsplit);
 /* Whether a BSPMM instruction runs the fast aggregation (templates/bspmm_fast.cuh): a B
  * activation over an adjacency B with unit column factors (norm none or mean), no fused
  * steps.  Its launch: rows = ITEMS(g), one warp per item; args out, ROWPTR, COL, ROWF, x,

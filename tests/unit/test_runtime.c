@@ -7,7 +7,8 @@
  *   - cubin manifests: a manifest of another format version or another bgnn version is
  *     refused (E_MANIFEST), found by parsing the ELF only; truncated, garbage and mutated
  *     cubins are rejected with a message naming the file (never a crash);
- *   - the JIT cache: miss, hit, corrupt entry detected, rebuilt, hit again.
+ *   - the JIT cache: miss, hit, corrupt entry detected, rebuilt, hit again;
+ *   - the fast aggregation's work schedule (bg_plan_schedule): split and group items.
  * The NVRTC parts skip themselves (with a note) when libnvrtc cannot be loaded. */
 #include "bgtest.h"
 #include "bgnn/bgnn.h"
@@ -660,7 +661,20 @@ static void test_exec_fake(void) {
         gm.fn = fns;
         fk.limit = (size_t)1 << 40;
         BgGpuRun run;
+        if (mi == 0) { /* a bad BGNN_SCHED_GROUP_MIN_ROWS is an error naming it, nothing bound */
+            setenv("BGNN_SCHED_GROUP_MIN_ROWS", "-3", 1);
+            CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d));
+            CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, "BGNN_SCHED_GROUP_MIN_ROWS") != NULL);
+            CHECK(fk.live == 0);
+            bg_diag_free(&d);
+            bg_diag_init(&d);
+        }
+        /* odd models: group items on this 70-node graph too (the default groups from 8192 rows) */
+        const int64_t gmin = mi % 2 ? 1 : BG_PLAN_GROUP_MIN_ROWS;
+        if (mi % 2) setenv("BGNN_SCHED_GROUP_MIN_ROWS", "1", 1);
+        else unsetenv("BGNN_SCHED_GROUP_MIN_ROWS");
         bool ok = bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d);
+        unsetenv("BGNN_SCHED_GROUP_MIN_ROWS");
         CHECK(ok);
         dump(&d);
         BgBindings b;
@@ -692,9 +706,9 @@ static void test_exec_fake(void) {
                 const BgAdj *adj = &b.adj[p->graphs[pb->graph].inst];
                 int32_t *sched = NULL;
                 if (pb->garr == BG_GARR_ITEMS) { /* the schedule built from the row pointer */
-                    int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, NULL, &ns);
+                    int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, gmin, NULL, &ns);
                     sched = calloc((size_t)(ni + 1) * 4, sizeof *sched);
-                    bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, sched, &ns);
+                    bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, gmin, sched, &ns);
                     CHECK(run.bytes[k] == (size_t)(ni + 1) * 16);
                 }
                 static const char zeros[1 << 16];
@@ -772,12 +786,69 @@ static void test_exec_fake(void) {
     }
 }
 
+/* bg_plan_schedule: every row covered exactly once, by one whole-row item, by its split
+ * items (chunks in order, one split slot per split row) or by its aligned block's group item
+ * (only on graphs of >= gmin rows, gmin > 0, only blocks whose rows all have <=
+ * BG_PLAN_GROUP_SMALL edges; the last block may be short). */
+static void check_schedule(const int64_t *rowptr, int64_t n, int64_t gmin, bool expect_groups) {
+    int64_t ns = 0, ni = bg_plan_schedule(rowptr, n, BG_PLAN_BSPMM_CHUNK, gmin, NULL, &ns);
+    CHECK(ni >= 0);
+    int32_t *it = calloc((size_t)(ni + 1) * 4, sizeof *it);
+    int64_t ns2 = 0;
+    CHECK_EQ_INT(bg_plan_schedule(rowptr, n, BG_PLAN_BSPMM_CHUNK, gmin, it, &ns2), ni);
+    CHECK(it[0] == ni && it[1] == ns && it[2] == BG_PLAN_BSPMM_CHUNK && ns2 == ns);
+    int64_t *seen = calloc((size_t)n + 1, sizeof *seen), groups = 0, bad = 0, slots = 0;
+    for (int64_t k = 1; k <= ni; k++) {
+        const int32_t *q = it + 4 * k;
+        if (q[2] == 0) { /* group item */
+            groups++;
+            bad += q[0] % BG_PLAN_GROUP != 0 || q[1] < 1 || q[1] > BG_PLAN_GROUP || q[3] != -1 ||
+                   (q[1] < BG_PLAN_GROUP && q[0] + q[1] != n);
+            for (int64_t r = q[0]; r < q[0] + q[1] && r < n; r++) {
+                seen[r]++;
+                bad += rowptr[r + 1] - rowptr[r] > BG_PLAN_GROUP_SMALL;
+            }
+            continue;
+        }
+        int64_t d = rowptr[q[0] + 1] - rowptr[q[0]];
+        int64_t nk = d <= BG_PLAN_BSPMM_CHUNK ? 1 : (d + BG_PLAN_BSPMM_CHUNK - 1) / BG_PLAN_BSPMM_CHUNK;
+        bad += q[2] != nk || q[1] < 0 || q[1] >= nk || (nk > 1) != (q[3] >= 0);
+        if (q[1] == nk - 1) seen[q[0]]++;
+        if (nk > 1 && q[1] == 0) bad += q[3] != slots++;
+    }
+    for (int64_t r = 0; r < n; r++) bad += seen[r] != 1;
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(slots, ns);
+    CHECK(expect_groups ? groups > 0 : groups == 0);
+    free(seen);
+    free(it);
+}
+
+static void test_schedule(void) {
+    /* rows of degree 13 i % 90 (some blocks all small, some not), three long rows split into
+     * chunks, N not a multiple of the group size */
+    for (int64_t n = 1; n <= 20003; n += n < 100 ? 37 : 9973) {
+        int64_t *rp = calloc((size_t)n + 1, sizeof *rp);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t d = i == 5 ? 5000 : i == n / 2 ? 2049 : i == n - 1 ? 4096 : (i * 13) % 90;
+            if (i % 200 < 120) d = d % 30; /* long runs of small rows */
+            if (i >= 400 && i < 416) d = i < 408 ? BG_PLAN_GROUP_SMALL + 1 : BG_PLAN_GROUP_SMALL; /* the limit */
+            rp[i + 1] = rp[i] + d;
+        }
+        check_schedule(rp, n, BG_PLAN_GROUP_MIN_ROWS, n >= BG_PLAN_GROUP_MIN_ROWS);
+        check_schedule(rp, n, 0, false); /* BGNN_SCHED_GROUP_MIN_ROWS=0: never */
+        check_schedule(rp, n, 1, true);  /* every graph */
+        free(rp);
+    }
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s/test_runtime.%ld", bg_test_tmpdir(), (long)getpid());
     mkdir(tmpdir, 0755);
     test_api_cpu();
     test_no_device();
     test_exec_fake();
+    test_schedule();
     BgNvrtc nv;
     BgDiagSink d;
     bg_diag_init(&d);
