@@ -172,21 +172,7 @@ static void degree_renumber(BgGraph &g, HostGraph &h) {
     size_t tb = bgnn::degree_order_temp_bytes(n, nnz);
     void *tmp;
     CK(cudaMalloc(&tmp, tb));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> t;
-    for (int r = 0; r < 6; r++) {
-        CK(cudaEventRecord(a));
-        CK(bgnn::degree_order(n, rp, cl, nnz, tmp, tb, perm, inv, rp2, cl2));
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (r) t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    h.order_ms = t[t.size() / 2];
+    h.order_ms = median_ms([&](int) { CK(bgnn::degree_order(n, rp, cl, nnz, tmp, tb, perm, inv, rp2, cl2)); }, 1, 5);
     std::vector<int> hp(n), hi(n);
     CK(cudaMemcpy(hp.data(), perm, sizeof(int) * n, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(hi.data(), inv, sizeof(int) * n, cudaMemcpyDeviceToHost));
@@ -229,8 +215,6 @@ static void degree_renumber(BgGraph &g, HostGraph &h) {
     CK(cudaFree(cl2));
     CK(cudaFree(perm));
     CK(cudaFree(inv));
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
 }
 
 static void make_rmat(HostGraph &h, long long n, long long M, uint64_t seed, bool degord = false) {
