@@ -47,8 +47,7 @@
 #include <vector>
 
 extern "C" {
-#include "bg.h"
-#include "ref_ops.h"
+#include "reference.h"
 }
 
 #include "../templates/bgnn_common.cuh"

@@ -30,8 +30,7 @@
 #include <vector>
 
 extern "C" {
-#include "bg.h"
-#include "ref_ops.h"
+#include "reference.h"
 }
 
 #include "../templates/bspmm_fast.cuh"

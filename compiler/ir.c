@@ -51,27 +51,9 @@ bool bg_type_eq(BgType a, BgType b) {
     return a.kind == b.kind && a.rank == b.rank && a.dim[0] == b.dim[0] && a.dim[1] == b.dim[1];
 }
 
-static void dim_str(int64_t d, char *buf, size_t n) {
-    if (d == BG_DIM_N) snprintf(buf, n, "N");
-    else if (d == BG_DIM_G) snprintf(buf, n, "G");
-    else snprintf(buf, n, "%lld", (long long)d);
-}
-
 char *bg_type_str(BgType t, char *buf, size_t n) {
     const char *k = t.kind == BG_TY_F32 ? "f32" : t.kind == BG_TY_B1 ? "b1" : t.kind == BG_TY_ADJ ? "adj" : "none";
-    if (t.rank == 0) {
-        snprintf(buf, n, "%s", k);
-    } else {
-        char a[32], b[32];
-        dim_str(t.dim[0], a, sizeof a);
-        if (t.rank == 1) {
-            snprintf(buf, n, "%s[%s]", k, a);
-        } else {
-            dim_str(t.dim[1], b, sizeof b);
-            snprintf(buf, n, "%s[%s,%s]", k, a, b);
-        }
-    }
-    return buf;
+    return bg_shape_str(k, t.rank, t.dim, buf, n);
 }
 
 int bg_ir_use_count(const BgModule *m, BgRef r) {

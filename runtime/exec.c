@@ -1,13 +1,13 @@
 /* exec.c - running a plan on the device.
  *
- * Binding reuses bg_bind (so GPU and CPU report the same messages for the same bad weights or
- * data): the plan's leaf buffers are turned into a small leaf-only module - the GRAPH entries
- * first, in plan order, then one INPUT / PARAM / PARAM_SCALE instruction per leaf buffer with
- * the buffer's type - which bg_bind resolves against the graph, the features and the weights.
- * Then every buffer is allocated for the bound N, NNZ and G (one cuMemAlloc each; empty
- * buffers get a NULL pointer) and the leaves are copied up in the plan's layouts (B1T weights
- * transposed here).  Launches follow the plan's calling convention exactly (plan.h).  Any
- * failure frees everything allocated so far; out of device memory says how much was asked. */
+ * Binding describes the plan's leaves as BgLeafSpecs (the GRAPH entries first, in plan order,
+ * then one INPUT / PARAM / PARAM_SCALE spec per leaf buffer with the buffer's type as used)
+ * and binds them with bg_leaves_bind (loaders/leaves.c), as the CPU reference does, so GPU
+ * and CPU report the same messages for the same bad weights or data.  Then every buffer is
+ * allocated for the bound N, NNZ and G (one cuMemAlloc each; empty buffers get a NULL
+ * pointer) and the leaves are copied up in the plan's layouts (B1T weights transposed here).
+ * Launches follow the plan's calling convention exactly (plan.h).  Any failure frees
+ * everything allocated so far; out of device memory says how much was asked. */
 #include "rt.h"
 
 #include <stdio.h>
@@ -18,56 +18,74 @@ static int64_t resolve_dim(int64_t dim, int64_t n, int64_t ngraphs) {
     return dim == BG_DIM_N ? n : dim == BG_DIM_G ? ngraphs : dim;
 }
 
-/* ---- the leaf module ----------------------------------------------------------------- */
-static const BgInst *real_inst(const BgModule *real, int inst, BgOp op) {
-    if (!real || inst < 0 || inst >= real->ninsts || real->insts[inst].op != op) return NULL;
-    return &real->insts[inst];
+/* ---- the plan's leaves ------------------------------------------------------------------ */
+static const BgLeafSpec *decl_of(const BgLeafSpec *decl, int ndecl, int inst, BgLeafKind kind) {
+    if (!decl || inst < 0 || inst >= ndecl || decl[inst].kind != kind) return NULL;
+    return &decl[inst];
 }
 
-BgModule *bg_plan_leaf_module(const BgPlan *p, const BgModule *real, BgArena *a, int *buf_inst) {
-    BgModule *m = bg_module_new(a, real ? real->src : NULL, p->model ? p->model : "model");
-    BgLoc noloc = {0, 0};
+int bg_plan_leaf_specs(const BgPlan *p, const BgLeafSpec *decl, int ndecl, BgLeafSpec *spec,
+                       int *buf_leaf) {
+    int n = 0;
     for (int gi = 0; gi < p->ngraphs; gi++) {
-        const BgInst *ri = real_inst(real, p->graphs[gi].inst, BG_OP_GRAPH);
-        BgRef r = bg_ir_add(m, BG_OP_GRAPH, NULL, bg_type_make(BG_TY_ADJ, 0, 0, 0), NULL, 0,
-                            ri ? ri->loc : noloc);
-        m->insts[r].attrs.self_loops = p->graphs[gi].self_loops;
-        m->insts[r].attrs.norm = p->graphs[gi].norm;
+        BgLeafSpec *s = &spec[n++];
+        memset(s, 0, sizeof *s);
+        s->kind = BG_LEAF_GRAPH;
+        s->self_loops = p->graphs[gi].self_loops;
+        s->norm = p->graphs[gi].norm;
+        const BgLeafSpec *ds = decl_of(decl, ndecl, p->graphs[gi].inst, BG_LEAF_GRAPH);
+        if (ds) {
+            s->src = ds->src;
+            s->loc = ds->loc;
+        }
     }
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
-        buf_inst[b] = -1;
-        BgOp op;
-        BgType ty;
+        buf_leaf[b] = -1;
+        BgLeafSpec s;
+        memset(&s, 0, sizeof s);
+        s.dtype = BG_DT_F32;
         switch (pb->role) {
         case BG_ROLE_INPUT:
-            op = BG_OP_INPUT;
-            ty = bg_type_make(BG_TY_F32, 2, BG_DIM_N, pb->cols);
+            s.kind = BG_LEAF_INPUT;
+            s.rank = 2;
+            s.dim[0] = BG_DIM_N;
+            s.dim[1] = pb->cols;
             break;
         case BG_ROLE_PARAM:
-            op = BG_OP_PARAM;
-            if (pb->kind == BG_BUF_B1T) /* W[K, M] stored as [M][K bits] */
-                ty = bg_type_make(BG_TY_B1, 2, pb->cols, pb->rows.value);
-            else
-                ty = bg_type_make(pb->kind == BG_BUF_B1 ? BG_TY_B1 : BG_TY_F32, pb->rank,
-                                  pb->dim[0], pb->dim[1]);
+            s.kind = BG_LEAF_PARAM;
+            s.rank = 2;
+            if (pb->kind == BG_BUF_B1T) { /* W[K, M] stored as [M][K bits] */
+                s.dtype = BG_DT_B1;
+                s.dim[0] = pb->cols;
+                s.dim[1] = pb->rows.value;
+            } else {
+                s.dtype = pb->kind == BG_BUF_B1 ? BG_DT_B1 : BG_DT_F32;
+                s.rank = pb->rank;
+                s.dim[0] = pb->dim[0];
+                s.dim[1] = pb->dim[1];
+            }
             break;
         case BG_ROLE_PARAM_SCALE:
-            op = BG_OP_PARAM_SCALE;
-            ty = bg_type_make(BG_TY_F32, 1, pb->rank == 1 ? pb->dim[0] : pb->rows.value, 0);
+            s.kind = BG_LEAF_PARAM_SCALE;
+            s.rank = 1;
+            s.dim[0] = pb->rank == 1 ? pb->dim[0] : pb->rows.value;
             break;
         default:
             continue;
         }
-        const BgInst *ri = real_inst(real, pb->inst, op);
-        BgRef r = bg_ir_add(m, op, NULL, ty, NULL, 0, ri ? ri->loc : noloc);
-        BgInst *in = &m->insts[r];
-        in->attrs.name = pb->name;
-        in->attrs.transposed = pb->transposed;
-        if (ri) in->attrs.file = ri->attrs.file; /* npy(...) sources: the plan has no file */
-        buf_inst[b] = (int)r;
+        s.name = pb->name;
+        s.transposed = pb->transposed;
+        const BgLeafSpec *ds = decl_of(decl, ndecl, pb->inst, s.kind);
+        if (ds) {
+            s.src = ds->src;
+            s.loc = ds->loc;
+            s.file = ds->file; /* npy(...) sources: the plan has no file */
+        }
+        buf_leaf[b] = n;
+        spec[n++] = s;
     }
-    return m;
+    return n;
 }
 
 /* ---- allocation and upload -------------------------------------------------------------- */
@@ -96,15 +114,15 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
 }
 
 /* Host bytes for a leaf buffer; *tmp set when they were made here (B1T, graph_ptr). */
-static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBindings *bd,
-                              int inst, int64_t n, int64_t group_min_rows, size_t *len, void **tmp) {
+static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoundLeaves *bd,
+                              int leaf, int64_t n, int64_t group_min_rows, size_t *len, void **tmp) {
     *tmp = NULL;
     switch (pb->role) {
     case BG_ROLE_INPUT:
     case BG_ROLE_PARAM:
     case BG_ROLE_PARAM_SCALE: {
-        if (inst < 0) return NULL;
-        const BgTensor *t = &bd->leaf[inst];
+        if (leaf < 0) return NULL;
+        const BgTensor *t = &bd->val[leaf];
         if (!t->data) return NULL;
         if (pb->kind != BG_BUF_B1T) {
             *len = bg_tensor_bytes(t);
@@ -211,7 +229,7 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     return true;
 }
 
-bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int *buf_inst,
+bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
     if (oom) *oom = false;
@@ -220,7 +238,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
     out->bytes = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->bytes);
     out->borrowed = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->borrowed);
     out->gsz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->gsz);
-    out->n = bd->n;
+    out->n = bd->graph ? bd->graph->n : 0;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
     if (!exec_options(out, d)) goto fail;
     for (int gi = 0; gi < p->ngraphs; gi++) {
@@ -291,7 +309,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *bd, const int
         }
         size_t len = 0;
         void *tmp = NULL;
-        const void *src = leaf_bytes(p, pb, bd, buf_inst ? buf_inst[b] : -1, out->n, out->sched_group_min_rows,
+        const void *src = leaf_bytes(p, pb, bd, bd->buf_leaf ? bd->buf_leaf[b] : -1, out->n, out->sched_group_min_rows,
                                      &len, &tmp);
         if (!src || len != out->bytes[b]) {
             bg_diag_error(d, BG_E_INTERNAL,
@@ -311,35 +329,42 @@ fail:
     return false;
 }
 
-bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
-                     const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
-                     BgGpuRun *out, bool *oom, BgDiagSink *d) {
+bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *decl, int ndecl,
+                            BgGraph *graph, const BgTensor *features, BgCUdeviceptr features_dev,
+                            const char *weights, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
     if (oom) *oom = false;
     const BgPlan *p = gm->plan;
-    BgArena *a = bg_arena_new();
-    int *buf_inst = bg_arena_alloc(a, sizeof(int) * ((size_t)p->nbufs + 1));
-    BgModule *lm = bg_plan_leaf_module(p, real, a, buf_inst);
+    size_t cap = (size_t)p->ngraphs + (size_t)p->nbufs + 1;
+    BgLeafSpec *spec = bg_xcalloc(cap, sizeof *spec);
+    BgBoundLeaves bd = {graph, bg_xcalloc(cap, sizeof(BgAdj)), bg_xcalloc(cap, sizeof(BgTensor)),
+                        bg_xcalloc((size_t)p->nbufs + 1, sizeof(int))};
+    int n = bg_plan_leaf_specs(p, decl, ndecl, spec, bd.buf_leaf);
     BgTensor placeholder;
     memset(&placeholder, 0, sizeof placeholder);
+    bool ok = true;
     if (features_dev && features && !features->data) {
-        /* bg_bind checks shapes on host data; the device array itself is used as is */
+        /* binding checks shapes on host data; the device array itself is used as is */
         if (!bg_tensor_alloc(&placeholder, BG_DT_F32, 2, features->dim[0], features->dim[1])) {
             bg_diag_error(d, BG_E_LIMIT, "features of %lld x %lld floats are too large",
                           (long long)features->dim[0], (long long)features->dim[1]);
-            bg_arena_free(a);
-            return false;
+            ok = false;
         }
         features = &placeholder;
     }
-    BgBindings bd;
-    bool ok = bg_bind(lm, graph, features, weights, &bd, d);
+    ok = ok && bg_leaves_bind(spec, n, graph, features, weights, bd.adj, bd.val, d);
     bg_tensor_free(&placeholder);
     if (ok) {
-        ok = bg_gpu_run_alloc(g, p, &bd, buf_inst, features_dev, out, oom, d);
-        bg_bindings_free(&bd);
+        ok = bg_gpu_run_alloc(g, p, &bd, features_dev, out, oom, d);
+        for (int i = 0; i < n; i++) {
+            if (bd.adj[i].rowptr) bg_adj_free(&bd.adj[i]);
+            bg_tensor_free(&bd.val[i]);
+        }
     }
-    bg_arena_free(a);
+    free(spec);
+    free(bd.adj);
+    free(bd.val);
+    free(bd.buf_leaf);
     return ok;
 }
 

@@ -15,7 +15,7 @@
 #ifndef BG_GPU_H
 #define BG_GPU_H
 
-#include "bg.h"
+#include "plan.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -199,10 +199,7 @@ void bg_nvrtc_unload(BgNvrtc *nv);
 /* Loads NVRTC just to ask its version; false when it cannot be loaded. */
 bool bg_nvrtc_version(int *major, int *minor);
 
-typedef struct BgNvrtcHeader {
-    const char *name;           /* as #included, e.g. "bgnn_rt.cuh" */
-    const char *text;
-} BgNvrtcHeader;
+typedef BgCodeHeader BgNvrtcHeader; /* plan.h: name as #included, text */
 
 typedef struct BgNvrtcReq {
     const char *source;         /* NUL-terminated CUDA C++ */
@@ -234,8 +231,6 @@ void bg_nvrtc_result_free(BgNvrtcResult *r);
  * "header NAME SHA256(text)" per header: the "canonical options" part of a cache key
  * (so a changed header changes the key).  malloc'd. */
 char *bg_nvrtc_options_canon(const BgNvrtcReq *req);
-/* Parses "sm_90" / "sm_90a" into 90; false when malformed. */
-bool bg_nvrtc_parse_arch(const char *arch, int *sm);
 
 /* ===== sha256.c ======================================================================= */
 typedef struct BgSha256 {

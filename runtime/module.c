@@ -2,8 +2,8 @@
  *
  * A BgGpu is one device: the dlopen'ed driver, its primary context (retained, made current
  * on every entry from the API), and a lazily loaded NVRTC.  A model reaches the device one
- * way only, as a cubin with its manifest embedded: the JIT produces that cubin (codegen,
- * then the disk cache or NVRTC) and the AOT path reads it from a file; either way the plan
+ * way only, as a cubin with its manifest embedded: the JIT (api/jit.c: codegen, then the
+ * disk cache or NVRTC) produces that cubin and the AOT path reads it from a file; either way the plan
  * is read back from the cubin's own manifest, so a cached or shipped cubin always runs with
  * the plan it was built with.  Architecture rule: a cubin for sm_XY runs on a device sm_XZ
  * with Z >= Y (same major); an arch-specific sm_XYa only on sm_XY. */
@@ -12,13 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- devices ------------------------------------------------------------------------- */
 bool bg_gpu_open(BgGpu *g, int ordinal, BgDiagSink *d) {
@@ -82,70 +75,6 @@ const char *bg_gpu_default_arch(char buf[16], const char *fallback) {
     return buf;
 }
 
-/* ---- JIT ----------------------------------------------------------------------------- */
-bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const char *cache_dir,
-                  unsigned char **cubin, size_t *len, BgJitInfo *info, BgDiagSink *d) {
-    BgJitInfo local;
-    if (!info) info = &local;
-    memset(info, 0, sizeof *info);
-    *cubin = NULL;
-    *len = 0;
-    int sm;
-    if (!bg_nvrtc_parse_arch(arch, &sm)) {
-        bg_diag_error(d, BG_E_ARCH, "malformed GPU architecture '%s' (expected sm_XX, e.g. sm_90)",
-                      arch ? arch : "(none)");
-        return false;
-    }
-    BgNvrtc own;
-    memset(&own, 0, sizeof own);
-    if (!nv) {
-        if (!bg_nvrtc_load(&own, d)) return false;
-        nv = &own;
-    }
-    bool ok = false;
-    double t0 = now_ms();
-    char *src = bg_codegen_cuda(m, arch, d);
-    int nh = 0;
-    BgNvrtcHeader *hdr = NULL;
-    char *opts = NULL;
-    info->codegen_ms = now_ms() - t0;
-    if (!src) goto done;
-    hdr = bg_codegen_templates(&nh);
-    BgNvrtcReq req = {.source = src, .name = m->name ? m->name : "model", .headers = hdr,
-                      .nheaders = nh, .arch = arch, .nv = nv};
-    opts = bg_nvrtc_options_canon(&req);
-    char ver[32];
-    snprintf(ver, sizeof ver, "%d.%d", nv->major, nv->minor);
-    bg_cache_key(src, opts, arch, ver, info->key);
-    bool use_cache = cache_dir && *cache_dir && !bg_cache_disabled();
-    if (use_cache) {
-        BgCacheStatus st = BG_CACHE_MISS;
-        if (bg_cache_load(cache_dir, info->key, cubin, len, &st)) {
-            info->cache_hit = true;
-            ok = true;
-            goto done;
-        }
-        info->cache_corrupt = st == BG_CACHE_CORRUPT;
-    }
-    t0 = now_ms();
-    BgNvrtcResult res;
-    ok = bg_nvrtc_compile(&req, &res, d);
-    info->nvrtc_ms = now_ms() - t0;
-    if (ok) {
-        *cubin = res.cubin;
-        *len = res.cubin_len;
-        res.cubin = NULL;
-        if (use_cache) bg_cache_store(cache_dir, info->key, *cubin, *len, 0, d); /* warns only */
-    }
-    bg_nvrtc_result_free(&res);
-done:
-    free(opts);
-    free(hdr);
-    free(src);
-    if (nv == &own) bg_nvrtc_unload(&own);
-    return ok;
-}
-
 /* ---- cubins and their plans ------------------------------------------------------------ */
 BgPlan *bg_cubin_plan(const unsigned char *img, size_t len, const char *what, BgArena *a,
                       BgDiagSink *d) {
@@ -186,7 +115,7 @@ BgPlan *bg_cubin_plan(const unsigned char *img, size_t len, const char *what, Bg
 /* Can a cubin for `arch` run on device sm? */
 static bool arch_runs_on(const char *arch, int dev_sm) {
     int sm;
-    if (!bg_nvrtc_parse_arch(arch, &sm)) return false;
+    if (!bg_arch_parse(arch, &sm)) return false;
     bool specific = arch[strlen(arch) - 1] == 'a';
     if (specific) return sm == dev_sm;
     return sm / 10 == dev_sm / 10 && sm % 10 <= dev_sm % 10;

@@ -133,21 +133,6 @@ bool bg_nvrtc_version(int *major, int *minor) {
     return true;
 }
 
-bool bg_nvrtc_parse_arch(const char *arch, int *sm) {
-    if (!arch || strncmp(arch, "sm_", 3) != 0) return false;
-    const char *p = arch + 3;
-    int v = 0, nd = 0;
-    for (; *p >= '0' && *p <= '9'; p++, nd++) {
-        if (nd >= 4) return false;
-        v = v * 10 + (*p - '0');
-    }
-    if (nd < 2) return false;
-    if ((*p == 'a' || *p == 'f') && p[1] == '\0') p++;
-    if (*p != '\0') return false;
-    *sm = v;
-    return true;
-}
-
 /* Fixed options + extras; *n set; the strings in the result are owned by the caller's
  * arch_opt (first) and the request (the rest). */
 static const char **build_opts(const BgNvrtcReq *req, char **arch_opt, int *n) {
@@ -267,7 +252,7 @@ bool bg_nvrtc_compile(const BgNvrtcReq *req, BgNvrtcResult *out, BgDiagSink *d) 
     out->log = xstrdup("");
     const char *name = req->name && *req->name ? req->name : "kernel";
     int sm = 0;
-    if (!bg_nvrtc_parse_arch(req->arch, &sm)) {
+    if (!bg_arch_parse(req->arch, &sm)) {
         bg_diag_error(d, BG_E_ARCH,
                       "malformed GPU architecture '%s' (expected sm_XX, e.g. sm_90)",
                       req->arch ? req->arch : "(none)");

@@ -1,21 +1,21 @@
-/* rt.h - the runtime's internal layer between the public API (api.c) and the GPU
- * infrastructure (gpu.h) and the plan (codegen/plan.h).  bgnnc and the tests use it
- * directly; api.c is a thin, checked wrapper over it.
+/* rt.h - the runtime's internal layer between the top layer (api/: the public API, the JIT)
+ * and the GPU infrastructure (gpu.h), running plans (plan/plan.h).  It includes no compiler
+ * or reference header: a plan and its leaves arrive as plan/loaders types.  bgnnc and the
+ * tests use it directly (through api/driver.h); api.c is a thin, checked wrapper over it.
  *
  *   elf_manifest.c  the manifest bytes inside a cubin (ELF parsing, no GPU needed)
- *   module.c        a device (BgGpu); JIT (codegen + NVRTC + disk cache) and cubin loading
- *                   into a BgGpuModel (plan + CUmodule + one CUfunction per launch)
+ *   module.c        a device (BgGpu); cubin loading into a BgGpuModel (plan + CUmodule + one
+ *                   CUfunction per launch)
  *   exec.c          a bound instance (BgGpuRun): every plan buffer allocated for the bound
  *                   N / NNZ / G, leaves uploaded, launches in plan order, outputs read back
- *   gen_weights.c   random weights with `bgnnc gen-weights` semantics
  *
- * Ownership as in bg.h: every *_free / *_close accepts a zeroed or failed object. */
+ * Ownership as in base.h: every *_free / *_close accepts a zeroed or failed object. */
 #ifndef BG_RT_H
 #define BG_RT_H
 
-#include "bg.h"
-#include "codegen/plan.h"
 #include "gpu.h"
+#include "loaders.h"
+#include "plan.h"
 
 /* ===== elf_manifest.c ================================================================ */
 /* Finds bgnn_manifest / bgnn_manifest_len (or bgnnc_*) in .symtab and returns a pointer
@@ -48,18 +48,6 @@ void bg_gpu_close(BgGpu *g);
 bool bg_gpu_make_current(BgGpu *g, BgDiagSink *d);
 /* The arch of device 0 when a driver and a device are present, else fallback. */
 const char *bg_gpu_default_arch(char buf[16], const char *fallback);
-
-/* Device-free JIT: codegen for arch, then the disk cache (cache_dir NULL or disabled: no
- * cache) or NVRTC.  nv may be NULL (loaded for this call).  *cubin malloc'd.
- * info (optional): whether the cache hit, and whether a corrupt entry was replaced. */
-typedef struct BgJitInfo {
-    bool cache_hit;
-    bool cache_corrupt;   /* an entry existed but failed its checks; it was rebuilt */
-    char key[65];
-    double codegen_ms, nvrtc_ms;
-} BgJitInfo;
-bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const char *cache_dir,
-                  unsigned char **cubin, size_t *len, BgJitInfo *info, BgDiagSink *d);
 
 typedef struct BgGpuModel {
     BgArena *arena;       /* owns plan */
@@ -118,20 +106,31 @@ typedef struct BgGpuRun {
     BgCUevent ev[2];
 } BgGpuRun;
 
-/* Binds the plan's leaves (graph, features, weights; bg_bind semantics, same messages),
- * allocates every buffer and uploads the leaves.  real: the module the plan came from,
- * when known (gives source notes and npy(...) file names); features_dev != 0: the INPUT
- * buffer is that caller-owned device array (f32 [N, F] row-major) instead of a copy.
- * Out of device memory: E_CUDA "out of device memory ...", everything freed, *oom set. */
-bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
-                     const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
-                     BgGpuRun *out, bool *oom, BgDiagSink *d);
-/* Allocates and uploads with leaves already bound (b from bg_bind on leaf_module(plan)). */
-bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *b, const int *buf_inst,
+/* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then
+ * one per INPUT / PARAM / PARAM_SCALE buffer with its type as used.  decl (optional; ndecl
+ * entries indexed by IR instruction, e.g. from the model the plan came from) gives source
+ * locations for notes and npy(...) file names.  spec needs ngraphs + nbufs entries;
+ * buf_leaf[b] = the spec of buffer b, or -1.  Returns the number of specs. */
+int bg_plan_leaf_specs(const BgPlan *p, const BgLeafSpec *decl, int ndecl, BgLeafSpec *spec,
+                       int *buf_leaf);
+/* Bound leaves of a plan: adj[g] for plan graph g, val[buf_leaf[b]] for leaf buffer b. */
+typedef struct BgBoundLeaves {
+    const BgGraph *graph;
+    BgAdj *adj;
+    BgTensor *val;
+    int *buf_leaf;
+} BgBoundLeaves;
+/* Binds the plan's leaves (graph, features, weights; bg_leaves_bind semantics, the CPU
+ * reference's messages), allocates every buffer and uploads the leaves.  decl / ndecl as for
+ * bg_plan_leaf_specs; features_dev != 0: the INPUT buffer is that caller-owned device array
+ * (f32 [N, F] row-major) instead of a copy.  Out of device memory: E_CUDA "out of device
+ * memory ...", everything freed, *oom set. */
+bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *decl, int ndecl,
+                            BgGraph *graph, const BgTensor *features, BgCUdeviceptr features_dev,
+                            const char *weights, BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* Allocates and uploads with the leaves already bound. */
+bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *b,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d);
-/* The leaf-only module bg_bind resolves for a plan: one GRAPH inst per plan graph, one
- * INPUT / PARAM / PARAM_SCALE inst per leaf buffer; buf_inst[b] = its inst or -1. */
-BgModule *bg_plan_leaf_module(const BgPlan *p, const BgModule *real, BgArena *a, int *buf_inst);
 /* Enqueues every launch on stream (NULL = the legacy default stream). */
 bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                        BgDiagSink *d);
@@ -152,11 +151,5 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r);
 /* Shape of output i for the bound sizes. */
 void bg_plan_output_shape(const BgPlan *p, int i, int64_t n, int64_t ngraphs, int *rank,
                           int64_t dim[2]);
-
-/* ===== gen_weights.c ================================================================= */
-/* Random weights for every PARAM of a lowered module (compile with passes = none), in the
- * exact sequence of `bgnnc gen-weights --seed S`; written atomically as safetensors. */
-bool bg_gen_weights(const BgModule *lowered, unsigned long long seed, const char *path,
-                    int *ntensors, BgDiagSink *d);
 
 #endif /* BG_RT_H */

@@ -7,7 +7,7 @@
  * constants, and finally the manifest (manifest.c) as a __device__ byte array, so a cubin
  * carries its own plan.  The text is byte-for-byte deterministic for a given module. */
 #include "emit.h"
-#include "plan.h"
+#include "codegen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +16,10 @@
 typedef struct { const char *name; const char *text; } BgTemplate;
 extern const BgTemplate bg_templates[];
 
-BgNvrtcHeader *bg_codegen_templates(int *n) {
+BgCodeHeader *bg_codegen_templates(int *n) {
     int k = 0;
     while (bg_templates[k].name) k++;
-    BgNvrtcHeader *h = bg_xcalloc((size_t)k + 1, sizeof *h);
+    BgCodeHeader *h = bg_xcalloc((size_t)k + 1, sizeof *h);
     for (int i = 0; i < k; i++) {
         h[i].name = bg_templates[i].name;
         h[i].text = bg_templates[i].text;
@@ -499,7 +499,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const char
 char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     int sm;
     const char *use_arch = arch ? arch : m->arch ? m->arch : "sm_90";
-    if (!bg_nvrtc_parse_arch(use_arch, &sm) || sm < 70) {
+    if (!bg_arch_parse(use_arch, &sm) || sm < 70) {
         bg_diag_error(d, BG_E_ARCH, "unsupported GPU architecture '%s' (expected sm_70 or newer, e.g. sm_90)",
                       use_arch);
         return NULL;
@@ -510,7 +510,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_arena_free(a);
         return NULL;
     }
-    char *manifest = bg_manifest_write(p, m);
+    char *manifest = bg_manifest_write(p);
     char *ir = bg_ir_print(m);
     const char *src = m->src && m->src->name ? base_name(m->src->name) : "<module>";
 

@@ -1,9 +1,7 @@
-/* fuzz_manifest.c - the manifest reader (compiler/codegen/manifest.c, bg_manifest_read) on
+/* fuzz_manifest.c - the manifest reader (plan/manifest.c, bg_manifest_read) on
  * hostile text, with the round trip it promises (write(read(text)) == text for every text it
  * accepts); and the cubin path (runtime: bg_elf_find_manifest, bg_cubin_plan) on the same
  * bytes as an ELF image. */
-#include "bg.h"
-#include "codegen/plan.h"
 #include "rt.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bg_diag_init(&d);
     BgPlan *p = bg_manifest_read((const char *)data, size, "fuzz.manifest", a, &d);
     if (p) {
-        char *back = bg_manifest_write(p, NULL);
+        char *back = bg_manifest_write(p);
         if (!back || strlen(back) != size || memcmp(back, data, size) != 0) {
             fprintf(stderr, "fuzz_manifest: accepted text does not round-trip\n");
             abort();

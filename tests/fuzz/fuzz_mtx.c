@@ -1,6 +1,6 @@
 /* fuzz_mtx.c - the Matrix Market loader (runtime/io_mtx.c) on hostile files, then the CSR
  * graph builder and every adjacency variant (runtime/graph.c) on what it accepts. */
-#include "bg.h"
+#include "loaders.h"
 #include "fuzz_util.h"
 
 /* Graphs with more nodes than this are not built (the builder allocates O(n) for a header

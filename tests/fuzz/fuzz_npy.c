@@ -1,5 +1,5 @@
 /* fuzz_npy.c - the .npy loader (runtime/io_npy.c) on hostile files, both conversions. */
-#include "bg.h"
+#include "loaders.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

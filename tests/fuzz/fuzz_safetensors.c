@@ -1,6 +1,6 @@
 /* fuzz_safetensors.c - the safetensors loader (runtime/io_safetensors.c): the JSON header,
  * offsets, dtypes and conversions, on hostile files. */
-#include "bg.h"
+#include "loaders.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -16,7 +16,7 @@
 #include "bgtest.h"
 #include "gpu_compare.h"
 #include "bgnn/bgnn.h"
-#include "rt.h"
+#include "driver.h"
 
 #include <dirent.h>
 #include <stdint.h>

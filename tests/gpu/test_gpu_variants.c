@@ -44,7 +44,7 @@
  *   BGNN_VARIANTS_PRINT=1     print every model's source. */
 #include "bgtest.h"
 #include "gpu_compare.h"
-#include "rt.h"
+#include "driver.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * the CPU interpreter, and bitwise comparison of outputs. */
 #ifndef BG_DIFFTEST_H
 #define BG_DIFFTEST_H
-#include "bg.h"
+#include "reference.h"
 #include "bgtest.h"
 
 #include <math.h>

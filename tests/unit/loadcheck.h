@@ -3,7 +3,7 @@
  * text handed back for further checks); a successful one reports nothing.  Frees d. */
 #ifndef BG_LOADCHECK_H
 #define BG_LOADCHECK_H
-#include "bg.h"
+#include "loaders.h"
 #include "bgtest.h"
 
 static void check_load_diag(bool ok, BgDiagSink *d, const char *path, int *code, char *msg, size_t msz) {

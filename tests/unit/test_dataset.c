@@ -1,7 +1,7 @@
 /* test_dataset.c - data directories: a synthetic one written here (valid, then broken one
  * file at a time) and the real datasets under $BGNN_DATA_DIR (skipped with a note when
  * absent). */
-#include "bg.h"
+#include "loaders.h"
 #include "bgtest.h"
 
 #include <sys/stat.h>

@@ -3,7 +3,7 @@
  * (dense-free CSR loops written from the GCN formula, not bgnn's kernels or interpreter):
  *   Y = log_softmax(Ahat relu(Ahat X W1^T + b1) W2^T + b2),  Ahat = D^-1/2 (A + I) D^-1/2
  * within 1e-5 relative.  Needs $BGNN_BGNNC (set by CTest) and the Cora dataset. */
-#include "bg.h"
+#include "reference.h"
 #include "bgtest.h"
 
 #include <math.h>

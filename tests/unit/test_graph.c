@@ -1,6 +1,6 @@
 /* test_graph.c - COO -> CSR (merge, sort, square check) and the adjacency factors of
  * docs/semantics.md section 3 on a hand-computed graph with an isolated node. */
-#include "bg.h"
+#include "loaders.h"
 #include "bgtest.h"
 
 static void coo_set(BgCoo *c, int64_t n, int64_t m, int nnz, const int64_t *r, const int64_t *cl) {

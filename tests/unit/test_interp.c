@@ -3,9 +3,8 @@
  * (adjacency from bg_adj_build over a hand CSR graph, leaf tensors filled here) or through
  * bg_bind over safetensors / .npy files written here, runs them, and checks the outputs
  * against computations done independently in this file. */
-#include "bg.h"
+#include "reference.h"
 #include "bgtest.h"
-#include "ref_ops.h"
 
 #include <stdint.h>
 #include <sys/stat.h>
@@ -112,7 +111,7 @@ static void test_binary_gcn(void) {
     /* node 4 is all zeros: alpha = 0, so scl gives +-0 and bin keeps the sign of the dot */
     BgTensor wf = f32_rand(2, K, M, &seed);
     CHECK(bg_ref_bin(&wf, &b.leaf[w]));
-    CHECK(bg_ref_param_scale(&wf, &b.leaf[ws]));
+    CHECK(bg_param_scale(&wf, &b.leaf[ws]));
     b.leaf[bias] = f32_rand(1, M, 0, &seed);
 
     BgDiagSink d;

@@ -1,6 +1,6 @@
 /* test_io_mtx.c - the Matrix Market reader: fields, symmetry, comments, line-numbered
  * errors, limits, and every truncation of a small file. */
-#include "bg.h"
+#include "loaders.h"
 #include "bgtest.h"
 #include "loadcheck.h"
 

@@ -1,6 +1,6 @@
 /* test_io_npy.c - the .npy reader and writer: every dtype and version, header spellings,
  * lying and truncated files, limits, and save -> load round trips. */
-#include "bg.h"
+#include "loaders.h"
 #include "bgtest.h"
 #include "loadcheck.h"
 

@@ -1,7 +1,7 @@
 /* test_io_safetensors.c - the safetensors reader and writer: dtype conversions (every
  * binary16 value, bf16 specials), the JSON parser, lying headers, truncations, limits and
  * save -> load round trips. */
-#include "bg.h"
+#include "loaders.h"
 #include "bgtest.h"
 #include "loadcheck.h"
 

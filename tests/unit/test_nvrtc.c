@@ -66,13 +66,13 @@ int main(void) {
     CHECK_EQ_INT(mnr, nv.minor);
 
     int sm = 0;
-    CHECK(bg_nvrtc_parse_arch("sm_90", &sm) && sm == 90);
-    CHECK(bg_nvrtc_parse_arch("sm_90a", &sm) && sm == 90);
-    CHECK(bg_nvrtc_parse_arch("sm_120", &sm) && sm == 120);
-    CHECK(!bg_nvrtc_parse_arch("compute_90", &sm));
-    CHECK(!bg_nvrtc_parse_arch("sm_9", &sm));
-    CHECK(!bg_nvrtc_parse_arch("sm_90x", &sm));
-    CHECK(!bg_nvrtc_parse_arch(NULL, &sm));
+    CHECK(bg_arch_parse("sm_90", &sm) && sm == 90);
+    CHECK(bg_arch_parse("sm_90a", &sm) && sm == 90);
+    CHECK(bg_arch_parse("sm_120", &sm) && sm == 120);
+    CHECK(!bg_arch_parse("compute_90", &sm));
+    CHECK(!bg_arch_parse("sm_9", &sm));
+    CHECK(!bg_arch_parse("sm_90x", &sm));
+    CHECK(!bg_arch_parse(NULL, &sm));
 
     BgNvrtcHeader hdr = {"bg_test.cuh", hdr_text};
     const char *archs[] = {"sm_80", "sm_90"};

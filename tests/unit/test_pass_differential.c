@@ -7,7 +7,7 @@
  * graph with awkward features (N = 67, isolated nodes, one high-degree node), random
  * features with exact zeros and negative zeros, and random weights (written to a temporary
  * safetensors file). */
-#include "bg.h"
+#include "reference.h"
 #include "bgtest.h"
 #include "difftest.h"
 

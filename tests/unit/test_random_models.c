@@ -8,11 +8,10 @@
  * models (counted below), and threshold tables are checked directly against the unfolded
  * chain at their boundaries and at special values.  A failing model is written to
  * $BGNN_TEST_TMP/random_model_<seed>.bgnn for replay. */
-#include "bg.h"
+#include "reference.h"
 #include "bgtest.h"
 #include "difftest.h"
 #include "gen_model.h"
-#include "ref_ops.h"
 
 static BgModule *compile_text(BgArena *a, const char *name, const char *text, const char *const *passes,
                               int npasses, bool lowered) {

@@ -12,7 +12,7 @@
  * The NVRTC parts skip themselves (with a note) when libnvrtc cannot be loaded. */
 #include "bgtest.h"
 #include "bgnn/bgnn.h"
-#include "rt.h"
+#include "driver.h"
 
 #include <stdint.h>
 #include <sys/stat.h>
@@ -269,13 +269,15 @@ static void test_cubins(const BgNvrtc *nv) {
         CHECK_EQ_INT(p->noutputs, 2);
     }
 
-    /* the leaf module of the plan binds like the real module */
+    /* the plan's leaves: its graphs, then one spec per leaf buffer */
     if (p) {
         int *bi = bg_arena_alloc(a, sizeof(int) * (size_t)(p->nbufs + 1));
-        BgModule *lm = bg_plan_leaf_module(p, NULL, a, bi);
+        BgLeafSpec *ls = bg_arena_alloc(a, sizeof(BgLeafSpec) * (size_t)(p->ngraphs + p->nbufs + 1));
+        int nspec = bg_plan_leaf_specs(p, NULL, 0, ls, bi);
         int nleaf = 0;
         for (int b = 0; b < p->nbufs; b++) nleaf += bi[b] >= 0;
-        CHECK(lm->ninsts == p->ngraphs + nleaf && nleaf >= 4);
+        CHECK(nspec == p->ngraphs + nleaf && nleaf >= 4);
+        for (int g = 0; g < p->ngraphs; g++) CHECK(ls[g].kind == BG_LEAF_GRAPH);
     }
 
     /* manifest of another format version */
@@ -300,7 +302,7 @@ static void test_cubins(const BgNvrtc *nv) {
     }
     /* manifest of another bgnn version */
     if (p) {
-        char *text = bg_manifest_write(p, NULL);
+        char *text = bg_manifest_write(p);
         char *v = strstr(text, "\nbgnn " BG_VERSION_STRING "\n");
         CHECK(v != NULL);
         if (v) {

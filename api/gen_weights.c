@@ -4,7 +4,7 @@
  * vectors; running variances of a batchnorm get 0.5 + |g| (positive).  Params used
  * transposed are stored transposed, as PyTorch would.  The sequence is part of the
  * contract: tests and examples regenerate the same tensors from the same seed. */
-#include "rt.h"
+#include "driver.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * are popcounts over the real K bits; float reductions run sequentially in index order from
  * 0.0f with every product and sum rounded on its own (built with -ffp-contract=off), and in
  * float64 where the semantics say so.  Nothing here prints or exits. */
-#include "ref_ops.h"
+#include "reference.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,28 +67,7 @@ float bg_ref_value(const BgTensor *t, int64_t r, int64_t c) {
 
 /* ---- bin, absmean, scl ---------------------------------------------------------------- */
 
-bool bg_ref_bin(const BgTensor *x, BgTensor *y) {
-    memset(y, 0, sizeof *y);
-    if (!x || !x->data || (x->dtype != BG_DT_F32 && x->dtype != BG_DT_B1)) return false;
-    if (!alloc_like(y, BG_DT_B1, x)) return fail(y);
-    if (x->dtype == BG_DT_B1) {
-        memcpy(y->data, x->data, bg_tensor_bytes(x));
-        return true;
-    }
-    int64_t rows = bg_tensor_rows(x), cols = bg_tensor_cols(x), wpr = y->words_per_row;
-    const float *xs = x->data;
-    uint32_t *ys = y->data;
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t w = 0; w < wpr; w++) {
-            uint32_t word = 0;
-            int64_t c0 = w * 32, n = cols - c0 < 32 ? cols - c0 : 32;
-            for (int64_t b = 0; b < n; b++)
-                word |= bit_of(xs[r * cols + c0 + b]) << b;
-            ys[r * wpr + w] = word;
-        }
-    }
-    return true;
-}
+bool bg_ref_bin(const BgTensor *x, BgTensor *y) { return bg_tensor_to_bits(x, y); }
 
 bool bg_ref_absmean(const BgTensor *x, BgTensor *y) {
     memset(y, 0, sizeof *y);
@@ -101,21 +80,6 @@ bool bg_ref_absmean(const BgTensor *x, BgTensor *y) {
         double s = 0.0;
         for (int64_t c = 0; c < cols; c++) s += fabs((double)xs[r * cols + c]);
         ys[r] = cols ? (float)(s / (double)cols) : 0.0f;
-    }
-    return true;
-}
-
-bool bg_ref_param_scale(const BgTensor *w, BgTensor *y) {
-    memset(y, 0, sizeof *y);
-    if (!is_f32(w) || !is_rank2(w)) return false;
-    int64_t k = w->dim[0], m = w->dim[1];
-    if (!bg_tensor_alloc(y, BG_DT_F32, 1, m, 0)) return fail(y);
-    const float *ws = w->data;
-    float *ys = y->data;
-    for (int64_t o = 0; o < m; o++) {
-        double s = 0.0;
-        for (int64_t i = 0; i < k; i++) s += fabs((double)ws[i * m + o]);
-        ys[o] = k ? (float)(s / (double)k) : 0.0f;
     }
     return true;
 }

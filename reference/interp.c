@@ -3,8 +3,8 @@
  * Walks the instructions in definition order (a valid execution order), computes each
  * value with ref_ops.c, checks it against the instruction's type (N and G resolved from the
  * bindings) and collects the OUTPUT values.  Its results are the oracle for every GPU test. */
-#include "bg.h"
-#include "ref_ops.h"
+#include "reference.h"
+
 
 #include <stdlib.h>
 #include <string.h>

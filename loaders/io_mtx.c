@@ -2,7 +2,7 @@
  * general|symmetric) into 0-based COO.  Streams the file line by line; every error names
  * the file and line.  Header numbers never size an allocation directly: arrays grow as
  * entries are read, and the first reservation is capped by what the file could hold. */
-#include "bg.h"
+#include "loaders.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * Each function computes one op exactly as docs/semantics.md prescribes (binary ops with
  * real bit packing and popcounts, float reductions sequential in index order, no FMA) and is
  * the oracle the GPU kernels are tested against.  Conventions:
- *   - inputs are const host tensors (BgTensor / BgAdj from bg.h); the output tensor *y is
+ *   - inputs are const host tensors (BgTensor / BgAdj from base.h and loaders.h); the output tensor *y is
  *     allocated here with bg_tensor_alloc (the caller frees it with bg_tensor_free);
  *   - a function returns false (and leaves *y zeroed, nothing allocated) when the operands
  *     do not fit together (dtype, shape, precision letters) or allocation fails;
@@ -24,7 +24,7 @@ bool bg_ref_bin(const BgTensor *x, BgTensor *y);
 bool bg_ref_absmean(const BgTensor *x, BgTensor *y);
 /* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]); rows (f32[R]) / cols (f32[C]) may be NULL. */
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
-/* bmm.XYZ: x [R,K] times w [K,M] (both row-major as in bg.h) -> y [R,M]. */
+/* bmm.XYZ: x [R,K] times w [K,M] (both row-major as in base.h) -> y [R,M]. */
 bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTensor *y);
 /* bspmm.XYZ: adjacency a (prec[1]: 'B' = pattern with row/col factors, 'F' = per-edge
  * weights) times x [N,C] -> y [N,C].  method selects the reduction for the popcount case
@@ -70,8 +70,6 @@ bool bg_ref_bin_threshold(const BgTensor *x, const BgTensor *t, BgTensor *y);
 uint32_t bg_ref_key(float v);
 
 /* Helpers shared with bind.c and the tests. */
-/* Bi-GCN weight scale of float w [K,M]: f32[M], m_o = fl(sum_k |w[k,o]| (float64) / K). */
-bool bg_ref_param_scale(const BgTensor *w, BgTensor *y);
 /* The value of element (r, c) of an f32 or b1 tensor as a float (+-1 for bits). */
 float bg_ref_value(const BgTensor *t, int64_t r, int64_t c);
 

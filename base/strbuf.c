@@ -1,7 +1,7 @@
 /* strbuf.c - a growable, NUL-terminated string: the one text builder behind diagnostics
  * rendering, the AST and IR printers and the loaders' writers.  Out of memory aborts (as
  * every host allocation in bgnn, bg_xmalloc). */
-#include "bg.h"
+#include "base.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +20,10 @@ void bg_sb_append(BgStrBuf *b, const char *s, size_t n) {
     b->p[b->n] = 0;
 }
 
-void bg_sb_printf(BgStrBuf *b, const char *fmt, ...) {
-    va_list ap, ap2;
-    va_start(ap, fmt);
+void bg_sb_vprintf(BgStrBuf *b, const char *fmt, va_list ap) {
+    va_list ap2;
     va_copy(ap2, ap);
     int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     if (k > 0) {
         bg_sb_append(b, "", 0); /* make room for the terminator first */
         if (b->n + (size_t)k + 1 > b->cap) {
@@ -39,6 +37,13 @@ void bg_sb_printf(BgStrBuf *b, const char *fmt, ...) {
         b->n += (size_t)k;
     }
     va_end(ap2);
+}
+
+void bg_sb_printf(BgStrBuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    bg_sb_vprintf(b, fmt, ap);
+    va_end(ap);
 }
 
 char *bg_sb_take(BgStrBuf *b) {

@@ -1,21 +1,21 @@
-/* bind.c - resolves a module's leaves against a graph, node features and weights.
- *
- * GRAPH leaves become adjacencies (bg_adj_build with the instruction's self loops and norm),
- * INPUT leaves copies of the features (shape-checked), PARAM leaves tensors from the
- * safetensors file (by name) or from a .npy file next to it, checked against the IR type;
- * b1 params become bits (the bit rule: sign bit clear) and PARAM_SCALE Bi-GCN's
- * per-channel scale of the stored floats.  Every problem is reported (all of them, not just the first) naming the file, the
- * tensor and both shapes; nothing prints. */
-#include "bg.h"
-#include "ref_ops.h"
+/* leaves.c - binds a model's leaves (BgLeafSpec, loaders.h) against a graph, node features
+ * and weights: GRAPH leaves become adjacencies (bg_adj_build with the leaf's self loops and
+ * norm), INPUT leaves copies of the features (shape-checked), PARAM leaves tensors from the
+ * safetensors file (by name) or from a .npy file next to it, checked against the used shape;
+ * b1 params become bits (the bit rule: sign bit clear) and PARAM_SCALE Bi-GCN's per-channel
+ * scale of the stored floats.  The CPU reference describes leaves from IR instructions
+ * (reference/bind.c), the runtime from plan buffers (runtime/exec.c): both report the same
+ * messages for the same bad input.  Every problem is reported (all of them, not just the
+ * first) naming the file, the tensor and both shapes; nothing prints. */
+#include "loaders.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 typedef struct BindCtx {
-    const BgModule *m;
     BgDiagSink *d;
     const char *weights;  /* as given (may be NULL) */
     char *dir;            /* directory npy paths resolve against (malloc'd) or NULL */
@@ -24,11 +24,16 @@ typedef struct BindCtx {
     int st_state;         /* 0 not loaded, 1 loaded, -1 failed */
 } BindCtx;
 
-static void note_decl(BindCtx *c, const BgInst *in, const char *what) {
-    if (c->m->src) bg_diag_note_at(c->d, c->m->src, in->loc, "%s declared here", what);
+static void note_decl(BindCtx *c, const BgLeafSpec *in, const char *what) {
+    if (in->src) bg_diag_note_at(c->d, in->src, in->loc, "%s declared here", what);
 }
 
-static char *shape_str(int rank, const int64_t *dim, char *buf, size_t n) {
+/* "f32[N,64]": the leaf's type as the model writes it. */
+static char *type_str(const BgLeafSpec *in, char *buf, size_t n) {
+    return bg_shape_str(in->dtype == BG_DT_B1 ? "b1" : "f32", in->rank, in->dim, buf, n);
+}
+
+char *bg_dims_str(int rank, const int64_t *dim, char *buf, size_t n) {
     size_t o = 0;
     buf[0] = 0;
     o += (size_t)snprintf(buf + o, n - o, "[");
@@ -50,9 +55,8 @@ static char *join_path(const char *dir, const char *file) {
     return r;
 }
 
-static void ctx_init(BindCtx *c, const BgModule *m, const char *weights, BgDiagSink *d) {
+static void ctx_init(BindCtx *c, const char *weights, BgDiagSink *d) {
     memset(c, 0, sizeof *c);
-    c->m = m;
     c->d = d;
     c->weights = weights;
     if (!weights) return;
@@ -83,12 +87,12 @@ static void ctx_free(BindCtx *c) {
 
 /* The stored float tensor of a PARAM / PARAM_SCALE, as a host f32 tensor with the stored
  * rank and dims.  Reports and returns false on failure. */
-static bool load_stored(BindCtx *c, const BgInst *in, const char *what, BgTensor *out,
+static bool load_stored(BindCtx *c, const BgLeafSpec *in, const char *what, BgTensor *out,
                         char *fname, size_t fname_n) {
     memset(out, 0, sizeof *out);
-    const char *tname = in->attrs.name ? in->attrs.name : "?";
-    if (in->attrs.file) {
-        char *path = join_path(c->dir, in->attrs.file);
+    const char *tname = in->name ? in->name : "?";
+    if (in->file) {
+        char *path = join_path(c->dir, in->file);
         snprintf(fname, fname_n, "%s", path);
         BgNpy npy;
         memset(&npy, 0, sizeof npy);
@@ -144,7 +148,7 @@ static bool load_stored(BindCtx *c, const BgInst *in, const char *what, BgTensor
     if (t->rank < 1 || t->rank > 2) {
         char b1[96];
         bg_diag_error(c->d, BG_E_WEIGHT_SHAPE, "%s: tensor '%s' has shape %s; expected rank 1 or 2",
-                      c->st_path, tname, shape_str(t->rank, t->dim, b1, sizeof b1));
+                      c->st_path, tname, bg_dims_str(t->rank, t->dim, b1, sizeof b1));
         note_decl(c, in, what);
         return false;
     }
@@ -171,45 +175,45 @@ static bool to_used(const BgTensor *stored, bool transposed, BgTensor *used) {
     return true;
 }
 
-static bool bind_param(BindCtx *c, const BgInst *in, BgTensor *leaf) {
-    const char *tname = in->attrs.name ? in->attrs.name : "?";
-    bool scale = in->op == BG_OP_PARAM_SCALE;
+static bool bind_param(BindCtx *c, const BgLeafSpec *in, BgTensor *leaf) {
+    const char *tname = in->name ? in->name : "?";
+    bool scale = in->kind == BG_LEAF_PARAM_SCALE;
     const char *what = scale ? "parameter scale" : "parameter";
     char fname[1024], tb[64], sb[96], eshape[96];
     BgTensor stored;
     if (!load_stored(c, in, what, &stored, fname, sizeof fname)) return false;
-    bool tr = in->attrs.transposed && stored.rank == 2;
+    bool tr = in->transposed && stored.rank == 2;
 
     /* The stored shape this leaf needs (transposed params are stored [M,K]). */
     bool shape_ok;
     if (scale) {
         /* f32[M] from a stored [K,M] ([M,K] transposed): any K, the right M. */
-        int64_t mdim = in->type.dim[0];
+        int64_t mdim = in->dim[0];
         shape_ok = stored.rank == 2 && (tr ? stored.dim[0] : stored.dim[1]) == mdim;
         if (stored.rank == 2) {
             int64_t ed[2] = {tr ? mdim : stored.dim[0], tr ? stored.dim[1] : mdim};
-            shape_str(2, ed, eshape, sizeof eshape);
+            bg_dims_str(2, ed, eshape, sizeof eshape);
         } else {
-            snprintf(eshape, sizeof eshape, in->attrs.transposed ? "[%lld, K]" : "[K, %lld]",
+            snprintf(eshape, sizeof eshape, in->transposed ? "[%lld, K]" : "[K, %lld]",
                      (long long)mdim);
         }
     } else {
-        int erank = in->type.rank;
-        int64_t ed[2] = {in->type.dim[0], in->type.dim[1]};
-        if (erank == 2 && in->attrs.transposed) {
-            ed[0] = in->type.dim[1];
-            ed[1] = in->type.dim[0];
+        int erank = in->rank;
+        int64_t ed[2] = {in->dim[0], in->dim[1]};
+        if (erank == 2 && in->transposed) {
+            ed[0] = in->dim[1];
+            ed[1] = in->dim[0];
         }
         shape_ok = stored.rank == erank && stored.dim[0] == ed[0] &&
                    (erank == 1 || stored.dim[1] == ed[1]);
-        shape_str(erank, ed, eshape, sizeof eshape);
+        bg_dims_str(erank, ed, eshape, sizeof eshape);
     }
     if (!shape_ok) {
         bg_diag_error(c->d, BG_E_WEIGHT_SHAPE,
                       "%s: tensor '%s' has shape %s, but %s '%s' : %s needs %s%s", fname, tname,
-                      shape_str(stored.rank, stored.dim, sb, sizeof sb), what, tname,
-                      bg_type_str(in->type, tb, sizeof tb), eshape,
-                      in->attrs.transposed ? " (stored transposed)" : "");
+                      bg_dims_str(stored.rank, stored.dim, sb, sizeof sb), what, tname,
+                      type_str(in, tb, sizeof tb), eshape,
+                      in->transposed ? " (stored transposed)" : "");
         note_decl(c, in, what);
         bg_tensor_free(&stored);
         return false;
@@ -223,9 +227,9 @@ static bool bind_param(BindCtx *c, const BgInst *in, BgTensor *leaf) {
     if (used.data != stored.data) bg_tensor_free(&stored);
     bool ok;
     if (scale) {
-        ok = bg_ref_param_scale(&used, leaf);
-    } else if (in->type.kind == BG_TY_B1) {
-        ok = bg_ref_bin(&used, leaf);
+        ok = bg_param_scale(&used, leaf);
+    } else if (in->dtype == BG_DT_B1) {
+        ok = bg_tensor_to_bits(&used, leaf);
     } else {
         *leaf = used;
         return true;
@@ -235,23 +239,23 @@ static bool bind_param(BindCtx *c, const BgInst *in, BgTensor *leaf) {
     return ok;
 }
 
-static bool bind_input(BindCtx *c, const BgInst *in, const BgGraph *g, const BgTensor *features,
+static bool bind_input(BindCtx *c, const BgLeafSpec *in, const BgGraph *g, const BgTensor *features,
                        BgTensor *leaf) {
-    const char *file = in->attrs.file ? in->attrs.file : "features.npy";
-    const char *iname = in->attrs.name ? in->attrs.name : "?";
+    const char *file = in->file ? in->file : "features.npy";
+    const char *iname = in->name ? in->name : "?";
     char tb[64], sb[96];
     if (!features || !features->data || features->dim[0] == 0) {
         bg_diag_error(c->d, BG_E_DATA_SHAPE, "%s: no node features, but the model has input '%s' : %s",
-                      file, iname, bg_type_str(in->type, tb, sizeof tb));
+                      file, iname, type_str(in, tb, sizeof tb));
         note_decl(c, in, "input");
         return false;
     }
     if (features->dtype != BG_DT_F32 || features->rank != 2 || features->dim[0] != g->n ||
-        in->type.rank != 2 || features->dim[1] != in->type.dim[1]) {
+        in->rank != 2 || features->dim[1] != in->dim[1]) {
         int64_t fd[2] = {features->dim[0], features->rank == 2 ? features->dim[1] : 0};
         bg_diag_error(c->d, BG_E_DATA_SHAPE, "%s: shape %s does not match input '%s' : %s%s", file,
-                      shape_str(features->rank, fd, sb, sizeof sb), iname,
-                      bg_type_str(in->type, tb, sizeof tb),
+                      bg_dims_str(features->rank, fd, sb, sizeof sb), iname,
+                      type_str(in, tb, sizeof tb),
                       features->dim[0] != g->n ? " (rows must equal the graph's node count)" : "");
         note_decl(c, in, "input");
         return false;
@@ -264,61 +268,63 @@ static bool bind_input(BindCtx *c, const BgInst *in, const BgGraph *g, const BgT
     return true;
 }
 
-bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
-             BgBindings *out, BgDiagSink *d) {
-    memset(out, 0, sizeof *out);
-    out->m = m;
-    out->graph = g;
-    out->n = g ? g->n : 0;
-    out->ngraphs = g && g->graph_ptr ? g->ngraphs : 1;
-    out->adj = bg_xcalloc((size_t)m->ninsts + 1, sizeof(BgAdj));
-    out->leaf = bg_xcalloc((size_t)m->ninsts + 1, sizeof(BgTensor));
-    BindCtx c;
-    ctx_init(&c, m, weights, d);
-    bool ok = true;
-    for (int i = 0; i < m->ninsts; i++) {
-        const BgInst *in = &m->insts[i];
-        switch (in->op) {
-        case BG_OP_GRAPH:
-            if (!g) {
-                bg_diag_error(d, BG_E_DATA_SHAPE, "no graph bound, but the model declares one");
-                ok = false;
-            } else if (!bg_adj_build(g, in->attrs.self_loops, in->attrs.norm, &out->adj[i])) {
-                bg_diag_error(d, BG_E_INTERNAL, "cannot build the adjacency (self_loops: %s, norm: %s)",
-                              in->attrs.self_loops ? "true" : "false", bg_norm_name(in->attrs.norm));
-                memset(&out->adj[i], 0, sizeof out->adj[i]);
-                ok = false;
-            }
-            break;
-        case BG_OP_INPUT:
-            if (!g) ok = false;
-            else if (!bind_input(&c, in, g, features, &out->leaf[i])) ok = false;
-            break;
-        case BG_OP_PARAM:
-        case BG_OP_PARAM_SCALE:
-            if (!bind_param(&c, in, &out->leaf[i])) ok = false;
-            break;
-        default:
-            break;
-        }
-    }
-    ctx_free(&c);
-    if (!ok) {
-        bg_bindings_free(out);
+bool bg_param_scale(const BgTensor *w, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!w || !w->data || w->dtype != BG_DT_F32 || w->rank != 2) return false;
+    int64_t k = w->dim[0], m = w->dim[1];
+    if (!bg_tensor_alloc(y, BG_DT_F32, 1, m, 0)) {
+        bg_tensor_free(y);
         return false;
+    }
+    const float *ws = w->data;
+    float *ys = y->data;
+    for (int64_t o = 0; o < m; o++) {
+        double s = 0.0;
+        for (int64_t i = 0; i < k; i++) s += fabs((double)ws[i * m + o]);
+        ys[o] = k ? (float)(s / (double)k) : 0.0f;
     }
     return true;
 }
 
-void bg_bindings_free(BgBindings *b) {
-    if (!b) return;
-    if (b->m) {
-        for (int i = 0; i < b->m->ninsts; i++) {
-            if (b->adj && b->adj[i].rowptr) bg_adj_free(&b->adj[i]);
-            if (b->leaf) bg_tensor_free(&b->leaf[i]);
+static void free_bound(int n, BgAdj *adj, BgTensor *val) {
+    for (int i = 0; i < n; i++) {
+        if (adj[i].rowptr) bg_adj_free(&adj[i]);
+        bg_tensor_free(&val[i]);
+    }
+}
+
+bool bg_leaves_bind(const BgLeafSpec *spec, int n, const BgGraph *g, const BgTensor *features,
+                    const char *weights, BgAdj *adj, BgTensor *val, BgDiagSink *d) {
+    BindCtx c;
+    ctx_init(&c, weights, d);
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        const BgLeafSpec *in = &spec[i];
+        switch (in->kind) {
+        case BG_LEAF_GRAPH:
+            if (!g) {
+                bg_diag_error(d, BG_E_DATA_SHAPE, "no graph bound, but the model declares one");
+                ok = false;
+            } else if (!bg_adj_build(g, in->self_loops, in->norm, &adj[i])) {
+                bg_diag_error(d, BG_E_INTERNAL, "cannot build the adjacency (self_loops: %s, norm: %s)",
+                              in->self_loops ? "true" : "false", bg_norm_name(in->norm));
+                memset(&adj[i], 0, sizeof adj[i]);
+                ok = false;
+            }
+            break;
+        case BG_LEAF_INPUT:
+            if (!g) ok = false;
+            else if (!bind_input(&c, in, g, features, &val[i])) ok = false;
+            break;
+        case BG_LEAF_PARAM:
+        case BG_LEAF_PARAM_SCALE:
+            if (!bind_param(&c, in, &val[i])) ok = false;
+            break;
+        case BG_LEAF_NONE:
+            break;
         }
     }
-    free(b->adj);
-    free(b->leaf);
-    memset(b, 0, sizeof *b);
+    ctx_free(&c);
+    if (!ok) free_bound(n, adj, val);
+    return ok;
 }

@@ -1,7 +1,7 @@
 /* source.c - model source text and byte-offset -> line/column mapping.
  * Locations in the AST and IR are byte offsets (BgLoc); lines and columns are computed
  * only when a diagnostic is rendered.  Columns count bytes, 1-based. */
-#include "bg.h"
+#include "base.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* arena.c - bump allocator for everything a compilation creates (AST, IR, strings).
  * Blocks are chained and freed together by bg_arena_free; allocations are zeroed and
  * 16-byte aligned.  Out of memory aborts: there is no sensible recovery inside a pass. */
-#include "bg.h"
+#include "base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

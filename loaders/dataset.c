@@ -1,7 +1,7 @@
 /* dataset.c - loads a data directory: graph.mtx (required), features.npy, labels.npy,
  * train/val/test_idx.npy, graph_ptr.npy and graph_labels.npy (optional), checking every
  * file against the graph's node count.  Layout: /work/shared/data/README.md. */
-#include "bg.h"
+#include "loaders.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,7 @@
  *
  * Exit status: 0 success, 1 an error in an input (model, data, weights) or on the GPU,
  * 2 a usage error. */
-#include "bg.h"
-#include "rt.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <math.h>

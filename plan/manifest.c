@@ -28,9 +28,9 @@
  * read.  The reader trusts nothing: every count, index and number is range-checked, every
  * line must be exactly one of the expected ones, lines are at most BG_MANIFEST_MAX_LINE
  * bytes, and write(read(text)) == text for every text it accepts. */
-#include "emit.h"
 #include "plan.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,53 +46,63 @@
 
 /* ---- writer ------------------------------------------------------------------------- */
 
-static void put_str(BgEmit *e, const char *s) {
+/* One whole line: the formatted text and '\n'. */
+static void line(BgStrBuf *e, const char *fmt, ...) BG_PRINTF(2, 3);
+static void line(BgStrBuf *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    bg_sb_vprintf(e, fmt, ap);
+    va_end(ap);
+    bg_sb_append(e, "\n", 1);
+}
+
+static void put_str(BgStrBuf *e, const char *s) {
     if (!s) {
-        bg_emit_raw(e, "-", 1);
+        bg_sb_append(e, "-", 1);
         return;
     }
-    bg_emit_raw(e, "\"", 1);
+    bg_sb_append(e, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\') {
             char b[2] = {'\\', (char)*p};
-            bg_emit_raw(e, b, 2);
+            bg_sb_append(e, b, 2);
         } else if (*p >= 0x20 && *p < 0x7f) {
-            bg_emit_raw(e, (const char *)p, 1);
+            bg_sb_append(e, (const char *)p, 1);
         } else {
-            bg_emit_printf(e, "\\x%02x", *p);
+            bg_sb_printf(e, "\\x%02x", *p);
         }
     }
-    bg_emit_raw(e, "\"", 1);
+    bg_sb_append(e, "\"", 1);
 }
 
-static void put_dim(BgEmit *e, int64_t d) {
-    if (d == BG_DIM_N) bg_emit_raw(e, "N", 1);
-    else if (d == BG_DIM_G) bg_emit_raw(e, "G", 1);
-    else bg_emit_printf(e, "%lld", (long long)d);
+static void put_dim(BgStrBuf *e, int64_t d) {
+    if (d == BG_DIM_N) bg_sb_append(e, "N", 1);
+    else if (d == BG_DIM_G) bg_sb_append(e, "G", 1);
+    else bg_sb_printf(e, "%lld", (long long)d);
 }
 
-static void put_shape(BgEmit *e, int rank, const int64_t *dim) {
+static void put_shape(BgStrBuf *e, int rank, const int64_t *dim) {
     if (rank == 0) {
-        bg_emit_raw(e, "-", 1);
+        bg_sb_append(e, "-", 1);
         return;
     }
     for (int k = 0; k < rank; k++) {
-        if (k) bg_emit_raw(e, ",", 1);
+        if (k) bg_sb_append(e, ",", 1);
         put_dim(e, dim[k]);
     }
 }
 
-static void put_rows(BgEmit *e, BgRowExpr r) {
+static void put_rows(BgStrBuf *e, BgRowExpr r) {
     switch (r.kind) {
-    case BG_ROWS_CONST: bg_emit_printf(e, "%lld", (long long)r.value); break;
-    case BG_ROWS_N: bg_emit_raw(e, "N", 1); break;
-    case BG_ROWS_N1: bg_emit_raw(e, "N+1", 3); break;
-    case BG_ROWS_G: bg_emit_raw(e, "G", 1); break;
-    case BG_ROWS_G1: bg_emit_raw(e, "G+1", 3); break;
-    case BG_ROWS_NNZ: bg_emit_printf(e, "nnz(%d)", r.graph); break;
-    case BG_ROWS_ITEMS: bg_emit_printf(e, "items(%d)", r.graph); break;
-    case BG_ROWS_ITEMS1: bg_emit_printf(e, "items1(%d)", r.graph); break;
-    case BG_ROWS_SPLITS: bg_emit_printf(e, "splits(%d)", r.graph); break;
+    case BG_ROWS_CONST: bg_sb_printf(e, "%lld", (long long)r.value); break;
+    case BG_ROWS_N: bg_sb_append(e, "N", 1); break;
+    case BG_ROWS_N1: bg_sb_append(e, "N+1", 3); break;
+    case BG_ROWS_G: bg_sb_append(e, "G", 1); break;
+    case BG_ROWS_G1: bg_sb_append(e, "G+1", 3); break;
+    case BG_ROWS_NNZ: bg_sb_printf(e, "nnz(%d)", r.graph); break;
+    case BG_ROWS_ITEMS: bg_sb_printf(e, "items(%d)", r.graph); break;
+    case BG_ROWS_ITEMS1: bg_sb_printf(e, "items1(%d)", r.graph); break;
+    case BG_ROWS_SPLITS: bg_sb_printf(e, "splits(%d)", r.graph); break;
     }
 }
 
@@ -119,67 +129,74 @@ static const char *param_prec(const BgPlanBuf *b) {
     return b->kind == BG_BUF_F32 ? "f32" : "b1";
 }
 
-char *bg_manifest_write(const BgPlan *p, const BgModule *m) {
-    (void)m; /* everything comes from the plan, so a manifest read back writes the same */
-    BgEmit e;
-    bg_emit_init(&e);
-    bg_emit_line(&e, "bgnn-manifest %d", BG_MANIFEST_VERSION);
-    bg_emit_line(&e, "bgnn %s", p->version ? p->version : BG_VERSION_STRING);
-    bg_emit_line(&e, "model %s", p->model ? p->model : "model");
-    bg_emit_line(&e, "arch %s", p->arch ? p->arch : "-");
-    bg_emit_line(&e, "graphs %d", p->ngraphs);
+char *bg_manifest_write(const BgPlan *p) {
+    BgStrBuf e = {0};
+    line(&e, "bgnn-manifest %d", BG_MANIFEST_VERSION);
+    line(&e, "bgnn %s", p->version ? p->version : BG_VERSION_STRING);
+    line(&e, "model %s", p->model ? p->model : "model");
+    line(&e, "arch %s", p->arch ? p->arch : "-");
+    line(&e, "graphs %d", p->ngraphs);
     for (int i = 0; i < p->ngraphs; i++)
-        bg_emit_line(&e, "graph %d self_loops=%s norm=%s inst=%d", i,
+        line(&e, "graph %d self_loops=%s norm=%s inst=%d", i,
                      bool_name(p->graphs[i].self_loops), bg_norm_name(p->graphs[i].norm),
                      p->graphs[i].inst);
-    bg_emit_line(&e, "buffers %d", p->nbufs);
+    line(&e, "buffers %d", p->nbufs);
     for (int i = 0; i < p->nbufs; i++) {
         const BgPlanBuf *b = &p->bufs[i];
-        bg_emit_printf(&e, "buffer %d kind=%s role=%s rows=", i, bg_plan_kind_name(b->kind),
+        bg_sb_printf(&e, "buffer %d kind=%s role=%s rows=", i, bg_plan_kind_name(b->kind),
                        bg_plan_role_name(b->role));
         put_rows(&e, b->rows);
-        bg_emit_printf(&e, " cols=%lld width=%lld shape=", (long long)b->cols, (long long)b->width);
+        bg_sb_printf(&e, " cols=%lld width=%lld shape=", (long long)b->cols, (long long)b->width);
         put_shape(&e, b->rank, b->dim);
-        bg_emit_raw(&e, " name=", 6);
+        bg_sb_append(&e, " name=", 6);
         put_str(&e, b->name);
-        bg_emit_printf(&e, " transposed=%s graph=%d garr=%s inst=%d\n", bool_name(b->transposed),
+        bg_sb_printf(&e, " transposed=%s graph=%d garr=%s inst=%d\n", bool_name(b->transposed),
                        b->graph, b->role == BG_ROLE_GRAPH ? bg_plan_garr_name(b->garr) : "-",
                        b->inst);
     }
-    bg_emit_line(&e, "launches %d", p->nlaunches);
+    line(&e, "launches %d", p->nlaunches);
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
-        bg_emit_printf(&e, "launch %d kernel=%s inst=%d op=%s rows=", i, l->kernel, l->inst, l->op);
+        bg_sb_printf(&e, "launch %d kernel=%s inst=%d op=%s rows=", i, l->kernel, l->inst, l->op);
         put_rows(&e, l->rows);
-        bg_emit_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
-        for (int k = 0; k < l->nargs; k++) bg_emit_printf(&e, k ? ",%d" : "%d", l->args[k]);
-        bg_emit_raw(&e, "\n", 1);
+        bg_sb_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
+        for (int k = 0; k < l->nargs; k++) bg_sb_printf(&e, k ? ",%d" : "%d", l->args[k]);
+        bg_sb_append(&e, "\n", 1);
     }
-    if (p->fused) bg_emit_line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
-    else bg_emit_line(&e, "fused 0 kernel=- block=0");
-    bg_emit_line(&e, "outputs %d", p->noutputs);
+    if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
+    else line(&e, "fused 0 kernel=- block=0");
+    line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
         const BgPlanOutput *o = &p->outputs[i];
-        bg_emit_printf(&e, "output %d name=", i);
+        bg_sb_printf(&e, "output %d name=", i);
         put_str(&e, o->name);
-        bg_emit_printf(&e, " buf=%d type=%s shape=", o->buf, o->type == BG_TY_B1 ? "b1" : "f32");
+        bg_sb_printf(&e, " buf=%d type=%s shape=", o->buf, o->type == BG_DT_B1 ? "b1" : "f32");
         put_shape(&e, o->rank, o->dim);
-        bg_emit_raw(&e, "\n", 1);
+        bg_sb_append(&e, "\n", 1);
     }
     int *pb = bg_xcalloc((size_t)p->nbufs + 1, sizeof(int));
     int np = param_bufs(p, pb);
-    bg_emit_line(&e, "params %d", np);
+    line(&e, "params %d", np);
     for (int i = 0; i < np; i++) {
         const BgPlanBuf *b = &p->bufs[pb[i]];
-        bg_emit_raw(&e, "param name=", 11);
+        bg_sb_append(&e, "param name=", 11);
         put_str(&e, b->name);
-        bg_emit_printf(&e, " prec=%s shape=", param_prec(b));
+        bg_sb_printf(&e, " prec=%s shape=", param_prec(b));
         put_shape(&e, b->rank, b->dim);
-        bg_emit_printf(&e, " transposed=%s inst=%d\n", bool_name(b->transposed), b->inst);
+        bg_sb_printf(&e, " transposed=%s inst=%d\n", bool_name(b->transposed), b->inst);
     }
     free(pb);
-    bg_emit_line(&e, "end");
-    return bg_emit_take(&e);
+    line(&e, "end");
+    return bg_sb_take(&e);
+}
+
+/* An op name as the IR spells them: 1 to 40 of [a-z0-9_], starting with a letter. */
+static bool is_op_name(const char *s) {
+    size_t n = strlen(s);
+    if (n < 1 || n > 40 || !(s[0] >= 'a' && s[0] <= 'z')) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_')) return false;
+    return true;
 }
 
 /* ---- reader ------------------------------------------------------------------------- */
@@ -573,7 +590,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     if (!expect_line(r, "arch", 2)) goto fail;
     if (strcmp(r->tok[1], "-") != 0) {
         int sm;
-        if (strlen(r->tok[1]) > 16 || !bg_nvrtc_parse_arch(r->tok[1], &sm)) {
+        if (strlen(r->tok[1]) > 16 || !bg_arch_parse(r->tok[1], &sm)) {
             fail(r, "malformed architecture '%.40s'", r->tok[1]);
             goto fail;
         }
@@ -650,13 +667,11 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         l->inst = (int)v;
         const char *ov = val(r, 4, "op");
         if (!ov) goto fail;
-        l->op = NULL;
-        for (int o = 0; o < BG_OP_COUNT; o++)
-            if (strcmp(bg_op_info((BgOp)o)->name, ov) == 0) l->op = bg_op_info((BgOp)o)->name;
-        if (!l->op) {
-            fail(r, "unknown op '%.40s'", ov);
+        if (!is_op_name(ov)) { /* informational: an IR op name, checked for its form only */
+            fail(r, "malformed op name '%.40s'", ov);
             goto fail;
         }
+        l->op = bg_arena_strdup(a, ov);
         long long tpr, block;
         if (!parse_rows(r, 5, p->ngraphs, &l->rows) ||
             !parse_int_field(r, 6, "tpr", 1, 1 << 24, &tpr) ||
@@ -743,7 +758,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         }
         o->buf = (int)v;
         if (!parse_enum(r, 4, "type", types, 2, &ty) || !parse_shape(r, 5, &o->rank, o->dim)) goto fail;
-        o->type = ty ? BG_TY_B1 : BG_TY_F32;
+        o->type = ty ? BG_DT_B1 : BG_DT_F32;
         BgBufKind want = ty ? BG_BUF_B1 : BG_BUF_F32;
         if (p->bufs[o->buf].kind != want || o->rank == 0) {
             fail(r, "output type does not fit buffer %d", o->buf);

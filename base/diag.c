@@ -6,7 +6,7 @@
  *           |            ^~
  * Notes follow the error they explain.  Diagnostics about data files carry no source; their
  * message starts with the file name and position or field. */
-#include "bg.h"
+#include "base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* plan.c - builds the GPU execution plan of a module (plan.h): one device buffer per IR
- * value that needs storage (leaves only when some kernel reads them), the graph arrays
- * the kernels read, one launch per computing instruction in IR order, and the outputs.
- * The launch shapes here must match the kernels cg_cuda.c instantiates. */
-#include "plan.h"
+/* plan_build.c - builds the GPU execution plan of a module (plan/plan.h): one device
+ * buffer per IR value that needs storage (leaves only when some kernel reads them), the
+ * graph arrays the kernels read, one launch per computing instruction in IR order, and the
+ * outputs.  The launch shapes here must match the kernels cg_cuda.c instantiates. */
+#include "codegen.h"
 
 #include <string.h>
 
@@ -21,68 +21,6 @@ typedef struct PlanCtx {
     int gptr_buf;
 } PlanCtx;
 
-int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphSize *gs) {
-    switch (e.kind) {
-    case BG_ROWS_CONST: return e.value;
-    case BG_ROWS_N: return n;
-    case BG_ROWS_N1: return n + 1;
-    case BG_ROWS_G: return ngraphs;
-    case BG_ROWS_G1: return ngraphs + 1;
-    case BG_ROWS_NNZ: return gs ? gs[e.graph].nnz : 0;
-    case BG_ROWS_ITEMS: return gs ? gs[e.graph].nitems : 0;
-    case BG_ROWS_ITEMS1: return gs ? gs[e.graph].nitems + 1 : 1;
-    case BG_ROWS_SPLITS: return gs && gs[e.graph].nsplit > 1 ? gs[e.graph].nsplit : 1;
-    }
-    return 0;
-}
-
-static void put_item(int32_t *items, int64_t k, int64_t a, int64_t b, int64_t c, int64_t d) {
-    int32_t *it = items + 4 * (k + 1);
-    it[0] = (int32_t)a;
-    it[1] = (int32_t)b;
-    it[2] = (int32_t)c;
-    it[3] = (int32_t)d;
-}
-
-/* Whether the aligned block of BG_PLAN_GROUP rows starting at b (fewer at the end) becomes
- * one group item: grouping is on (0 < group_min_rows <= n) and every row has few edges. */
-static bool small_block(const int64_t *rowptr, int64_t n, int64_t group_min_rows, int64_t b) {
-    if (group_min_rows <= 0 || n < group_min_rows) return false;
-    for (int64_t r = b; r < n && r < b + BG_PLAN_GROUP; r++)
-        if (rowptr[r + 1] - rowptr[r] > BG_PLAN_GROUP_SMALL) return false;
-    return true;
-}
-
-int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
-                         int64_t *nsplit) {
-    int64_t ni = 0, ns = 0;
-    if (chunk < 1 || n > INT32_MAX) return -1;
-    for (int64_t b = 0; b < n; b += BG_PLAN_GROUP) {
-        if (small_block(rowptr, n, group_min_rows, b)) {
-            if (items) put_item(items, ni, b, n - b < BG_PLAN_GROUP ? n - b : BG_PLAN_GROUP, 0, -1);
-            ni++;
-            continue;
-        }
-        for (int64_t i = b; i < n && i < b + BG_PLAN_GROUP; i++) {
-            int64_t d = rowptr[i + 1] - rowptr[i];
-            int64_t nk = d <= chunk ? 1 : (d + chunk - 1) / chunk;
-            if (ni + nk >= INT32_MAX || nk > INT32_MAX) return -1;
-            if (items)
-                for (int64_t k = 0; k < nk; k++) put_item(items, ni + k, i, k, nk, nk > 1 ? ns : -1);
-            ni += nk;
-            ns += nk > 1;
-        }
-    }
-    if (items) {
-        items[0] = (int32_t)ni;
-        items[1] = (int32_t)ns;
-        items[2] = chunk;
-        items[3] = 0;
-    }
-    *nsplit = ns;
-    return ni;
-}
-
 bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
     if (in->op != BG_OP_BSPMM || in->prec[0] != 'B' || in->prec[1] != 'B' || in->nsteps != 0) return false;
     const BgInst *g = &m->insts[in->args[0]];
@@ -93,37 +31,6 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
     /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has) */
     return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
            in->nsteps == in->npro;
-}
-
-int bg_plan_phases(const BgPlan *p, int *phase) {
-    int cur = -1;
-    for (int i = 0; i < p->nlaunches; i++) {
-        const BgPlanLaunch *l = &p->launches[i];
-        bool dep = cur < 0;
-        for (int k = 1; k < l->nargs && !dep; k++)
-            for (int j = i - 1; j >= 0 && phase[j] == cur; j--)
-                if (p->launches[j].args[0] == l->args[k]) dep = true;
-        if (dep) cur++;
-        phase[i] = cur;
-    }
-    return cur + 1;
-}
-
-size_t bg_plan_elem_size(BgBufKind k) { return k == BG_BUF_I64 ? 8 : 4; }
-
-const char *bg_plan_kind_name(BgBufKind k) {
-    static const char *const names[] = {"f32", "b1", "b1t", "i64", "i32"};
-    return (unsigned)k < 5 ? names[k] : "?";
-}
-const char *bg_plan_role_name(BgBufRole r) {
-    static const char *const names[] = {"temp", "input", "param", "param_scale", "graph",
-                                        "graph_ptr"};
-    return (unsigned)r < 6 ? names[r] : "?";
-}
-const char *bg_plan_garr_name(BgGraphArr g) {
-    static const char *const names[BG_GARR_COUNT] = {"rowptr", "col",   "rowf",    "colf",
-                                                     "w",      "items", "partial", "done"};
-    return (unsigned)g < BG_GARR_COUNT ? names[g] : "?";
 }
 
 static BgRowExpr rows_of_dim(int64_t d) {
@@ -364,7 +271,7 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             BgPlanOutput *o = &p->outputs[p->noutputs++];
             o->name = in->attrs.name ? in->attrs.name : "output";
             o->buf = use_value(&c, in->args[0]);
-            o->type = src->type.kind;
+            o->type = src->type.kind == BG_TY_B1 ? BG_DT_B1 : BG_DT_F32;
             o->rank = src->type.rank;
             o->dim[0] = src->type.dim[0];
             o->dim[1] = src->type.dim[1];

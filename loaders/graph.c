@@ -1,7 +1,7 @@
 /* graph.c - CSR graphs built from COO (duplicates merged, columns ascending) and the
  * adjacencies a GRAPH instruction denotes: optional self loops plus sym/mean/none factor
  * vectors and per-edge weights, exactly as docs/semantics.md section 3 defines them. */
-#include "bg.h"
+#include "loaders.h"
 
 #include <math.h>
 #include <stdlib.h>

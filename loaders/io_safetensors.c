@@ -4,7 +4,7 @@
  * parser here; every offset is checked against the data section before any read, and
  * tensor sizes are bounded by the file size, so no header number sizes an allocation on
  * its own.  F32/F16/BF16 become f32 (exact half conversion), I32/I64 become i64. */
-#include "bg.h"
+#include "loaders.h"
 
 #include <errno.h>
 #include <stdio.h>

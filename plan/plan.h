@@ -1,6 +1,7 @@
 /* plan.h - the GPU execution plan of a module: the contract between code generation
- * (cg_cuda.c, which emits one kernel per launch) and the runtime (which allocates the
- * buffers, fills the leaves, launches the kernels in order and reads the outputs back).
+ * (compiler/codegen: plan_build.c, and cg_cuda.c, which emits one kernel per launch) and
+ * the runtime (which allocates the buffers, fills the leaves, launches the kernels in order
+ * and reads the outputs back).  This layer (plan/) sits below both and knows neither.
  *
  * A BgPlan is flat and self-contained: it refers to no IR, so the runtime can run a cubin
  * from its embedded manifest alone (manifest.c writes and reads a plan as text).
@@ -11,9 +12,9 @@
  * from the run-time scalars (BgRowExpr).  Layouts:
  *   F32   float32 row-major [rows][width], width = cols.
  *         Rank-1 values: a constant length D is one row of D columns (f32[C] biases,
- *         f32[M] weight scales; the host layout of bg.h); a length N or G is N (G) rows of
+ *         f32[M] weight scales; the host layout of base.h); a length N or G is N (G) rows of
  *         one column (f32[N] activation scales; the same bytes).
- *   B1    bits, canonical host layout of bg.h: [rows][width] uint32, width = ceil(cols/32),
+ *   B1    bits, canonical host layout of base.h: [rows][width] uint32, width = ceil(cols/32),
  *         bit c%32 of word c/32 is feature c (1 = +1), padding bits 0.  Kernels that
  *         write B1 leave padding bits zero.
  *   B1T   a b1 PARAM W[K,M] used as the weight of a bmm.BB* (both popcount operands
@@ -36,8 +37,8 @@
  *                kind B1T: the same bits transposed as described above.  The same param
  *                may appear in two buffers (B1 and B1T) when used both ways.
  *   PARAM_SCALE  f32[M]: Bi-GCN's per-output-channel scale m_o = fl(sum_k |W[k,o]| (f64) / K)
- *                of the used float weights (bg_ref_param_scale); name/transposed as PARAM.
- *   GRAPH        array `garr` of graph table entry `graph` (BgAdj of bg.h built with that
+ *                of the used float weights (bg_param_scale, loaders.h); name/transposed as PARAM.
+ *   GRAPH        array `garr` of graph table entry `graph` (BgAdj of loaders.h built with that
  *                entry's self_loops/norm): ROWPTR i64[N+1], COL i32[NNZ(g)], ROWF f32[N],
  *                COLF f32[N], W f32[NNZ(g)].  Only the arrays some kernel reads are listed.
  *                The fast binary aggregation (bg_plan_bspmm_fast, templates/bspmm_fast.cuh)
@@ -83,8 +84,9 @@
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
-#include "bg.h"
-#include "gpu.h"
+#include "loaders.h"
+
+#define BG_MANIFEST_VERSION 1
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -157,7 +159,7 @@ typedef struct BgPlanLaunch {
 typedef struct BgPlanOutput {
     const char *name;     /* model output name */
     int buf;              /* the buffer holding it (F32 or B1, canonical layout) */
-    BgTyKind type;        /* BG_TY_F32 or BG_TY_B1 */
+    BgDType type;         /* BG_DT_F32 or BG_DT_B1 */
     int rank;
     int64_t dim[2];       /* dims >= 0 or BG_DIM_N / BG_DIM_G */
 } BgPlanOutput;
@@ -209,9 +211,6 @@ typedef struct BgPlanGraphSize {
 #define BG_PLAN_GROUP_SMALL 64
 #define BG_PLAN_GROUP_MIN_ROWS 8192
 
-/* plan.c: builds the plan of a verified module (arena-allocated).  NULL with an error
- * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
-BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
 /* rows(e) for given scalars; gs[g] = sizes of graph g (may be NULL when no graph rows). */
 int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphSize *gs);
 /* The work schedule of a CSR row pointer (n rows): a row of d edges is max(1, ceil(d /
@@ -222,18 +221,9 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
  * -1 when a count does not fit the int32 fields. */
 int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
                          int64_t *nsplit);
-/* Whether a BSPMM instruction runs the fast aggregation (templates/bspmm_fast.cuh): a B
- * activation over an adjacency B with unit column factors (norm none or mean), no fused
- * steps.  Its launch: rows = ITEMS(g), one warp per item; args out, ROWPTR, COL, ROWF, x,
- * ITEMS, PARTIAL, DONE. */
-bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a
  * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
 int bg_plan_phases(const BgPlan *p, int *phase);
-/* Whether a BMM instruction runs the tiled FB kernel (templates/bmm_fb_tiled.cuh: F
- * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
- * (32 when M <= 32), about 21 rows a block. */
-bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in
@@ -246,19 +236,20 @@ const char *bg_plan_role_name(BgBufRole r);
 const char *bg_plan_garr_name(BgGraphArr g);
 
 /* manifest.c: the plan as versioned line-based text (first line "bgnn-manifest 1").
- * bg_manifest_write: malloc'd NUL-terminated text; m may be NULL (then params/graphs come
- * from the plan alone; the text is the same).  bg_manifest_read: parses and validates
+ * bg_manifest_write: malloc'd NUL-terminated text (everything comes from the plan, so
+ * write(read(text)) == text).  bg_manifest_read: parses and validates
  * (hostile input); errors are E_MANIFEST "WHAT: manifest line L: ..."; NULL on error. */
-char *bg_manifest_write(const BgPlan *p, const BgModule *m);
+char *bg_manifest_write(const BgPlan *p);
 BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena *a,
                          BgDiagSink *d);
 
-/* cg_cuda.c: the embedded templates (the templates/ .cuh files) as NVRTC headers, by file name (the
- * generated source #includes them by these names).  Returns a malloc'd array of *n entries
- * (free it; the strings are static), to pass as BgNvrtcReq.headers / nheaders. */
-BgNvrtcHeader *bg_codegen_templates(int *n);
-/* The plan bg_codegen_cuda embeds, for a runtime that generates and compiles in-process
- * (arch recorded in the plan).  Same as bg_plan_build plus arch. */
-BgPlan *bg_codegen_plan(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d);
+
+/* A header the generated CUDA #includes (an embedded template), handed to NVRTC with it. */
+typedef struct BgCodeHeader {
+    const char *name;     /* as #included, e.g. "bgnn_common.cuh" */
+    const char *text;
+} BgCodeHeader;
+/* Parses "sm_90" / "sm_90a" into 90; false when malformed. */
+bool bg_arch_parse(const char *arch, int *sm);
 
 #endif /* BG_PLAN_H */

@@ -3,7 +3,7 @@
  * trailing commas), validates every size against the real file length and the limits
  * before allocating, and converts the data to f32 or i64 in bounded chunks.  The writer
  * emits v1.0 with the header padded to 64 bytes, atomically (temp file + rename). */
-#include "bg.h"
+#include "loaders.h"
 
 #include <errno.h>
 #include <stdio.h>

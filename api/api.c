@@ -5,7 +5,7 @@
  * a bgnn_status (status_of).  GPU work goes through rt.h (module.c, exec.c); the CPU target
  * runs the same module through bg_bind + bg_interp_run.  Nothing here prints or exits. */
 #include "bgnn/bgnn.h"
-#include "rt.h"
+#include "driver.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,7 +208,7 @@ bgnn_status bgnn_context_create(const bgnn_context_options *o, bgnn_context **ou
     snprintf(c->devname, sizeof c->devname, "%s (%s)", c->gpu.name, c->gpu.arch);
     snprintf(c->arch, sizeof c->arch, "%s", opt.arch && *opt.arch ? opt.arch : c->gpu.arch);
     int sm;
-    if (!bg_nvrtc_parse_arch(c->arch, &sm)) {
+    if (!bg_arch_parse(c->arch, &sm)) {
         bg_diag_error(&d, BG_E_ARCH, "malformed GPU architecture '%s' (expected sm_XX, e.g. sm_90)", c->arch);
         return finish(c, &d, false, BGNN_OK);
     }
@@ -659,7 +659,7 @@ static bool output_shape(bgnn_session *s, int i, BgDType *dt, int *rank, int64_t
     int64_t n = s->graph.n, ng = s->graph.graph_ptr ? s->graph.ngraphs : 1;
     if (m->gpu) {
         bg_plan_output_shape(m->gm.plan, i, s->run.n, s->run.ngraphs, rank, dim);
-        *dt = m->gm.plan->outputs[i].type == BG_TY_B1 ? BG_DT_B1 : BG_DT_F32;
+        *dt = m->gm.plan->outputs[i].type;
         return true;
     }
     int k = 0;

@@ -2,7 +2,7 @@
  * bgnn (.cubin, .npy logits, .safetensors, cache entries, emitted text) is written to
  * "PATH.tmp.PID" in the same directory and renamed over PATH only when complete, so a
  * failure never leaves a partial file. */
-#include "bg.h"
+#include "base.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,0 +1,79 @@
+/* jit.c - the JIT: a module -> a cubin for one architecture.  Code generation
+ * (compiler/codegen), then the on-disk cache (runtime/cache.c, keyed by the generated source,
+ * NVRTC's canonical options, the arch, the NVRTC and bgnn versions) or NVRTC
+ * (runtime/nvrtc.c).  It joins the compiler and the runtime, so it lives above both. */
+#include "driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const char *cache_dir,
+                  unsigned char **cubin, size_t *len, BgJitInfo *info, BgDiagSink *d) {
+    BgJitInfo local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    *cubin = NULL;
+    *len = 0;
+    int sm;
+    if (!bg_arch_parse(arch, &sm)) {
+        bg_diag_error(d, BG_E_ARCH, "malformed GPU architecture '%s' (expected sm_XX, e.g. sm_90)",
+                      arch ? arch : "(none)");
+        return false;
+    }
+    BgNvrtc own;
+    memset(&own, 0, sizeof own);
+    if (!nv) {
+        if (!bg_nvrtc_load(&own, d)) return false;
+        nv = &own;
+    }
+    bool ok = false;
+    double t0 = now_ms();
+    char *src = bg_codegen_cuda(m, arch, d);
+    int nh = 0;
+    BgCodeHeader *hdr = NULL;
+    char *opts = NULL;
+    info->codegen_ms = now_ms() - t0;
+    if (!src) goto done;
+    hdr = bg_codegen_templates(&nh);
+    BgNvrtcReq req = {.source = src, .name = m->name ? m->name : "model", .headers = hdr,
+                      .nheaders = nh, .arch = arch, .nv = nv};
+    opts = bg_nvrtc_options_canon(&req);
+    char ver[32];
+    snprintf(ver, sizeof ver, "%d.%d", nv->major, nv->minor);
+    bg_cache_key(src, opts, arch, ver, info->key);
+    bool use_cache = cache_dir && *cache_dir && !bg_cache_disabled();
+    if (use_cache) {
+        BgCacheStatus st = BG_CACHE_MISS;
+        if (bg_cache_load(cache_dir, info->key, cubin, len, &st)) {
+            info->cache_hit = true;
+            ok = true;
+            goto done;
+        }
+        info->cache_corrupt = st == BG_CACHE_CORRUPT;
+    }
+    t0 = now_ms();
+    BgNvrtcResult res;
+    ok = bg_nvrtc_compile(&req, &res, d);
+    info->nvrtc_ms = now_ms() - t0;
+    if (ok) {
+        *cubin = res.cubin;
+        *len = res.cubin_len;
+        res.cubin = NULL;
+        if (use_cache) bg_cache_store(cache_dir, info->key, *cubin, *len, 0, d); /* warns only */
+    }
+    bg_nvrtc_result_free(&res);
+done:
+    free(opts);
+    free(hdr);
+    free(src);
+    if (nv == &own) bg_nvrtc_unload(&own);
+    return ok;
+}

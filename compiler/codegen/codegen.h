@@ -1,0 +1,36 @@
+/* codegen.h - the code generator: a verified module -> its GPU plan (plan_build.c, the plan
+ * format in plan/plan.h) and one CUDA C++ translation unit with the manifest embedded
+ * (cg_cuda.c, text helpers in emit.h).  Sits on the IR (bg.h) and the plan; includes no
+ * runtime header: the runtime compiles and runs what this emits. */
+#ifndef BG_CODEGEN_H
+#define BG_CODEGEN_H
+
+#include "bg.h"
+#include "plan.h"
+
+/* plan_build.c: builds the plan of a verified module (arena-allocated).  NULL with an error
+ * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
+BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
+/* Whether a BSPMM instruction runs the fast aggregation (templates/bspmm_fast.cuh): a B
+ * activation over an adjacency B with unit column factors (norm none or mean), no fused
+ * steps.  Its launch: rows = ITEMS(g), one warp per item; args out, ROWPTR, COL, ROWF, x,
+ * ITEMS, PARTIAL, DONE. */
+bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
+/* Whether a BMM instruction runs the tiled FB kernel (templates/bmm_fb_tiled.cuh: F
+ * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
+ * (32 when M <= 32), about 21 rows a block. */
+bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
+
+/* cg_cuda.c: the generated translation unit for a module: deterministic text, one
+ * specialised kernel per launch, provenance comments, the manifest embedded.  arch:
+ * "sm_80", "sm_90", ...  malloc'd. */
+char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d);
+/* The embedded templates (the templates/ .cuh files) as headers, by file name (the generated
+ * source #includes them by these names).  Returns a malloc'd array of *n entries (free it;
+ * the strings are static), to hand to NVRTC with the source. */
+BgCodeHeader *bg_codegen_templates(int *n);
+/* The plan bg_codegen_cuda embeds, for a runtime that generates and compiles in-process
+ * (arch recorded in the plan).  Same as bg_plan_build plus arch. */
+BgPlan *bg_codegen_plan(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d);
+
+#endif /* BG_CODEGEN_H */

@@ -1,0 +1,151 @@
+/* loaders.h - the data layer: file formats (Matrix Market, .npy, safetensors), CSR graphs
+ * and the adjacencies derived from them, data directories, and the binding of a model's
+ * leaves (graphs, node features, weights) to host values.  Both the CPU reference
+ * (reference/) and the GPU runtime (runtime/) use it; it knows neither, nor the IR: leaves
+ * arrive as BgLeafSpec descriptions.  One section per source file of loaders/. */
+#ifndef BG_LOADERS_H
+#define BG_LOADERS_H
+
+#include "base.h"
+
+/* ===== io_npy.c, io_mtx.c, io_safetensors.c: file loaders ============================
+ * Every loader checks each size and offset against the real file length before use,
+ * checks limits before allocating, and on failure reports one diagnostic whose message
+ * starts with the file name and names the field or line ("cora/graph.mtx:3: ...",
+ * "w.npy: header field 'shape': ...") and returns false with *out untouched. */
+typedef struct BgNpy {
+    BgDType dtype;   /* after conversion: F32 (from f32/f64), I64 (from i32/i64/u8/bool), or I32 */
+    int rank;        /* 1 or 2 */
+    int64_t dim[2];
+    void *data;      /* malloc'd */
+} BgNpy;
+typedef enum { BG_NPY_AS_F32, BG_NPY_AS_I64 } BgNpyWant;
+/* Reads .npy versions 1-3; dtypes <f4 <f8 <i4 <i8 |u1 |b1 (little-endian, C order or
+ * 1-D/Fortran-trivial); converts to the wanted type (floats to integers: error). */
+bool bg_npy_load(const char *path, BgNpyWant want, BgNpy *out, BgDiagSink *d);
+/* Writes f32 (rank 1 or 2) as .npy v1.0 atomically (temp file + rename). */
+bool bg_npy_save_f32(const char *path, const float *data, int rank, const int64_t *dim,
+                     BgDiagSink *d);
+void bg_npy_free(BgNpy *n);
+
+typedef struct BgCoo {
+    int64_t nrows, ncols, nnz;
+    int64_t *row, *col;   /* 0-based; symmetric files are expanded to both triangles */
+    double *val;          /* NULL for pattern files */
+} BgCoo;
+/* Matrix Market "matrix coordinate" with field pattern|real|integer and symmetry
+ * general|symmetric.  Duplicate entries are kept (the graph builder merges them). */
+bool bg_mtx_load(const char *path, BgCoo *out, BgDiagSink *d);
+void bg_coo_free(BgCoo *c);
+
+typedef struct BgStTensor {
+    char *name;
+    BgDType dtype;      /* always F32 after conversion (F32, F16, BF16) or I64 (I32, I64) */
+    int rank;           /* 0..4 as stored */
+    int64_t dim[4];
+    int64_t numel;
+    void *data;         /* converted, malloc'd */
+} BgStTensor;
+typedef struct BgSafetensors {
+    char *path;
+    BgStTensor *t;
+    int n;
+} BgSafetensors;
+bool bg_safetensors_load(const char *path, BgSafetensors *out, BgDiagSink *d);
+const BgStTensor *bg_safetensors_find(const BgSafetensors *s, const char *name);
+/* Writes F32 tensors atomically. names[i], data[i] with rank[i] dims dim[i][]. */
+bool bg_safetensors_save_f32(const char *path, int n, const char *const *names,
+                             const float *const *data, const int *rank,
+                             const int64_t (*dim)[4], BgDiagSink *d);
+void bg_safetensors_free(BgSafetensors *s);
+
+/* ===== graph.c: CSR graphs and derived adjacencies =================================== */
+typedef struct BgGraph {
+    int64_t n, nnz;
+    int64_t *rowptr;    /* n+1 */
+    int32_t *col;       /* nnz, ascending within a row, no duplicates */
+    int64_t ngraphs;    /* batched graphs: graph g owns nodes graph_ptr[g]..graph_ptr[g+1]-1 */
+    int64_t *graph_ptr; /* ngraphs+1, or NULL (then one graph of all nodes) */
+} BgGraph;
+
+typedef enum { BG_NORM_NONE, BG_NORM_SYM, BG_NORM_MEAN } BgNorm;
+
+/* The adjacency a GRAPH instruction denotes: the pattern (plus the diagonal when
+ * self_loops), and positive factor vectors: sym r = c = d^-1/2; mean r = 1/d, c = 1;
+ * none r = c = 1; d = entries in the row (self loop counted); d = 0 gives r = c = 0.
+ * w (per edge, CSR order) = fl(r_i * c_j), used by adjacency-F variants. */
+typedef struct BgAdj {
+    int64_t n, nnz;
+    int64_t *rowptr;
+    int32_t *col;
+    float *rowf, *colf; /* n each */
+    float *w;           /* nnz */
+    bool self_loops;
+    BgNorm norm;
+} BgAdj;
+
+/* Builds a CSR graph from COO: checks square, indices in range, merges duplicates,
+ * sorts columns.  what names the file for messages. */
+bool bg_graph_from_coo(const BgCoo *c, const char *what, BgGraph *out, BgDiagSink *d);
+bool bg_adj_build(const BgGraph *g, bool self_loops, BgNorm norm, BgAdj *out);
+void bg_graph_free(BgGraph *g);
+void bg_adj_free(BgAdj *a);
+const char *bg_norm_name(BgNorm n);
+
+/* ===== dataset.c: a data directory (graph.mtx, features.npy, labels, splits) ======== */
+typedef struct BgDataset {
+    char *dir;
+    BgGraph graph;
+    BgTensor features;       /* f32 [N, F]; dim[0] = 0 when features.npy is absent */
+    int32_t *labels;         /* [N] node labels (-1 = none) or NULL */
+    int64_t *split[3];       /* train, val, test node ids, or NULL */
+    int64_t nsplit[3];
+    int32_t *graph_labels;   /* [ngraphs] for batched datasets, or NULL */
+} BgDataset;
+/* Loads what exists; graph.mtx is required.  Errors name the file. */
+bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d);
+void bg_dataset_free(BgDataset *ds);
+const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
+/* ===== leaves.c: bind a model's leaves to host values ================================= */
+typedef enum {
+    BG_LEAF_NONE,        /* not a leaf (left unbound) */
+    BG_LEAF_GRAPH,       /* an adjacency of the bound graph (self_loops, norm) */
+    BG_LEAF_INPUT,       /* node features: f32 [N, dim[1]] */
+    BG_LEAF_PARAM,       /* a weight tensor: F32 floats or B1 bits of the used shape */
+    BG_LEAF_PARAM_SCALE, /* Bi-GCN's per-output-channel scale f32[M] of a weight */
+} BgLeafKind;
+
+/* One leaf as the model declares it.  A PARAM / PARAM_SCALE is read from the safetensors
+ * file by name, or from `file` (a .npy path relative to the weights' directory); stored
+ * [M,K] when transposed and used as [K,M]. */
+typedef struct BgLeafSpec {
+    BgLeafKind kind;
+    const char *name;     /* INPUT: model-level input name; PARAM, PARAM_SCALE: tensor name */
+    const char *file;     /* INPUT: the data file named in messages (NULL: features.npy);
+                           * PARAM, PARAM_SCALE: a .npy file, or NULL for the safetensors */
+    bool transposed;      /* PARAM, PARAM_SCALE */
+    BgDType dtype;        /* PARAM: F32 or B1; INPUT, PARAM_SCALE: F32 */
+    int rank;             /* the shape as used (dims may be BG_DIM_N) */
+    int64_t dim[2];
+    bool self_loops;      /* GRAPH */
+    BgNorm norm;          /* GRAPH */
+    const BgSource *src;  /* where it is declared, for notes; NULL when unknown */
+    BgLoc loc;
+} BgLeafSpec;
+
+/* Binds spec[0..n): adj[i] for GRAPH leaves, val[i] for INPUT / PARAM / PARAM_SCALE
+ * (both arrays of n entries, zeroed by the caller; NONE entries stay zero).  weights: a
+ * .safetensors file or a directory (for npy sources; relative npy paths resolve against the
+ * directory of the safetensors file or the directory itself); g may be NULL (then a GRAPH or
+ * INPUT leaf is an error).  Every problem is reported (all of them), naming the file, the
+ * tensor and both shapes, with a note at the declaration; on failure everything bound is
+ * freed and false returned. */
+bool bg_leaves_bind(const BgLeafSpec *spec, int n, const BgGraph *g, const BgTensor *features,
+                    const char *weights, BgAdj *adj, BgTensor *val, BgDiagSink *d);
+/* Bi-GCN's per-output-channel scale of used float weights w [K, M]:
+ * y[o] = fl(sum_k |w[k,o]| (in double) / K), f32[M].  false on a bad input or no memory. */
+bool bg_param_scale(const BgTensor *w, BgTensor *y);
+/* "[2708, 1433]" into buf (returns buf). */
+char *bg_dims_str(int rank, const int64_t *dim, char *buf, size_t n);
+
+#endif /* BG_LOADERS_H */
