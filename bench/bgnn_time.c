@@ -20,7 +20,7 @@
  * stream 90.5M edges -> ~114.6M directed edges, symmetric, no self loops, rows sorted,
  * duplicates merged) with 16 threads (pthreads).
  *
- * Build: cc -O2 -std=c11 -Iruntime/include bench/bgnn_time.c BUILD/libbgnn.a -ldl -lm -lpthread */
+ * Build: cc -O2 -std=c11 -Iinclude bench/bgnn_time.c BUILD/libbgnn.a -ldl -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #include <bgnn/bgnn.h>
 

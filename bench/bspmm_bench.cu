@@ -1,13 +1,13 @@
 // bspmm_bench.cu - correctness and speed of the fast binary BSpMM kernels
 // (templates/bspmm_fast.cuh, templates/frdc.cuh) against the CPU reference
-// (compiler/ref_ops.c bg_ref_bspmm, and an OpenMP integer reference for the big graph) and
+// (reference/ref_ops.c bg_ref_bspmm, and an OpenMP integer reference for the big graph) and
 // cuSPARSE FP32 SpMM, in one run.  Build and run: bench/run_bench.sh.
 //
 // Graphs: Cora, CiteSeer, PubMed (graph.mtx under $BGNN_DATA_DIR, default .carry/data), a
 // Reddit-sized R-MAT graph made on the GPU (bench/rmat.h: 232,965 nodes, ~114.6M directed
 // edges, symmetrised, seed 42), and awkward random shapes (N % 4 != 0, N % 32 != 0, isolated
 // nodes, empty tile rows, a 15,000-neighbour row; C not a multiple of 32, C > 1024).
-// All adjacencies as BgAdj (runtime/graph.c bg_adj_build): self loops added (except where an
+// All adjacencies as BgAdj (loaders/graph.c bg_adj_build): self loops added (except where an
 // awkward case says none, to get isolated nodes), norm none and mean.
 //
 // Options: --quick (skip the R-MAT graphs), --rmat-only, --degord-only (only the R-MAT graph

@@ -10,13 +10,13 @@ BIN=${BGNN_BENCH_BIN:-.carry/bench/bspmm_bench}
 build() {
     local obj; obj=$(dirname "$BIN")/obj; mkdir -p "$obj"
     rm -f "$obj"/*.o
-    for f in compiler/ref_ops.c compiler/tensor.c compiler/arena.c compiler/diag.c \
-             compiler/source.c compiler/strbuf.c compiler/ir.c runtime/graph.c runtime/io_mtx.c; do
+    for f in reference/ref_ops.c base/tensor.c base/arena.c base/diag.c \
+             base/source.c base/strbuf.c compiler/ir.c loaders/graph.c loaders/io_mtx.c; do
         [ -f "$f" ] || continue
-        gcc -O2 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Icompiler -Iruntime -c "$f" \
+        gcc -O2 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Ibase -Iloaders -Icompiler -Ireference -c "$f" \
             -o "$obj/$(basename "${f%.c}").o"
     done
-    nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Icompiler -Iruntime -Xcompiler -fopenmp \
+    nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Ibase -Iloaders -Icompiler -Ireference -Xcompiler -fopenmp \
         bench/bspmm_bench.cu "$obj"/*.o -o "$BIN" -lcusparse -lgomp -lm
 }
 if [ "${1:-}" = build ]; then build; exit 0; fi

@@ -14,15 +14,15 @@ build() {
     rm -f "$obj"/*.o "$obj"/libbgref.a
     # The CPU reference (bg_ref_bmm) and what it needs, as an archive: the linker takes only
     # the objects it needs.
-    for f in compiler/ref_ops.c compiler/tensor.c compiler/arena.c compiler/ir.c compiler/diag.c \
-             compiler/source.c compiler/strbuf.c; do
+    for f in reference/ref_ops.c base/tensor.c base/arena.c compiler/ir.c base/diag.c \
+             base/source.c base/strbuf.c; do
         [ -f "$f" ] || continue
-        gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Icompiler -Iruntime -c "$f" \
+        gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Ibase -Iloaders -Icompiler -Ireference -c "$f" \
             -o "$obj/$(basename "${f%.c}").o"
     done
     ar rcs "$obj/libbgref.a" "$obj"/*.o
     # --fmad=false as runtime/nvrtc.c compiles the generated kernels
-    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo -Icompiler -Iruntime -Xcompiler -fopenmp,-Wall,-Wextra \
+    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo -Ibase -Iloaders -Icompiler -Ireference -Xcompiler -fopenmp,-Wall,-Wextra \
         bench/bmm_bench.cu -o "$BIN" -L"$obj" -lbgref -lcublas -lgomp -lm
 }
 if [ "${1:-}" = build ]; then build; exit 0; fi

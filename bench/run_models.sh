@@ -40,7 +40,7 @@ fi
 t0=$SECONDS
 if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
        cmake --build "$BUILD" --target bgnn -j"$(nproc)" &&
-       cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/runtime/include" "$ROOT/bench/bgnn_time.c" \
+       cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/include" "$ROOT/bench/bgnn_time.c" \
           "$BUILD/libbgnn.a" -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
     tail -n 30 "$OUT/build.log"
     echo "run_models.sh: build failed (log: $OUT/build.log)"

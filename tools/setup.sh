@@ -10,6 +10,7 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v flex >/dev/null 2>&1 || need+=(flex)
 command -v bison >/dev/null 2>&1 || need+=(bison)
+command -v python3 >/dev/null 2>&1 || need+=(python3)   # tests/check_layers.py
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

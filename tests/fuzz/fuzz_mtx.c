@@ -1,5 +1,5 @@
-/* fuzz_mtx.c - the Matrix Market loader (runtime/io_mtx.c) on hostile files, then the CSR
- * graph builder and every adjacency variant (runtime/graph.c) on what it accepts. */
+/* fuzz_mtx.c - the Matrix Market loader (loaders/io_mtx.c) on hostile files, then the CSR
+ * graph builder and every adjacency variant (loaders/graph.c) on what it accepts. */
 #include "loaders.h"
 #include "fuzz_util.h"
 

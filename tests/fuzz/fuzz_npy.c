@@ -1,4 +1,4 @@
-/* fuzz_npy.c - the .npy loader (runtime/io_npy.c) on hostile files, both conversions. */
+/* fuzz_npy.c - the .npy loader (loaders/io_npy.c) on hostile files, both conversions. */
 #include "loaders.h"
 #include "fuzz_util.h"
 

@@ -1,4 +1,4 @@
-/* fuzz_safetensors.c - the safetensors loader (runtime/io_safetensors.c): the JSON header,
+/* fuzz_safetensors.c - the safetensors loader (loaders/io_safetensors.c): the JSON header,
  * offsets, dtypes and conversions, on hostile files. */
 #include "loaders.h"
 #include "fuzz_util.h"
