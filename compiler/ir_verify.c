@@ -55,10 +55,12 @@ static void check_steps(V *v, int nbase) {
         if (in->nsteps < 1 || in->npro) { fail(v, "a threshold needs a chain of steps"); return; }
         if (!is_kind(t, BG_TY_F32, 2) || t->dim[0] != 2 || t->dim[1] < 0) { fail(v, "a threshold is f32[2,C]"); return; }
     } else if (in->nsteps) {
+        /* an absmean takes a prologue and nothing else (its result is f32[R]) */
+        bool pro_only = in->op == BG_OP_ABSMEAN && in->npro == in->nsteps;
         bool epi_ok = in->op == BG_OP_BMM || in->op == BG_OP_BSPMM || in->op == BG_OP_BSPMM_MM ||
-                      in->op == BG_OP_ADD || in->op == BG_OP_BIN;
-        if (!epi_ok || (in->npro && in->op != BG_OP_BMM && in->op != BG_OP_BSPMM_MM)) { fail(v, "steps on an op that takes none"); return; }
-        if (t->rank != 2 || (t->kind != BG_TY_F32 && t->kind != BG_TY_B1)) { fail(v, "steps need a matrix result"); return; }
+                      in->op == BG_OP_ADD || in->op == BG_OP_BIN || pro_only;
+        if (!epi_ok || (in->npro && in->op != BG_OP_BMM && in->op != BG_OP_BSPMM_MM && !pro_only)) { fail(v, "steps on an op that takes none"); return; }
+        if (!pro_only && (t->rank != 2 || (t->kind != BG_TY_F32 && t->kind != BG_TY_B1))) { fail(v, "steps need a matrix result"); return; }
     }
     int64_t R = t->dim[0], C = t->dim[1];
     for (int s = 0; s < in->nsteps && v->ok; s++) {
@@ -73,7 +75,8 @@ static void check_steps(V *v, int nbase) {
         bool b1 = mm ? in->prec[0] == 'B' : t->kind == BG_TY_B1;
         if (pro && !mm) {
             const BgType *x = nbase > 0 ? arg(v, 0) : NULL;
-            if (k != BG_STEP_BATCHNORM || in->npro != 1 || in->prec[0] != 'F' || !x) { fail(v, "a prologue is one batchnorm of an F activation"); return; }
+            bool xf = in->op == BG_OP_ABSMEAN ? x && x->kind == BG_TY_F32 : in->prec[0] == 'F';
+            if (k != BG_STEP_BATCHNORM || in->npro != 1 || !xf || !x) { fail(v, "a prologue is one batchnorm of an F activation"); return; }
             int64_t K = x->dim[1];
             if (!is_vec(o[0], K) || !is_vec(o[1], K) || (o[2] && !is_vec(o[2], K)) || (o[3] && !is_vec(o[3], K)))
                 fail(v, "a prologue's batchnorm statistics must be f32[K]");

@@ -122,7 +122,7 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
     const BgInst *in = &m->insts[i];
     int nb = bg_inst_nbase(in);
     if (!operands_ready(m, in, vals)) return false;
-    if (nb < 1 || (in->op != BG_OP_BIN && nb < 2)) return false;
+    if (nb < 1 || (in->op != BG_OP_BIN && in->op != BG_OP_ABSMEAN && nb < 2)) return false;
     char prec[4];
     memcpy(prec, in->prec, sizeof prec);
     if (in->nsteps > in->npro && in->op != BG_OP_BIN) prec[2] = 'F'; /* the epilogue's input */
@@ -138,6 +138,7 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
     if (ok) {
         switch (in->op) {
         case BG_OP_BIN: ok = tensor_copy(x, &t); break;
+        case BG_OP_ABSMEAN: ok = bg_ref_absmean(x, &t); break;
         case BG_OP_BMM: ok = bg_ref_bmm(prec, x, operand(in, 1, vals), &t); break;
         case BG_OP_ADD: ok = bg_ref_add(prec, x, operand(in, 1, vals), &t); break;
         case BG_OP_BSPMM: {

@@ -8,15 +8,17 @@
 #define BGNN_ROWWISE_CUH
 
 #include "bgnn_common.cuh"
+#include "epilogue.cuh"
 
 namespace bgnn {
 
-// absmean: y[r] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0.
-template <long long C>
-__device__ __forceinline__ void absmean(long long rows, float *y, const float *x) {
+// absmean: y[r] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0.  pro maps
+// x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm prologue).
+template <long long C, class Pro>
+__device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
     for (long long r = thread_index(); r < rows; r += thread_stride()) {
         double s = 0.0;
-        for (long long c = 0; c < C; c++) s = dadd(s, fabs((double)x[r * C + c]));
+        for (long long c = 0; c < C; c++) s = dadd(s, fabs((double)pro(c, x[r * C + c])));
         y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }

@@ -259,9 +259,16 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     case BG_OP_RELU:
         bg_emit_line(e, "bgnn::relu<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
         break;
-    case BG_OP_ABSMEAN:
-        bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s);", (long long)kcols(*t0), nm[0], nm[1]);
+    case BG_OP_ABSMEAN: {
+        /* its batchnorm prologue (dup-batchnorm, fuse-batchnorm) as the reduction reads x */
+        BgStrBuf pb = {0};
+        int k = step_first_arg(in, l->nargs);
+        pro_expr(&pb, in, nm, &k);
+        char *pe = bg_sb_take(&pb);
+        bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s, %s);", (long long)kcols(*t0), nm[0], nm[1], pe);
+        free(pe);
         break;
+    }
     case BG_OP_STANDARDIZE:
         bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */>(rows, %s, %s);", (long long)C,
                      f32_bits(in->attrs.eps), (double)in->attrs.eps, nm[0], nm[1]);

@@ -1,8 +1,10 @@
-/* fuse_batchnorm.c - an inference batchnorm as the input prologue of the BMM that reads it.
+/* fuse_batchnorm.c - an inference batchnorm as the input prologue of the BMM (or the
+ * absmean) that reads it.
  *
  * Y = batchnorm(X, mean, var[, gamma, beta]) {eps} whose only consumer is a bmm.F??(Y, W)
- * (Y its activation operand, no prologue yet) becomes
+ * (Y its activation operand, no prologue yet), or an absmean(Y), becomes
  *     bmm.F??(X, W) prologue(batchnorm mean, var[, gamma, beta] eps=EPS)
+ *     absmean(X) prologue(batchnorm mean, var[, gamma, beta] eps=EPS)
  * and the batchnorm is deleted: every element is normalised as the product reads it, with
  * batchnorm's float operations in batchnorm's order (fl(fl(x - mean) * inv) [* gamma]
  * [+ beta], inv = fl(1 / fl(sqrt(fl(var + eps))))), so the value is the same bit for bit and
@@ -32,9 +34,9 @@ bool bg_pass_fuse_batchnorm(BgModule *m, BgDiagSink *d) {
         int j = only_user(m, (BgRef)i);
         if (j < 0) continue;
         BgInst *mm = &m->insts[j];
-        if (mm->op != BG_OP_BMM || mm->prec[0] != 'F' || mm->npro || mm->args[0] != (BgRef)i ||
-            mm->args[1] == (BgRef)i)
-            continue;
+        bool bmm = mm->op == BG_OP_BMM && mm->prec[0] == 'F' && !mm->npro && mm->args[1] != (BgRef)i;
+        bool absmean = mm->op == BG_OP_ABSMEAN && !mm->nsteps && bn->type.rank == 2;
+        if ((!bmm && !absmean) || mm->args[0] != (BgRef)i) continue;
         BgRef sl[4] = {bn->args[1], bn->args[2], bn->nargs > 3 ? bn->args[3] : BG_NONE,
                        bn->nargs > 4 ? bn->args[4] : BG_NONE};
         int gained = 0;
