@@ -238,6 +238,7 @@ typedef struct BgDataset {
 bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d);
 void bg_dataset_free(BgDataset *ds);
 const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
+const char *bg_dataset_file(int i); /* the i-th file name bg_dataset_load reads; NULL past the end */
 
 /* ===== ast.c, ast_print.c: the syntax tree (grammar/parser.y builds it) ============= */
 typedef enum {
@@ -502,6 +503,8 @@ typedef struct BgBindings {
 bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
              BgBindings *out, BgDiagSink *d);
 void bg_bindings_free(BgBindings *b);
+/* The file an npy("file") parameter is read from with these weights (malloc'd). */
+char *bg_bind_npy_path(const char *weights, const char *file);
 
 /* ===== interp.c: the CPU reference interpreter ======================================= */
 typedef struct BgInterpResult {

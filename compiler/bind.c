@@ -322,3 +322,11 @@ void bg_bindings_free(BgBindings *b) {
     free(b->leaf);
     memset(b, 0, sizeof *b);
 }
+
+char *bg_bind_npy_path(const char *weights, const char *file) {
+    BindCtx c;
+    ctx_init(&c, NULL, weights, NULL);
+    char *p = join_path(c.dir, file);
+    free(c.dir);
+    return p;
+}
