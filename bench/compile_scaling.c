@@ -3,7 +3,8 @@
  *   compile_scaling [--kind mixed|chain] [N ...]     table for N statements (default 1e3..1e6)
  *   compile_scaling --write N FILE [--kind K]         write the generated model (for bgnnc)
  *   compile_scaling --guard N SECONDS [--kind K]      exit 1 when compiling N statements takes
- *                                                     longer than SECONDS (CTest perf-guard)
+ *                                                     longer than SECONDS, or 3x the time per
+ *                                                     statement of N/10 (CTest perf-guard)
  *
  * Models are generated: `chain` is h_i = relu(h_{i-1}); `mixed` repeats a block of 12
  * statements that gives every default pass work at every size: a bias linear (fuse-add), a
@@ -30,6 +31,8 @@
 #include <unistd.h>
 
 typedef enum { KIND_MIXED, KIND_CHAIN } Kind;
+
+#define GUARD_RATIO 3.0 /* --guard: time per statement at N over that at N/10 */
 
 static double now_s(void) {
     struct timespec ts;
@@ -152,6 +155,11 @@ static int measure(long n, Kind kind, Result *r) {
     return r->s.nerrors ? -1 : 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static int cmp_result(const void *a, const void *b) {
     double x = ((const Result *)a)->s.compile_s + ((const Result *)a)->s.print_s;
     double y = ((const Result *)b)->s.compile_s + ((const Result *)b)->s.print_s;
@@ -237,16 +245,28 @@ int main(int argc, char **argv) {
         return ok ? 0 : 1;
     }
     if (guard_s > 0) {
-        if (guard_n < 2) return usage();
+        if (guard_n < 20) return usage();
+        /* Per statement, N must cost about what N/10 costs (median of 3): a step quadratic in
+         * the statements makes it ~10x, whatever the speed of the build (sanitizers) or the
+         * machine; SECONDS bounds the whole as well. */
         size_t len;
+        double small[3];
+        for (int r = 0; r < 3; r++) {
+            Sample s = compile_once(guard_n / 10, kind, &len);
+            if (s.nerrors) return 1;
+            small[r] = (s.compile_s + s.print_s) / (double)(guard_n / 10);
+        }
+        qsort(small, 3, sizeof small[0], cmp_double);
         Sample s = compile_once(guard_n, kind, &len);
-        double t = s.compile_s + s.print_s;
-        printf("compile_scaling: %ld statements, %ld instructions: compile %.3f s, emit-ir %.3f s "
-               "(limit %.1f s)\n", guard_n, s.ninsts, s.compile_s, s.print_s, guard_s);
         if (s.nerrors) return 1;
-        if (t > guard_s) {
-            fprintf(stderr, "compile_scaling: %.3f s is over the %.1f s limit: a super-linear step in "
-                            "the compiler?\n", t, guard_s);
+        double t = s.compile_s + s.print_s, ratio = t / (double)guard_n / small[1];
+        printf("compile_scaling: %ld statements, %ld instructions: compile %.3f s, emit-ir %.3f s "
+               "(limit %.1f s); %.2f us per statement, %.2fx that of %ld statements (limit %.1fx)\n",
+               guard_n, s.ninsts, s.compile_s, s.print_s, guard_s, 1e6 * t / (double)guard_n, ratio,
+               guard_n / 10, GUARD_RATIO);
+        if (t > guard_s || ratio > GUARD_RATIO) {
+            fprintf(stderr, "compile_scaling: over the limit: a step super-linear in the statements or "
+                            "instructions?\n");
             return 1;
         }
         return 0;
