@@ -55,7 +55,6 @@ static const char usage_text[] =
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
     "                     events around the kernels, inputs already on the GPU)\n"
     "\n"
-    "\n"
     "An output (-o, --logits) never replaces an input of the command (the model, the weights,\n"
     "a data file), not even through a symlink or a hard link: that is a usage error.\n"
     "exit status: 0 ok, 1 error in an input, 2 usage error\n";
