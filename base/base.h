@@ -112,7 +112,7 @@ char *bg_diag_render(const BgDiagSink *d); /* malloc'd */
 const char *bg_diag_title(int code);
 
 /* ===== fileio.c: reading and atomic writing ========================================== */
-/* Reads a whole file (at most 16 MiB) into malloc'd memory, NUL-terminated. */
+/* Reads a whole file (at most 64 MiB) into malloc'd memory, NUL-terminated. */
 char *bg_read_file(const char *path, size_t *len, BgDiagSink *d);
 /* Writes a whole file atomically (PATH.tmp.PID, then rename). */
 bool bg_write_file_atomic(const char *path, const void *data, size_t len, BgDiagSink *d);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BG_MAX_READ (16u << 20) /* bg_read_file refuses files over 16 MiB (model sources) */
+#define BG_MAX_READ (64u << 20) /* bg_read_file refuses files over 64 MiB (model sources, cubins) */
 
 char *bg_read_file(const char *path, size_t *len, BgDiagSink *d) {
     FILE *f = fopen(path, "rb");

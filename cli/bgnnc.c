@@ -7,8 +7,9 @@
  *   bgnnc --list-passes | --help | --version
  *
  * Exit status: 0 success, 1 an error in an input (model, data, weights) or on the GPU,
- * 2 a usage error. */
+ * 2 a usage error (an output path that names one of the command's inputs included). */
 #include "driver.h"
+#include "outguard.h"
 
 #include <errno.h>
 #include <math.h>
@@ -53,6 +54,8 @@ static const char usage_text[] =
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
     "                     events around the kernels, inputs already on the GPU)\n"
     "\n"
+    "An output (-o, --logits) never replaces an input of the command (the model, the weights,\n"
+    "a data file), not even through a symlink or a hard link: that is a usage error.\n"
     "exit status: 0 ok, 1 error in an input, 2 usage error\n";
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -60,6 +63,25 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(bgnnc --help for usage)\n");
     return EXIT_USAGE;
+}
+
+/* Outputs never clobber inputs: the usage error for an output path naming an input file. */
+static int refuse_clobber(const char *flag, const char *out, const BgInputSet *inputs) {
+    const BgInputFile *in = bg_inputs_clobbered(inputs, out);
+    if (!in) return 0;
+    fprintf(stderr, "bgnnc: %s %s would overwrite %s %s%s; choose another output path\n", flag, out, in->what,
+            in->path, strcmp(in->path, out) != 0 ? " (the same file)" : "");
+    fprintf(stderr, "(bgnnc --help for usage)\n");
+    return EXIT_USAGE;
+}
+
+/* The model as the only input (bgnnc MODEL -o, gen-weights -o). */
+static int refuse_model_clobber(const char *flag, const char *out, const char *model) {
+    BgInputSet inputs = {0};
+    bg_inputs_add(&inputs, model, "the model");
+    int rc = refuse_clobber(flag, out, &inputs);
+    bg_inputs_free(&inputs);
+    return rc;
 }
 
 static int report(BgDiagSink *d) {
@@ -167,6 +189,7 @@ static int cmd_compile(int argc, char **argv) {
     if (out && !emit) emit = "cubin"; /* bgnnc m.bgnn -o m.cubin */
     bool cubin = emit && strcmp(emit, "cubin") == 0;
     if (cubin && !out) return usage_error("%s", "--emit=cubin needs -o FILE (a cubin is binary)");
+    if (out && refuse_model_clobber("-o", out, model)) return EXIT_USAGE;
     char archbuf[16];
     if (!arch) arch = cubin ? bg_gpu_default_arch(archbuf, "sm_90") : "sm_90";
     BgArena *a = bg_arena_new();
@@ -311,6 +334,44 @@ typedef struct RunArgs {
     bool cubin;
 } RunArgs;
 
+/* --logits against the files a run reads besides the model's npy(...) parameters: the model
+ * or cubin, the weights file or every file of a weights directory, the data files. */
+static int refuse_run_clobber(const RunArgs *ra) {
+    if (!ra->logits) return 0;
+    BgInputSet inputs = {0};
+    bg_inputs_add(&inputs, ra->model, ra->cubin ? "the cubin" : "the model");
+    struct stat st;
+    if (stat(ra->weights, &st) == 0 && S_ISDIR(st.st_mode)) bg_inputs_add_dir(&inputs, ra->weights, "the weights file");
+    else bg_inputs_add(&inputs, ra->weights, "the weights file");
+    size_t dl = strlen(ra->data);
+    for (int i = 0; bg_dataset_file(i); i++) {
+        size_t n = dl + strlen(bg_dataset_file(i)) + 2;
+        char *p = bg_xmalloc(n);
+        snprintf(p, n, "%s%s%s", ra->data, dl && ra->data[dl - 1] == '/' ? "" : "/", bg_dataset_file(i));
+        bg_inputs_add(&inputs, p, "the data file");
+        free(p);
+    }
+    int rc = refuse_clobber("--logits", ra->logits, &inputs);
+    bg_inputs_free(&inputs);
+    return rc;
+}
+
+/* --logits against the files the compiled model's npy(...) parameters are read from. */
+static int refuse_param_clobber(const RunArgs *ra, const BgModule *m) {
+    if (!ra->logits || !m) return 0;
+    BgInputSet inputs = {0};
+    for (int i = 0; i < m->ninsts; i++) {
+        const BgInst *in = &m->insts[i];
+        if ((in->op != BG_OP_PARAM && in->op != BG_OP_PARAM_SCALE) || !in->attrs.file) continue;
+        char *p = bg_bind_npy_path(ra->weights, in->attrs.file);
+        bg_inputs_add(&inputs, p, "the parameter file");
+        free(p);
+    }
+    int rc = refuse_clobber("--logits", ra->logits, &inputs);
+    bg_inputs_free(&inputs);
+    return rc;
+}
+
 static int run_cpu(const RunArgs *ra) {
     BgArena *a = bg_arena_new();
     BgDiagSink d;
@@ -322,7 +383,8 @@ static int run_cpu(const RunArgs *ra) {
     double t0 = now_ms();
     BgModule *m = bg_compile_file(a, ra->model, NULL, &d);
     double t1 = now_ms();
-    if (!m || !bg_dataset_load(ra->data, &ds, &d)) goto done;
+    int urc = refuse_param_clobber(ra, m);
+    if (urc || !m || !bg_dataset_load(ra->data, &ds, &d)) goto done;
     double t2 = now_ms();
     if (!bg_bind(m, &ds.graph, &ds.features, ra->weights, &b, &d)) goto done;
     double t3 = now_ms();
@@ -356,7 +418,7 @@ done:
     bg_dataset_free(&ds);
     int rc = report(&d);
     bg_arena_free(a);
-    return rc;
+    return urc ? urc : rc;
 }
 
 /* GPU 0: JIT (.bgnn, through the disk cache) or load (.cubin), bind and upload, one run for
@@ -380,6 +442,7 @@ static int run_gpu(const RunArgs *ra) {
     BgJitInfo ji;
     memset(&ji, 0, sizeof ji);
     char *cache_dir = NULL;
+    int urc = 0;
     bool have_gpu = bg_gpu_open(&g, 0, &d);
     if (!have_gpu) goto done;
     double t0 = now_ms();
@@ -389,7 +452,7 @@ static int run_gpu(const RunArgs *ra) {
     } else {
         m = bg_compile_file(a, ra->model, NULL, &d);
         cache_dir = bg_cache_default_dir();
-        if (!m || !bg_nvrtc_load(&g.nv, &d) ||
+        if ((urc = refuse_param_clobber(ra, m)) != 0 || !m || !bg_nvrtc_load(&g.nv, &d) ||
             !bg_jit_cubin(m, g.arch, &g.nv, cache_dir, &cubin, &len, &ji, &d))
             goto done;
     }
@@ -453,7 +516,7 @@ done:
     bg_dataset_free(&ds);
     int rc = report(&d);
     bg_arena_free(a);
-    return rc;
+    return urc ? urc : rc;
 }
 
 /* --target auto: the GPU when one is usable, else the CPU reference (saying why). */
@@ -517,6 +580,7 @@ static int cmd_run(int argc, char **argv) {
         snprintf(dirbuf, sizeof dirbuf, "%s/%s", bg_default_data_root(), dataset);
         ra.data = dirbuf;
     }
+    if (refuse_run_clobber(&ra)) return EXIT_USAGE;
     return strcmp(target, "gpu") == 0 ? run_gpu(&ra) : run_cpu(&ra);
 }
 
@@ -537,6 +601,7 @@ static int cmd_gen_weights(int argc, char **argv) {
         else model = argv[i];
     }
     if (!model || !out || !have_seed) return usage_error("%s", "gen-weights needs MODEL, --seed N and -o FILE");
+    if (refuse_model_clobber("-o", out, model)) return EXIT_USAGE;
     BgArena *a = bg_arena_new();
     BgDiagSink d;
     bg_diag_init(&d);

@@ -6,8 +6,12 @@
  * is deliberately naive (scales before bin, separate bias adds): the passes clean it up.
  *
  * Errors never stop the walk: a failed expression yields a poisoned value (ok = false) that
- * silences errors depending on it, so one run reports every independent mistake. */
+ * silences errors depending on it, so one run reports every independent mistake.
+ *
+ * Linear in the model: names, parameters (for their scales) and output names are found
+ * through hash indexes (hashtab.h), never by scanning what came before. */
 #include "bg.h"
+#include "hashtab.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +43,9 @@ typedef struct Sema {
     Sym *syms;
     int nsyms, cap;
     int noutputs;
+    BgHashTab by_name;   /* name -> index in syms */
+    BgHashTab by_param;  /* PARAM ref -> index in syms */
+    BgHashTab outputs;   /* output name -> its OUTPUT instruction */
 } Sema;
 
 static const Val POISON = {false, BG_NONE, {BG_TY_NONE, 0, {0, 0}}, NULL, {0, 0}};
@@ -77,8 +84,9 @@ static void note_origin(Sema *s, const Val *v) {
 /* ---- symbols ------------------------------------------------------------------------ */
 
 static Sym *lookup(Sema *s, const char *name) {
-    for (int i = s->nsyms - 1; i >= 0; i--)
-        if (strcmp(s->syms[i].name, name) == 0) return &s->syms[i];
+    size_t it = 0;
+    for (int32_t i; (i = bg_htab_next(&s->by_name, bg_hash_str(name), &it)) >= 0;)
+        if (strcmp(s->syms[i].name, name) == 0) return &s->syms[i]; /* names are unique */
     return NULL;
 }
 
@@ -116,6 +124,8 @@ static void define(Sema *s, const char *name, BgLoc loc, SymKind kind, BgRef ref
         s->syms = n;
         s->cap = cap;
     }
+    bg_htab_put(&s->by_name, bg_hash_str(name), s->nsyms);
+    if (kind == SYM_PARAM) bg_htab_put(&s->by_param, bg_hash_mix(0, ref), s->nsyms);
     s->syms[s->nsyms++] = (Sym){name, kind, loc, ref, BG_NONE};
 }
 
@@ -306,7 +316,8 @@ static bool want_vector(Sema *s, const Call *c, const Val *v, int64_t len, const
 
 /* PARAM_SCALE of a b1 parameter value (one per parameter). */
 static BgRef param_scale(Sema *s, const Val *w) {
-    for (int i = 0; i < s->nsyms; i++) {
+    size_t it = 0;
+    for (int32_t i; (i = bg_htab_next(&s->by_param, bg_hash_mix(0, w->ref), &it)) >= 0;) {
         Sym *y = &s->syms[i];
         if (y->kind == SYM_PARAM && y->ref == w->ref) {
             if (y->scale == BG_NONE) {
@@ -728,7 +739,8 @@ static Val eval(Sema *s, const BgAstExpr *e) {
         if (!y) {
             const char *best = NULL;
             size_t bd = (strlen(e->name) + 1) / 3 + 1; /* suggest only close names */
-            for (int i = 0; i < s->nsyms; i++) {
+            /* (not when the sink drops this error anyway: a scan per error is quadratic) */
+            for (int i = 0; i < s->nsyms && s->d->nerrors < s->d->max_errors; i++) {
                 size_t dd = edit_distance(e->name, s->syms[i].name);
                 if (dd < bd) { bd = dd; best = s->syms[i].name; }
             }
@@ -975,11 +987,14 @@ BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d) {
             const char *oname = st->name ? st->name
                                 : st->value->kind == BG_AST_IDENT ? st->value->name
                                 : bg_arena_printf(a, "output%d", s.noutputs);
-            for (int k = 0; k < s.m->ninsts; k++)
-                if (s.m->insts[k].op == BG_OP_OUTPUT && strcmp(s.m->insts[k].attrs.name, oname) == 0)
+            uint64_t h = bg_hash_str(oname);
+            size_t it = 0;
+            for (int32_t k; (k = bg_htab_next(&s.outputs, h, &it)) >= 0;) /* one error per earlier one */
+                if (strcmp(s.m->insts[k].attrs.name, oname) == 0)
                     err(&s, BG_E_REDEFINED, st->loc, "output '%s' is declared twice", oname);
             BgRef r = bg_ir_add(s.m, BG_OP_OUTPUT, NULL, v.type, &v.ref, 1, st->loc);
             s.m->insts[r].attrs.name = oname;
+            bg_htab_put(&s.outputs, h, (int32_t)r);
             s.noutputs++;
             break;
         }
@@ -988,5 +1003,8 @@ BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d) {
     if (s.noutputs == 0 && d->nerrors == errors_before)
         err(&s, BG_E_NO_OUTPUT, (BgLoc){(uint32_t)(ast->src->len ? ast->src->len - 1 : 0), 0},
             "the model declares no output (add: output NAME)");
+    bg_htab_free(&s.by_name);
+    bg_htab_free(&s.by_param);
+    bg_htab_free(&s.outputs);
     return d->nerrors == errors_before ? s.m : NULL;
 }

@@ -222,3 +222,9 @@ const char *bg_default_data_root(void) {
     const char *e = getenv("BGNN_DATA_DIR");
     return e && *e ? e : "../shared/data";
 }
+
+const char *bg_dataset_file(int i) {
+    static const char *const files[] = {"graph.mtx", "features.npy", "labels.npy", "train_idx.npy",
+                                        "val_idx.npy", "test_idx.npy", "graph_ptr.npy", "graph_labels.npy"};
+    return i >= 0 && i < (int)(sizeof files / sizeof files[0]) ? files[i] : NULL;
+}

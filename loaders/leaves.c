@@ -328,3 +328,11 @@ bool bg_leaves_bind(const BgLeafSpec *spec, int n, const BgGraph *g, const BgTen
     if (!ok) free_bound(n, adj, val);
     return ok;
 }
+
+char *bg_bind_npy_path(const char *weights, const char *file) {
+    BindCtx c;
+    ctx_init(&c, weights, NULL);
+    char *p = join_path(c.dir, file);
+    free(c.dir);
+    return p;
+}

@@ -106,6 +106,7 @@ typedef struct BgDataset {
 bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d);
 void bg_dataset_free(BgDataset *ds);
 const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
+const char *bg_dataset_file(int i); /* the i-th file name bg_dataset_load reads; NULL past the end */
 /* ===== leaves.c: bind a model's leaves to host values ================================= */
 typedef enum {
     BG_LEAF_NONE,        /* not a leaf (left unbound) */
@@ -145,6 +146,8 @@ bool bg_leaves_bind(const BgLeafSpec *spec, int n, const BgGraph *g, const BgTen
 /* Bi-GCN's per-output-channel scale of used float weights w [K, M]:
  * y[o] = fl(sum_k |w[k,o]| (in double) / K), f32[M].  false on a bad input or no memory. */
 bool bg_param_scale(const BgTensor *w, BgTensor *y);
+/* The file an npy("file") parameter is read from with these weights (malloc'd). */
+char *bg_bind_npy_path(const char *weights, const char *file);
 /* "[2708, 1433]" into buf (returns buf). */
 char *bg_dims_str(int rank, const int64_t *dim, char *buf, size_t n);
 

@@ -76,7 +76,9 @@ runtime, `E9xxx` internal errors (a bgnn bug: please report it with the model).
 
 Exit status of `bgnnc`: `0` success; `1` an error in an input (model, data, weights: the
 diagnostics below); `2` a usage error (bad command line: printed as `bgnnc: message` and
-`(bgnnc --help for usage)`, without a code).
+`(bgnnc --help for usage)`, without a code; this includes an output path, `-o` or `--logits`,
+that names one of the command's input files, e.g.
+`bgnnc: -o ./m.bgnn would overwrite the model m.bgnn (the same file); choose another output path`).
 
 The semantics of each check are in [language.md](language.md); `tests/diag/` holds a golden
 test of the exact output for most codes.

@@ -68,15 +68,29 @@ static unsigned f32_bits(float f) {
     return u;
 }
 
+/* The IR printout split at its newlines: lines[k] is where line k starts (malloc'd; one more
+ * entry than newlines), so that finding an instruction's line does not rescan the text. */
+typedef struct IrLines {
+    const char **lines;
+    int n;
+} IrLines;
+
+static IrLines ir_lines(const char *ir) {
+    IrLines l = {NULL, 1};
+    for (const char *s = ir; (s = strchr(s, '\n')) != NULL; s++) l.n++;
+    l.lines = bg_xmalloc(sizeof(char *) * (size_t)l.n);
+    l.lines[0] = ir;
+    int k = 1;
+    for (const char *s = ir; (s = strchr(s, '\n')) != NULL; s++) l.lines[k++] = s + 1;
+    return l;
+}
+
 /* Line i+1 of the IR printout (instruction i) without its "; L:C" suffix, runs of
  * spaces collapsed, characters unsafe in a // comment replaced. */
-static char *ir_line(const char *ir, int i) {
-    const char *s = ir;
-    for (int k = 0; k < i + 1 && s; k++) {
-        s = strchr(s, '\n');
-        if (s) s++;
-    }
-    if (!s || !*s) return NULL;
+static char *ir_line(const IrLines *ir, int i) {
+    if (i + 1 >= ir->n) return NULL;
+    const char *s = ir->lines[i + 1];
+    if (!*s) return NULL;
     const char *e = strchr(s, '\n');
     size_t n = e ? (size_t)(e - s) : strlen(s);
     char *out = bg_xmalloc(n + 1);
@@ -452,7 +466,7 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
  * plan buffer is a parameter b<index>; the computed (TEMP) ones are neither const nor
  * __restrict__, so no load of a value written earlier in the same kernel can go through the
  * non-coherent read-only cache. */
-static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const char *ir, const char *src,
+static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d) {
     int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
     int nph = bg_plan_phases(p, phase);
@@ -518,7 +532,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         return NULL;
     }
     char *manifest = bg_manifest_write(p);
-    char *ir = bg_ir_print(m);
+    char *ir_text = bg_ir_print(m);
+    IrLines irl_index = ir_lines(ir_text), *ir = &irl_index;
     const char *src = m->src && m->src->name ? base_name(m->src->name) : "<module>";
 
     /* Which template families the launches use. */
@@ -627,7 +642,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_emit_indent(&e, -1);
         bg_emit_line(&e, "};");
     }
-    free(ir);
+    free(irl_index.lines);
+    free(ir_text);
     free(manifest);
     bg_arena_free(a);
     if (!ok) {

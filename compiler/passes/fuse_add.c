@@ -8,25 +8,31 @@
  * computed as X + b, the same value: IEEE addition commutes).  An add.FFB gives the fused op
  * a B result (bit by the sign).  The fused instruction stays where X was, or moves to Y's
  * place when an operand it gains is defined after X.  Repeats along a chain (scl, then add,
- * then relu) while the operand limit (BG_FUSE_MAX_OPERANDS) allows. */
+ * then relu) while the operand limit (BG_FUSE_MAX_OPERANDS) allows.  Linear: use counts are
+ * kept up to date (ir_uses.h) and Y's uses are redirected to X as the walk reaches them. */
 #include "bg.h"
+#include "ir_uses.h"
 
-static bool producer(const BgModule *m, BgRef x) {
+static bool producer(const BgModule *m, const int *uses, BgRef x) {
     const BgInst *p = &m->insts[x];
-    return (p->op == BG_OP_BMM || p->op == BG_OP_BSPMM) && p->prec[2] == 'F' && bg_ir_use_count(m, x) == 1;
+    return (p->op == BG_OP_BMM || p->op == BG_OP_BSPMM) && p->prec[2] == 'F' && uses[x] == 1;
 }
 
 /* Moves the fused instruction f (X = x, consumer i) into the IR; `late` is the largest
  * operand f gained. */
-static void place(BgModule *m, bool *keep, BgRef x, int i, const BgInst *f, BgRef late) {
+static void place(BgModule *m, bool *keep, int *uses, BgRef *fwd, BgRef x, int i, const BgInst *f, BgRef late) {
+    bg_uses_drop(uses, &m->insts[x]);
+    bg_uses_drop(uses, &m->insts[i]); /* dead or replaced: its operands no longer count as uses */
     if (late == BG_NONE || late < x) {
         m->insts[x] = *f;
-        bg_ir_replace_uses(m, (BgRef)i, x);
+        bg_uses_take(uses, &m->insts[x]);
+        bg_uses_forward(fwd, uses, (BgRef)i, x); /* Y's users read X */
         keep[i] = false;
-        m->insts[i].nargs = 0; /* dead: its operands no longer count as uses */
+        m->insts[i].nargs = 0;
         m->insts[i].nsteps = m->insts[i].npro = 0;
     } else {
         m->insts[i] = *f;
+        bg_uses_take(uses, &m->insts[i]);
         keep[x] = false;
         m->insts[x].nargs = 0;
         m->insts[x].nsteps = m->insts[x].npro = 0;
@@ -37,8 +43,11 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
     (void)d;
     bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
     for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    int *uses = bg_uses_count(m, m->ninsts);
+    BgRef *fwd = bg_uses_forward_new(m);
     bool changed = false;
     for (int i = 0; i < m->ninsts; i++) {
+        bg_uses_resolve(fwd, &m->insts[i]);
         const BgInst *in = &m->insts[i];
         if (in->nsteps) continue;
         BgRef x = BG_NONE, sl[2] = {BG_NONE, BG_NONE};
@@ -57,7 +66,7 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
                 BgRef other = in->args[1 - j];
                 const BgType *to = &m->insts[other].type;
                 bool vec = to->rank == 1; /* only ever operand 1 (the verifier's rule) */
-                if (producer(m, in->args[j]) && in->args[0] != in->args[1] && (j == 0 || !vec)) {
+                if (producer(m, uses, in->args[j]) && in->args[0] != in->args[1] && (j == 0 || !vec)) {
                     x = in->args[j];
                     sl[0] = other;
                 }
@@ -66,7 +75,7 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
         } else {
             continue;
         }
-        if (!producer(m, x)) continue;
+        if (!producer(m, uses, x)) continue;
         BgInst f = m->insts[x];
         int gained = 0;
         BgRef late = BG_NONE;
@@ -78,7 +87,7 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
         if (bg_inst_noperands(&f) + gained > BG_FUSE_MAX_OPERANDS || !bg_inst_add_step(&f, k, 0.0f, sl)) continue;
         f.type = in->type; /* an add.FFB gives a b1 result */
         if (in->op == BG_OP_ADD) f.prec[2] = in->prec[2];
-        place(m, keep, x, i, &f, late);
+        place(m, keep, uses, fwd, x, i, &f, late);
         changed = true;
     }
     if (changed) bg_ir_compact(m, keep);

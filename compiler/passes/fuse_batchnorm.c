@@ -8,31 +8,29 @@
  * and the batchnorm is deleted: every element is normalised as the product reads it, with
  * batchnorm's float operations in batchnorm's order (fl(fl(x - mean) * inv) [* gamma]
  * [+ beta], inv = fl(1 / fl(sqrt(fl(var + eps))))), so the value is the same bit for bit and
- * the normalised matrix is never stored (docs/semantics.md, section 7). */
+ * the normalised matrix is never stored (docs/semantics.md, section 7).
+ *
+ * Linear: the uses of every value are counted once, up front.  A fusion at batchnorm i only
+ * edits operands naming values before i (and i itself), so the counts and users of the later
+ * batchnorms stay exact. */
 #include "bg.h"
-
-/* The only instruction using r, or -1. */
-static int only_user(const BgModule *m, BgRef r) {
-    int u = -1;
-    for (int i = (int)r + 1; i < m->ninsts; i++)
-        for (int k = 0; k < m->insts[i].nargs; k++)
-            if (m->insts[i].args[k] == r) {
-                if (u >= 0) return -1;
-                u = i;
-            }
-    return u;
-}
+#include "ir_uses.h"
 
 bool bg_pass_fuse_batchnorm(BgModule *m, BgDiagSink *d) {
     (void)d;
     bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
+    int *uses = bg_uses_count(m, m->ninsts);
+    int *user = bg_arena_alloc(m->arena, sizeof(int) * (size_t)(m->ninsts + 1)); /* last user */
+    for (int i = 0; i < m->ninsts; i++)
+        for (int k = 0; k < m->insts[i].nargs; k++)
+            if (m->insts[i].args[k] != BG_NONE) user[m->insts[i].args[k]] = i;
     bool changed = false;
     for (int i = 0; i < m->ninsts; i++) {
         keep[i] = true;
         BgInst *bn = &m->insts[i];
         if (bn->op != BG_OP_BATCHNORM || bn->nsteps) continue;
-        int j = only_user(m, (BgRef)i);
-        if (j < 0) continue;
+        if (uses[i] != 1) continue; /* the only instruction using it */
+        int j = user[i];
         BgInst *mm = &m->insts[j];
         bool bmm = mm->op == BG_OP_BMM && mm->prec[0] == 'F' && !mm->npro && mm->args[1] != (BgRef)i;
         bool absmean = mm->op == BG_OP_ABSMEAN && !mm->nsteps && bn->type.rank == 2;

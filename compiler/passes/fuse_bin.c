@@ -5,8 +5,10 @@
  * op.??B is bin(op.??F), and a last threshold step is the thresholded bin of the value
  * (docs/semantics.md).  The fused instruction stays where X was, or moves to Y's place when
  * T is defined after X.  Dead code is removed first so that a consumer nobody needs does not
- * block the fusion. */
+ * block the fusion.  Linear: use counts are kept up to date (ir_uses.h) and Y's uses are
+ * redirected to X as the walk reaches them. */
 #include "bg.h"
+#include "ir_uses.h"
 
 bool bg_pass_dce(BgModule *m, BgDiagSink *d);
 
@@ -14,14 +16,17 @@ bool bg_pass_fuse_bin(BgModule *m, BgDiagSink *d) {
     bg_pass_dce(m, d); /* dead consumers must not count as uses */
     bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
     for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    int *uses = bg_uses_count(m, m->ninsts);
+    BgRef *fwd = bg_uses_forward_new(m);
     bool changed = false;
     for (int i = 0; i < m->ninsts; i++) {
+        bg_uses_resolve(fwd, &m->insts[i]);
         BgInst *in = &m->insts[i];
         if (in->op != BG_OP_BIN) continue;
         BgRef x = in->args[0];
         BgInst *p = &m->insts[x];
         if ((p->op != BG_OP_BMM && p->op != BG_OP_BSPMM && p->op != BG_OP_ADD) || p->prec[2] != 'F') continue;
-        if (bg_ir_use_count(m, x) != 1) continue;
+        if (uses[x] != 1) continue;
         BgInst f = *p;
         f.prec[2] = 'B';
         f.type.kind = BG_TY_B1;
@@ -30,13 +35,17 @@ bool bg_pass_fuse_bin(BgModule *m, BgDiagSink *d) {
                              !bg_inst_add_step(&f, BG_STEP_THRESHOLD, 0.0f, &t)))
             continue;
         changed = true;
+        bg_uses_drop(uses, p);
+        bg_uses_drop(uses, in); /* dead or replaced: its operands no longer count as uses */
         if (t == BG_NONE || t < x) { /* in place: Y's users read X */
             *p = f;
-            bg_ir_replace_uses(m, (BgRef)i, x);
+            bg_uses_take(uses, p);
+            bg_uses_forward(fwd, uses, (BgRef)i, x);
             keep[i] = false;
-            in->nargs = in->nsteps = 0; /* dead: its operands no longer count as uses */
+            in->nargs = in->nsteps = 0;
         } else { /* T comes after X: the fused op takes Y's place */
             *in = f;
+            bg_uses_take(uses, in);
             keep[x] = false;
             p->nargs = p->nsteps = p->npro = 0;
         }

@@ -26,8 +26,10 @@
  *
  * In the default pipeline after fuse-bin (the bmm's scale and the bspmm's bias and bin must
  * already be steps, so that the two are adjacent) and before fuse-model; the GPU kernel is
- * templates/mm_spmm.cuh (cg_cuda.c, BG_OP_BSPMM_MM). */
+ * templates/mm_spmm.cuh (cg_cuda.c, BG_OP_BSPMM_MM).  Use counts are kept up to date as it
+ * fuses (ir_uses.h): linear. */
 #include "bg.h"
+#include "ir_uses.h"
 
 #define MM_SPMM_MAX_WORDS 64 /* popcount words recomputed per edge */
 
@@ -70,17 +72,21 @@ bool bg_pass_fuse_mm_spmm(BgModule *m, BgDiagSink *d) {
     (void)d;
     bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
     for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    int *uses = bg_uses_count(m, m->ninsts);
     bool changed = false;
     for (int i = 0; i < m->ninsts; i++) {
         BgInst *a = &m->insts[i];
         if (a->op != BG_OP_BSPMM || a->npro || bg_inst_nbase(a) != 2) continue;
         BgRef t = a->args[1];
         BgInst *p = &m->insts[t];
-        if (p->op != BG_OP_BMM || p->prec[2] != a->prec[0] || bg_ir_use_count(m, t) != 1 || !cheap_product(m, p))
+        if (p->op != BG_OP_BMM || p->prec[2] != a->prec[0] || uses[t] != 1 || !cheap_product(m, p))
             continue;
         BgInst f;
         if (!fuse(a, p, &f)) continue;
+        bg_uses_drop(uses, a);
+        bg_uses_drop(uses, p);
         *a = f;
+        bg_uses_take(uses, a);
         keep[t] = false;
         p->nargs = 0; /* dead */
         p->nsteps = p->npro = 0;
