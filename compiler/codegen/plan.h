@@ -234,6 +234,12 @@ int bg_plan_phases(const BgPlan *p, int *phase);
  * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
  * (32 when M <= 32), about 21 rows a block. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
+/* Threads per row of the tiled FB kernel's launch for `cols` outputs: tpt threads per output
+ * tile (one tile of 32 outputs when cols <= 32, else tiles of 64).  The plan's tpt is
+ * BG_PLAN_FBT_TPT (about 21 rows a 256-thread block); bench/bmm_bench.cu --fbt-tpr tries
+ * others. */
+#define BG_PLAN_FBT_TPT 12
+int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in
