@@ -18,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=bench/product_lib.sh
+. bench/product_lib.sh   # bg_product_incs: the product's header directories
 OUT=${OUT:-$ROOT/models-bench-out}
 BUILD=${BUILD:-$ROOT/build-models}
 mkdir -p "$OUT" "$BUILD"
@@ -40,7 +42,8 @@ fi
 t0=$SECONDS
 if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
        cmake --build "$BUILD" --target bgnn -j"$(nproc)" &&
-       cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/runtime/include" "$ROOT/bench/bgnn_time.c" \
+       cc -O2 -std=c11 -Wall -Wextra -fopenmp -I"$ROOT/runtime/include" $(bg_product_incs) \
+          "$ROOT/bench/bgnn_time.c" "$ROOT/bench/rmat.c" \
           "$BUILD/libbgnn.a" -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
     tail -n 30 "$OUT/build.log"
     echo "run_models.sh: build failed (log: $OUT/build.log)"
