@@ -1,5 +1,6 @@
-// bspmm_bench.cu - correctness and speed of the fast binary BSpMM kernels
-// (templates/bspmm_fast.cuh, templates/frdc.cuh) against the CPU reference (compiler/ref_ops.c
+// bspmm_bench.cu - correctness and speed of the fast binary BSpMM kernels (the CSR kernel
+// of templates/bspmm_fast.cuh, as the code generator uses it; the benchmark-only FRDC and
+// hub kernels of bench/kernels/) against the CPU reference (compiler/ref_ops.c
 // bg_ref_bspmm, rows in parallel with bg_ref_bspmm_rows) and cuSPARSE FP32 SpMM, in one run.
 // Build and run: bench/run_bench.sh.
 //
@@ -9,10 +10,11 @@
 // nodes, empty tile rows, a 15,000-neighbour row; C not a multiple of 32, C > 1024).
 // Every graph is built by the product (runtime/graph.c bg_graph_from_coo), every adjacency
 // is a BgAdj (bg_adj_build): self loops added (except where an awkward case says none, to get
-// isolated nodes), norm none and mean.
+// isolated nodes), norm none and mean.  Work schedules: the runtime's (compiler/codegen/plan.c
+// bg_plan_schedule), uploaded.
 //
 // Options: --quick (skip the R-MAT graphs), --rmat-only, --degord-only (only the R-MAT graph
-// renumbered by degree on the GPU, templates/degree_order.cuh), --reps N, --rmat-edges M
+// renumbered by degree on the GPU, bench/kernels/degree_order.cuh), --reps N, --rmat-edges M
 // (stream length), --profile (three csr/popc2 launches for ncu; with --degord-only on the
 // renumbered graph), --check-only (the awkward shapes at C = 33, 128, 1100 only, every
 // variant, no timing: for compute-sanitizer).
@@ -33,12 +35,15 @@
 
 extern "C" {
 #include "bg.h"
+#include "plan.h"
 #include "ref_ops.h"
 }
 
 #include "../templates/bspmm_fast.cuh"
-#include "../templates/degree_order.cuh"
 #include "../templates/spmm.cuh"
+#include "kernels/bspmm_frdc.cuh"
+#include "kernels/bspmm_hub.cuh"
+#include "kernels/degree_order.cuh"
 #include "rmat.h"
 #include "bench_util.cuh"
 
@@ -131,7 +136,7 @@ static void make_random(HostGraph &h, const char *name, long long n, bool self_l
     bg_graph_free(&g);
 }
 
-// Renumbers g by decreasing degree on the GPU (templates/degree_order.cuh), timed as the
+// Renumbers g by decreasing degree on the GPU (bench/kernels/degree_order.cuh), timed as the
 // median of 5 builds; the checks and timings then run on the renumbered graph unchanged.
 static void degree_renumber(BgGraph &g, HostGraph &h) {
     long long n = g.n, nnz = g.nnz;
@@ -211,12 +216,43 @@ static void make_rmat(HostGraph &h, long long n, long long M, uint64_t seed, boo
 }
 
 // ---- device graph ----------------------------------------------------------------------------
+// A work schedule of the runtime's bg_plan_schedule (compiler/codegen/plan.c) on the device:
+// its ITEMS array (a header row {nitems, nsplit, chunk, 0}, then one int4 per item), as the
+// runtime uploads it for the generated code.
+struct Sched {
+    long long nitems = 0, nsplit = 0;
+    int chunk = 0;
+    int *buf = nullptr;
+    const int4 *items() const { return (const int4 *)buf + 1; }
+};
+
+// The schedule of `rows` rows with row pointer rowptr (host memory), uploaded; group_min_rows
+// as bg_plan_schedule takes it (0: no group items, 1: group items on every graph).  Returns
+// the host time of bg_plan_schedule (both passes) in ms.
+static double sched_build(const int64_t *rowptr, long long rows, int chunk, long long group_min_rows, Sched &s) {
+    auto t0 = std::chrono::steady_clock::now();
+    int64_t ns = 0, ni = bg_plan_schedule(rowptr, rows, chunk, group_min_rows, nullptr, &ns);
+    if (ni < 0) {
+        fprintf(stderr, "bg_plan_schedule: %lld rows do not fit the schedule's int32 fields\n", rows);
+        exit(2);
+    }
+    std::vector<int32_t> it((size_t)(4 * (ni + 1)));
+    bg_plan_schedule(rowptr, rows, chunk, group_min_rows, it.data(), &ns);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.nitems = ni;
+    s.nsplit = ns;
+    s.chunk = chunk;
+    CK(cudaMalloc(&s.buf, sizeof(int32_t) * it.size()));
+    CK(cudaMemcpy(s.buf, it.data(), sizeof(int32_t) * it.size(), cudaMemcpyHostToDevice));
+    return ms;
+}
+
 struct DevGraph {
     long long n = 0, nnz = 0, ntiles = 0, ntr = 0;
     long long *rowptr = nullptr;
     int *col = nullptr;
     float *rowf = nullptr;
-    bgnn::BspmmSched sched, gsched, fsched; // gsched: small rows grouped 8 per item
+    Sched sched, gsched, fsched; // gsched: small rows grouped (BG_PLAN_GROUP per item)
     long long *trp = nullptr;
     int *colind = nullptr;
     void *pay[2] = {nullptr, nullptr}; // 2-byte, 4-byte payloads
@@ -267,17 +303,18 @@ static void upload(const HostGraph &h, DevGraph &d, long long maxC) {
         d.frdc_ms[p] = t[t.size() / 2];
     }
     CK(cudaFree(tmp));
-    CK(cudaMemcpy(&d.ntiles, d.trp + d.ntr, sizeof(long long), cudaMemcpyDeviceToHost));
-    CK(cudaEventRecord(a));
-    CK(bgnn::bspmm_sched_build(h.n, d.rowptr, bgnn::BSPMM_CSR_CHUNK, &d.sched));
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    d.sched_ms = elapsed(a, b);
-    CK(bgnn::bspmm_sched_build(d.ntr, d.trp, bgnn::BSPMM_FRDC_CHUNK, &d.fsched));
-    CK(bgnn::bspmm_sched_build(h.n, d.rowptr, bgnn::BSPMM_CSR_CHUNK, &d.gsched, 0, 8, 64));
-    long long pe = std::max(bgnn::bspmm_partial_elems(d.sched, maxC, 1),
-                            bgnn::bspmm_partial_elems(d.fsched, maxC, 4));
-    long long ns = std::max(1LL, std::max(d.sched.nsplit, d.fsched.nsplit));
+    std::vector<int64_t> trp(d.ntr + 1);
+    CK(cudaMemcpy(trp.data(), d.trp, sizeof(long long) * (d.ntr + 1), cudaMemcpyDeviceToHost));
+    d.ntiles = trp[d.ntr];
+    // The runtime's schedules: plain, grouped (every graph here, whatever its size), and over
+    // the FRDC tile rows.
+    d.sched_ms = (float)sched_build(h.adj.rowptr, h.n, BG_PLAN_BSPMM_CHUNK, 0, d.sched);
+    sched_build(h.adj.rowptr, h.n, BG_PLAN_BSPMM_CHUNK, 1, d.gsched);
+    sched_build(trp.data(), d.ntr, bgnn::BSPMM_FRDC_CHUNK, 0, d.fsched);
+    // partial: C ints (4 C for FRDC) per split slot, at least one slot; done: one per slot
+    long long pe = maxC * std::max({std::max(1LL, d.sched.nsplit), std::max(1LL, d.gsched.nsplit),
+                                    4 * std::max(1LL, d.fsched.nsplit)});
+    long long ns = std::max({1LL, d.sched.nsplit, d.gsched.nsplit, d.fsched.nsplit});
     CK(cudaMalloc(&d.partial, sizeof(int) * pe));
     CK(cudaMemset(d.partial, 0, sizeof(int) * pe));
     CK(cudaMalloc(&d.done, sizeof(unsigned) * ns));
@@ -300,9 +337,9 @@ static void free_dev(DevGraph &d) {
     cudaFree(d.done);
     cudaFree(d.queue);
     for (auto &kv : d.hub_end) cudaFree(kv.second);
-    bgnn::bspmm_sched_free(&d.sched);
-    bgnn::bspmm_sched_free(&d.gsched);
-    bgnn::bspmm_sched_free(&d.fsched);
+    cudaFree(d.sched.buf);
+    cudaFree(d.gsched.buf);
+    cudaFree(d.fsched.buf);
 }
 
 // Checks the GPU FRDC (both payload forms) against a CPU construction, tile row by tile row.
@@ -389,6 +426,18 @@ static const char *kind_name(Kind k) {
     }
 }
 
+// The CSR kernel of templates/bspmm_fast.cuh in a kernel of its own, x read through the
+// read-only cache (NC = true; the generated kernels call bspmm_bb_csr with NC = false).
+template <long long C, char Z, int METHOD>
+__global__ void __launch_bounds__(128)
+    bspmm_bb_csr_kernel(long long n, const long long *__restrict__ rowptr,
+                        const int *__restrict__ col, const float *__restrict__ rowf,
+                        const u32 *__restrict__ x, void *__restrict__ y,
+                        const int4 *__restrict__ items, long long nitems, int chunk, int *partial,
+                        unsigned *done) {
+    bgnn::bspmm_bb_csr<C, Z, METHOD>(n, rowptr, col, rowf, x, y, items, nitems, chunk, partial, done);
+}
+
 template <long long C> __global__ void k_simple_bbb(long long n, u32 *y, const long long *rp,
                                                     const int *col, const float *rf,
                                                     const float *cf, const u32 *x) {
@@ -404,16 +453,16 @@ static void launch(Kind k, char Z, const DevGraph &d, const float *rowf, const u
         return (int)std::max(1LL, std::min(b, 1LL << 30));
     };
     const bool grouped = k == K_CSR_POPC2G || k == K_CSR_ANDNOTG || k == K_CSR_IFELSEG;
-    const bgnn::BspmmSched &cs = grouped ? d.gsched : d.sched;
+    const Sched &cs = grouped ? d.gsched : d.sched;
     long long ni = cs.nitems, nf = d.fsched.nitems;
     int g = grid(ni), gf = grid(nf);
     if (d.n == 0) return;
 #define CSR(M, ZZ)                                                                            \
-    bgnn::bspmm_bb_csr_kernel<C, ZZ, M><<<g, T>>>(d.n, d.rowptr, d.col, rowf, x, y, cs.items, \
+    bspmm_bb_csr_kernel<C, ZZ, M><<<g, T>>>(d.n, d.rowptr, d.col, rowf, x, y, cs.items(),    \
                                                   ni, cs.chunk, d.partial, d.done)
 #define FRDC(PB, ZZ)                                                                          \
     bgnn::bspmm_bb_frdc_kernel<C, ZZ, PB><<<gf, T>>>(d.n, d.trp, d.colind, d.pay[PB == 4],   \
-                                                     rowf, x, y, d.fsched.items, nf,           \
+                                                     rowf, x, y, d.fsched.items(), nf,         \
                                                      d.fsched.chunk, d.partial, d.done)
     switch (k) {
     case K_CSR_IFELSEG:
@@ -445,7 +494,7 @@ static void launch(Kind k, char Z, const DevGraph &d, const float *rowf, const u
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, 196608)); \
         attr = true;                                                                          \
         bgnn::bspmm_bb_csr_hub_kernel<C, ZZ, bgnn::METHOD_POPC2><<<nsm, 1024, sm>>>(          \
-            d.n, d.rowptr, d.col, rowf, x, y, d.gsched.items, d.gsched.nitems, d.gsched.chunk, \
+            d.n, d.rowptr, d.col, rowf, x, y, d.gsched.items(), d.gsched.nitems, d.gsched.chunk, \
             d.partial, d.done, itH->second, H, d.queue);                                                \
     } while (0)
         if (Z == 'B') HUB('B'); else HUB('F');
@@ -823,8 +872,8 @@ static void graph_stats(const HostGraph &h, const DevGraph &d) {
     double f2 = (8.0 * (d.ntr + 1) + 6.0 * d.ntiles) / 1e6, f4 = (8.0 * (d.ntr + 1) + 8.0 * d.ntiles) / 1e6;
     printf("graph %-14s N=%lld nnz=%lld (self loops incl.) maxdeg=%d isolated=%d | FRDC: %lld tile rows, "
            "%lld tiles, %.3f edges/tile | CSR %.2f MB, FRDC-16 %.2f MB, FRDC-32 %.2f MB | build on GPU: "
-           "16-bit %.3f ms, 32-bit %.3f ms (median of 5) | schedule %lld items (%lld split rows) %.3f ms, "
-           "grouped %lld items | "
+           "16-bit %.3f ms, 32-bit %.3f ms (median of 5) | schedule (bg_plan_schedule, host) %lld items "
+           "(%lld split rows) %.3f ms, grouped %lld items | "
            "FRDC check %s\n",
            h.name.c_str(), h.n, h.nnz, h.maxdeg, h.isolated, d.ntr, d.ntiles,
            d.ntiles ? (double)h.nnz / d.ntiles : 0.0, csr_mb, f2, f4, d.frdc_ms[0], d.frdc_ms[1],

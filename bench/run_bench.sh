@@ -4,7 +4,7 @@
 #   bench/run_bench.sh [bench args]     # build if missing, then run; log to $OUT/bspmm_bench.log
 # Needs nvcc (CUDA 12.4+/13), cuSPARSE, gcc with OpenMP.  Data: $BGNN_DATA_DIR (default
 # .carry/data) with cora/ citeseer/ pubmed/ graph.mtx.  The product's C files it links (the
-# CPU reference, the graph builder): bench/product_sources.txt.
+# CPU reference, the graph builder, the work schedule): bench/product_sources.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BGNN_BENCH_BIN:-.carry/bench/bspmm_bench}
