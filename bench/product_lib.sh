@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # product_lib.sh - sourced (from the repository root) by bench/run_bench.sh,
 # bench/run_bmm_bench.sh and bench/run_models.sh: the product's C files of
 # bench/product_sources.txt (the one list) as an archive, and their header directories.
