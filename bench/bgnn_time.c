@@ -18,14 +18,16 @@
  * CSR file: int64 n, int64 nnz, int64 rowptr[n + 1], int32 col[nnz] (little endian).
  * --gen-rmat writes the Reddit-sized R-MAT graph of bench/rmat.h (seed 42, n 232965,
  * stream 90.5M edges -> ~114.6M directed edges, symmetric, no self loops, rows sorted,
- * duplicates merged) with 16 threads (pthreads).
+ * duplicates merged), built by rmat_graph (bench/rmat.c) on all cores.
  *
- * Build: cc -O2 -std=c11 -Iinclude bench/bgnn_time.c BUILD/libbgnn.a -ldl -lm -lpthread */
+ * Build (bench/run_models.sh): cc -O2 -std=c11 -fopenmp -Iinclude -I<the product
+ * header directories, bench/product_lib.sh> bench/bgnn_time.c bench/rmat.c BUILD/libbgnn.a
+ * -ldl -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #include <bgnn/bgnn.h>
 
 #include <dlfcn.h>
-#include <pthread.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,123 +110,35 @@ static int read_csr(const char *path, int64_t *n, int64_t **rowptr, int32_t **co
     return ok;
 }
 
-/* ---- R-MAT generation (pthreads) ----------------------------------------------------- */
-#define NT_MAX 64
-typedef struct {
-    int t, nt;
-    uint64_t seed;
-    int64_t M, n;
-    int scale;
-    uint32_t *eu, *ev;       /* edge k, or eu = ev for a self loop */
-    int64_t *cnt;            /* [nt][n] per-thread row counts, then per-thread offsets */
-    int32_t *col;            /* scattered, unsorted rows */
-    int64_t *rowptr;         /* before dedupe */
-    int64_t *newdeg;
-    int phase;
-} RmatJob;
-
-static int cmp_i32(const void *a, const void *b) {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void *rmat_worker(void *arg) {
-    RmatJob *j = arg;
-    int64_t klo = j->M * j->t / j->nt, khi = j->M * (j->t + 1) / j->nt;
-    int64_t *cnt = j->cnt + (int64_t)j->t * j->n;
-    if (j->phase == 0) { /* generate + count */
-        for (int64_t k = klo; k < khi; k++) {
-            uint32_t u, v;
-            rmat_edge(j->seed, (uint64_t)k, j->scale, (uint32_t)j->n, &u, &v);
-            j->eu[k] = u;
-            j->ev[k] = v;
-            if (u != v) { cnt[u]++; cnt[v]++; }
-        }
-    } else if (j->phase == 1) { /* scatter with per-thread offsets (deterministic) */
-        for (int64_t k = klo; k < khi; k++) {
-            uint32_t u = j->eu[k], v = j->ev[k];
-            if (u == v) continue;
-            j->col[cnt[u]++] = (int32_t)v;
-            j->col[cnt[v]++] = (int32_t)u;
-        }
-    } else { /* sort + unique each row in place */
-        int64_t rlo = j->n * j->t / j->nt, rhi = j->n * (j->t + 1) / j->nt;
-        for (int64_t r = rlo; r < rhi; r++) {
-            int32_t *c = j->col + j->rowptr[r];
-            int64_t d = j->rowptr[r + 1] - j->rowptr[r], m = 0;
-            qsort(c, (size_t)d, sizeof(int32_t), cmp_i32);
-            for (int64_t i = 0; i < d; i++)
-                if (i == 0 || c[i] != c[m - 1]) c[m++] = c[i];
-            j->newdeg[r] = m;
-        }
-    }
-    return NULL;
-}
-
+/* ---- R-MAT generation (rmat.c: all cores) ------------------------------------------- */
 static int gen_rmat(const char *path, int64_t n, int64_t M, uint64_t seed) {
     double t0 = now_ms();
-    int scale = 0;
-    while ((1ll << scale) < n) scale++;
-    long np = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = np < 1 ? 1 : np > 16 ? 16 : (int)np;
-    uint32_t *eu = malloc(sizeof(uint32_t) * (size_t)M), *ev = malloc(sizeof(uint32_t) * (size_t)M);
-    int64_t *cnt = calloc((size_t)(nt * n), sizeof(int64_t));
-    int64_t *rowptr = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    int64_t *newdeg = malloc(sizeof(int64_t) * (size_t)n);
-    if (!eu || !ev || !cnt || !rowptr || !newdeg) { fprintf(stderr, "out of memory\n"); return 0; }
-    RmatJob jobs[NT_MAX];
-    pthread_t th[NT_MAX];
-    for (int t = 0; t < nt; t++)
-        jobs[t] = (RmatJob){t, nt, seed, M, n, scale, eu, ev, cnt, NULL, rowptr, newdeg, 0};
-    for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, rmat_worker, &jobs[t]);
-    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
-    /* rowptr and per-thread offsets: row r's slots go thread 0 first, then 1, ... */
-    int64_t off = 0;
-    for (int64_t r = 0; r < n; r++) {
-        rowptr[r] = off;
-        for (int t = 0; t < nt; t++) {
-            int64_t c = cnt[(int64_t)t * n + r];
-            cnt[(int64_t)t * n + r] = off;
-            off += c;
-        }
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgGraph g;
+    if (!rmat_graph(n, M, seed, &g, &d)) {
+        char *m = bg_diag_render(&d);
+        fprintf(stderr, "bgnn_time: %s", m ? m : "R-MAT graph failed\n");
+        free(m);
+        bg_diag_free(&d);
+        return 0;
     }
-    rowptr[n] = off;
-    int32_t *col = malloc(sizeof(int32_t) * (size_t)(off ? off : 1));
-    if (!col) { fprintf(stderr, "out of memory\n"); return 0; }
-    for (int t = 0; t < nt; t++) { jobs[t].col = col; jobs[t].phase = 1; }
-    for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, rmat_worker, &jobs[t]);
-    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
-    free(eu);
-    free(ev);
-    free(cnt);
-    for (int t = 0; t < nt; t++) jobs[t].phase = 2;
-    for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, rmat_worker, &jobs[t]);
-    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
-    /* compact */
-    int64_t w = 0;
-    for (int64_t r = 0; r < n; r++) {
-        int64_t b = rowptr[r];
-        rowptr[r] = w;
-        if (w != b) memmove(col + w, col + b, sizeof(int32_t) * (size_t)newdeg[r]);
-        w += newdeg[r];
-    }
-    rowptr[n] = w;
+    bg_diag_free(&d);
+    double gen_ms = now_ms() - t0;
     FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); return 0; }
-    int64_t hdr[2] = {n, w};
+    if (!f) { perror(path); bg_graph_free(&g); return 0; }
+    int64_t hdr[2] = {n, g.nnz};
     int ok = fwrite(hdr, sizeof hdr, 1, f) == 1 &&
-             fwrite(rowptr, sizeof(int64_t), (size_t)(n + 1), f) == (size_t)(n + 1) &&
-             fwrite(col, sizeof(int32_t), (size_t)w, f) == (size_t)w;
+             fwrite(g.rowptr, sizeof(int64_t), (size_t)(n + 1), f) == (size_t)(n + 1) &&
+             fwrite(g.col, sizeof(int32_t), (size_t)g.nnz, f) == (size_t)g.nnz;
     ok = (fclose(f) == 0) && ok;
     int64_t maxd = 0;
     for (int64_t r = 0; r < n; r++)
-        if (rowptr[r + 1] - rowptr[r] > maxd) maxd = rowptr[r + 1] - rowptr[r];
+        if (g.rowptr[r + 1] - g.rowptr[r] > maxd) maxd = g.rowptr[r + 1] - g.rowptr[r];
     printf("RESULT {\"nodes\": %lld, \"edges\": %lld, \"stream\": %lld, \"max_degree\": %lld, "
            "\"threads\": %d, \"gen_ms\": %.1f}\n",
-           (long long)n, (long long)w, (long long)M, (long long)maxd, nt, now_ms() - t0);
-    free(col);
-    free(rowptr);
-    free(newdeg);
+           (long long)n, (long long)g.nnz, (long long)M, (long long)maxd, omp_get_max_threads(), gen_ms);
+    bg_graph_free(&g);
     return ok;
 }
 

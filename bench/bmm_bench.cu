@@ -1,9 +1,9 @@
 // bmm_bench.cu - correctness and speed of every bmm.XYZ kernel of bgnn (templates/matmul.cuh,
-// templates/bmm_fb_tiled.cuh) against the CPU reference (reference/ref_ops.c bg_ref_bmm) and
+// templates/bmm_fb_tiled.cuh) against the CPU reference (compiler/ref_ops.c bg_ref_bmm) and
 // cuBLAS FP32 SGEMM / FP16 GEMM, in one run.  Build and run: bench/run_bmm_bench.sh.
 //
 // Kernels: all 8 XYZ in {F,B}^3, each as the code generator instantiates a plain product
-// (compiler/codegen/plan_build.c, cg_cuda.c): the same template, the same thin __global__ wrapper
+// (compiler/codegen/plan.c, cg_cuda.c): the same template, the same thin __global__ wrapper
 // (n, ngraphs, y, x, w), block 256, grid ceil(rows * threads_per_row / 256) with
 // threads_per_row = f32_tpr(M) (Z = F) or b1_tpr(M) (Z = B); bmm.FB* runs the tiled kernel
 // (bg_plan_bmm_fb_tiled: F x canonical B1 weights, no epilogue; 12 threads per row per 64
@@ -47,7 +47,9 @@
 #include <vector>
 
 extern "C" {
-#include "reference.h"
+#include "bg.h"
+#include "plan.h"
+#include "ref_ops.h"
 }
 
 #include "../templates/bgnn_common.cuh"
@@ -55,17 +57,11 @@ extern "C" {
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_fb_tiled.cuh"
 #include "bench_util.cuh"
+#include "rmat.h"
 
 using bgnn::u32;
 
-#define CKB(x)                                                                                \
-    do {                                                                                      \
-        cublasStatus_t s_ = (x);                                                              \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-            exit(2);                                                                          \
-        }                                                                                     \
-    } while (0)
+#define CKB(x) CK_STATUS(x, CUBLAS_STATUS_SUCCESS, "cublas")
 
 static int g_reps = 50;
 static int g_ok = 0, g_fail = 0, g_warn = 0;
@@ -77,13 +73,7 @@ static long long g_l2 = 0;    // L2 bytes
 static std::string g_only;
 static long long g_fbt_tpr = 0; // --fbt-tpr: threads per row per output tile of the tiled FB kernel (0: the plan's)
 
-// ---- deterministic values (host and device) ----------------------------------------------
-__host__ __device__ __forceinline__ uint64_t mix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+// ---- deterministic values (host and device; rmat_mix64 of rmat.h: splitmix64) ------------
 __host__ __device__ __forceinline__ u32 f2u(float v) {
 #ifdef __CUDA_ARCH__
     return __float_as_uint(v);
@@ -110,7 +100,7 @@ struct Keys {
     u32 s, m;
 };
 __host__ __device__ __forceinline__ Keys keys_of(uint64_t seed) {
-    return Keys{hash32((u32)mix64(seed ^ (1ull << 56))), hash32((u32)mix64(seed ^ (2ull << 56)))};
+    return Keys{hash32((u32)rmat_mix64(seed ^ (1ull << 56))), hash32((u32)rmat_mix64(seed ^ (2ull << 56)))};
 }
 __host__ __device__ __forceinline__ u32 sign_word(Keys k, long long r, long long w, long long cols) {
     return hash32((u32)(r * bgnn::words_of(cols) + w) ^ k.s);
@@ -200,10 +190,11 @@ static const VarInfo VARS[NVAR] = {
     {"FBF", "bmm.FBF simple (+epi)", false, false}, {"FBB", "bmm.FBB simple (+epi)", false, false},
 };
 
-// Threads per row of the plan (plan.c): the tiled FB kernel 12 per 64-output tile (32 when
-// M <= 32), else one thread per f32 output / one warp per b1 output word.
+// Threads per row of the plan (plan.c): the tiled FB kernel's (bg_plan_fbt_threads_per_row,
+// BG_PLAN_FBT_TPT per output tile unless --fbt-tpr), else one thread per f32 output / one warp
+// per b1 output word.
 static long long tpr_of(int v, long long M) {
-    if (VARS[v].tiled) return (g_fbt_tpr > 0 ? g_fbt_tpr : 12) * (M <= 32 ? (M + 31) / 32 : (M + 63) / 64);
+    if (VARS[v].tiled) return bg_plan_fbt_threads_per_row(M, g_fbt_tpr > 0 ? g_fbt_tpr : BG_PLAN_FBT_TPT);
     return VARS[v].prec[2] == 'B' ? bgnn::b1_tpr(M) : bgnn::f32_tpr(M);
 }
 
@@ -277,30 +268,17 @@ static void pool_fill(Pool &p, int kind, long long rows, long long cols, uint64_
 
 
 // ---- reference -------------------------------------------------------------------------------
-// bg_ref_bmm over blocks of rows in parallel (the rows are independent); the raw 32-bit words
+// bg_ref_bmm over blocks of rows in parallel (bench_util.cuh ref_rows); the raw 32-bit words
 // of the result (f32 bits or b1 words), rows x (Z = B ? ceil(M/32) : M).
 static bool ref_bmm(const char *prec, const BgTensor &x, const BgTensor &w, std::vector<u32> &out) {
-    const long long R = x.dim[0], M = w.dim[1];
-    const long long opr = prec[2] == 'B' ? (M + 31) / 32 : M;
+    const long long M = w.dim[1], opr = prec[2] == 'B' ? (M + 31) / 32 : M;
     const size_t xrow = x.dtype == BG_DT_B1 ? 4 * (size_t)x.words_per_row : 4 * (size_t)x.dim[1];
-    out.assign((size_t)std::max(1LL, R * opr), 0u);
-    const long long CH = 64, nch = (R + CH - 1) / CH;
-    int bad = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
-    for (long long c = 0; c < nch; c++) {
-        const long long r0 = c * CH, r1 = std::min(R, r0 + CH);
+    return ref_rows(x.dim[0], opr, out, [&](long long r0, long long r1, BgTensor *y) {
         BgTensor xv = x;
         xv.dim[0] = r1 - r0;
         xv.data = (char *)x.data + (size_t)r0 * xrow;
-        BgTensor y;
-        if (!bg_ref_bmm(prec, &xv, &w, &y)) {
-            bad++;
-            continue;
-        }
-        memcpy(&out[(size_t)(r0 * opr)], y.data, sizeof(u32) * (size_t)((r1 - r0) * opr));
-        bg_tensor_free(&y);
-    }
-    return bad == 0;
+        return bg_ref_bmm(prec, &xv, &w, y);
+    });
 }
 
 // ---- shapes ----------------------------------------------------------------------------------
@@ -348,7 +326,7 @@ static std::vector<long long> check_rows(const Shape &s) {
     }
     for (long long i = 0; i < std::min(64LL, s.N); i++) r.push_back(i);
     for (long long i = std::max(0LL, s.N - 96); i < s.N; i++) r.push_back(i);
-    for (long long i = 0; i < 1000; i++) r.push_back((long long)(mix64(4242 + (uint64_t)i) % (uint64_t)s.N));
+    for (long long i = 0; i < 1000; i++) r.push_back((long long)(rmat_mix64(4242 + (uint64_t)i) % (uint64_t)s.N));
     std::sort(r.begin(), r.end());
     r.erase(std::unique(r.begin(), r.end()), r.end());
     return r;

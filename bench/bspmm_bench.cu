@@ -1,17 +1,20 @@
-// bspmm_bench.cu - correctness and speed of the fast binary BSpMM kernels
-// (templates/bspmm_fast.cuh, templates/frdc.cuh) against the CPU reference
-// (reference/ref_ops.c bg_ref_bspmm, and an OpenMP integer reference for the big graph) and
-// cuSPARSE FP32 SpMM, in one run.  Build and run: bench/run_bench.sh.
+// bspmm_bench.cu - correctness and speed of the fast binary BSpMM kernels (the CSR kernel
+// of templates/bspmm_fast.cuh, as the code generator uses it; the benchmark-only FRDC and
+// hub kernels of bench/kernels/) against the CPU reference (compiler/ref_ops.c
+// bg_ref_bspmm, rows in parallel with bg_ref_bspmm_rows) and cuSPARSE FP32 SpMM, in one run.
+// Build and run: bench/run_bench.sh.
 //
 // Graphs: Cora, CiteSeer, PubMed (graph.mtx under $BGNN_DATA_DIR, default .carry/data), a
-// Reddit-sized R-MAT graph made on the GPU (bench/rmat.h: 232,965 nodes, ~114.6M directed
+// Reddit-sized R-MAT graph (bench/rmat.h, rmat_graph: 232,965 nodes, ~114.6M directed
 // edges, symmetrised, seed 42), and awkward random shapes (N % 4 != 0, N % 32 != 0, isolated
 // nodes, empty tile rows, a 15,000-neighbour row; C not a multiple of 32, C > 1024).
-// All adjacencies as BgAdj (loaders/graph.c bg_adj_build): self loops added (except where an
-// awkward case says none, to get isolated nodes), norm none and mean.
+// Every graph is built by the product (runtime/graph.c bg_graph_from_coo), every adjacency
+// is a BgAdj (bg_adj_build): self loops added (except where an awkward case says none, to get
+// isolated nodes), norm none and mean.  Work schedules: the runtime's (compiler/codegen/plan.c
+// bg_plan_schedule), uploaded.
 //
 // Options: --quick (skip the R-MAT graphs), --rmat-only, --degord-only (only the R-MAT graph
-// renumbered by degree on the GPU, templates/degree_order.cuh), --reps N, --rmat-edges M
+// renumbered by degree on the GPU, bench/kernels/degree_order.cuh), --reps N, --rmat-edges M
 // (stream length), --profile (three csr/popc2 launches for ncu; with --degord-only on the
 // renumbered graph), --check-only (the awkward shapes at C = 33, 128, 1100 only, every
 // variant, no timing: for compute-sanitizer).
@@ -20,6 +23,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -30,25 +34,22 @@
 #include <vector>
 
 extern "C" {
-#include "reference.h"
+#include "bg.h"
+#include "plan.h"
+#include "ref_ops.h"
 }
 
 #include "../templates/bspmm_fast.cuh"
-#include "../templates/degree_order.cuh"
 #include "../templates/spmm.cuh"
+#include "kernels/bspmm_frdc.cuh"
+#include "kernels/bspmm_hub.cuh"
+#include "kernels/degree_order.cuh"
 #include "rmat.h"
 #include "bench_util.cuh"
 
 using bgnn::u32;
 
-#define CKS(x)                                                                                \
-    do {                                                                                      \
-        cusparseStatus_t s_ = (x);                                                            \
-        if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                  \
-            fprintf(stderr, "%s:%d: %s: cusparse %d\n", __FILE__, __LINE__, #x, (int)s_);     \
-            exit(2);                                                                          \
-        }                                                                                     \
-    } while (0)
+#define CKS(x) CK_STATUS(x, CUSPARSE_STATUS_SUCCESS, "cusparse")
 
 static int g_reps = 50;
 static int g_fail = 0;
@@ -59,23 +60,37 @@ struct HostGraph {
     std::string name;
     long long n = 0, nnz = 0;
     BgAdj adj{};                 // self loops as asked, norm none (pattern)
-    std::vector<float> rowf_mean;
-    bool bgref = true;           // also check against bg_ref_bspmm (small graphs)
+    BgAdj adjm{};                // the same pattern, norm mean (rowf = 1 / degree)
+    bool bgref = true;           // also compare the reference's three methods (small graphs)
     float order_ms = 0;          // GPU degree renumbering time (rmat-degord only)
     int maxdeg = 0, isolated = 0;
 };
 
 static void finish_graph(HostGraph &h, const BgGraph &g, bool self_loops) {
-    if (!bg_adj_build(&g, self_loops, BG_NORM_NONE, &h.adj)) { fprintf(stderr, "adj\n"); exit(2); }
+    if (!bg_adj_build(&g, self_loops, BG_NORM_NONE, &h.adj) ||
+        !bg_adj_build(&g, self_loops, BG_NORM_MEAN, &h.adjm)) {
+        fprintf(stderr, "adj\n");
+        exit(2);
+    }
     h.n = h.adj.n;
     h.nnz = h.adj.nnz;
-    h.rowf_mean.resize(h.n);
     for (long long i = 0; i < h.n; i++) {
         long long d = h.adj.rowptr[i + 1] - h.adj.rowptr[i];
-        h.rowf_mean[i] = d ? (float)(1.0 / (double)d) : 0.0f; // bg_adj_build's mean factor
         h.maxdeg = std::max(h.maxdeg, (int)d);
         h.isolated += d == 0;
     }
+}
+
+static void free_host(HostGraph &h) {
+    bg_adj_free(&h.adj);
+    bg_adj_free(&h.adjm);
+}
+
+static void die_diag(const char *what, BgDiagSink *d) {
+    char *m = bg_diag_render(d);
+    fprintf(stderr, "%s: %s\n", what, m ? m : "?");
+    free(m);
+    exit(2);
 }
 
 static bool load_mtx(HostGraph &h, const char *dir, const char *name) {
@@ -98,63 +113,30 @@ static bool load_mtx(HostGraph &h, const char *dir, const char *name) {
     return true;
 }
 
-// Deterministic random graph from per-row degrees (columns uniform, sorted, unique).
+// Deterministic random graph from per-row degrees: deg_of(i) uniform column draws for row i,
+// as COO entries; bg_graph_from_coo sorts the columns and merges repeated draws.
 static void make_random(HostGraph &h, const char *name, long long n, bool self_loops,
                         std::function<int(long long)> deg_of, uint64_t seed) {
-    BgGraph g{};
-    g.n = n;
-    g.rowptr = (int64_t *)malloc(sizeof(int64_t) * (n + 1));
-    std::vector<int> cols;
-    g.rowptr[0] = 0;
-    std::vector<int> row;
+    std::vector<int64_t> rows, cols;
     for (long long i = 0; i < n; i++) {
         int d = deg_of(i);
-        row.clear();
-        for (int k = 0; k < d; k++)
-            row.push_back((int)(rmat_mix64(seed ^ ((uint64_t)i << 20) ^ (uint64_t)k) % (uint64_t)n));
-        std::sort(row.begin(), row.end());
-        row.erase(std::unique(row.begin(), row.end()), row.end());
-        cols.insert(cols.end(), row.begin(), row.end());
-        g.rowptr[i + 1] = (int64_t)cols.size();
+        for (int k = 0; k < d; k++) {
+            rows.push_back(i);
+            cols.push_back((int)(rmat_mix64(seed ^ ((uint64_t)i << 20) ^ (uint64_t)k) % (uint64_t)n));
+        }
     }
-    g.nnz = (int64_t)cols.size();
-    g.col = (int32_t *)malloc(sizeof(int32_t) * (cols.size() + 1));
-    memcpy(g.col, cols.data(), sizeof(int) * cols.size());
+    BgCoo c{n, n, (int64_t)rows.size(), rows.data(), cols.data(), nullptr};
+    BgDiagSink dg;
+    bg_diag_init(&dg);
+    BgGraph g;
+    if (!bg_graph_from_coo(&c, name, &g, &dg)) die_diag(name, &dg);
+    bg_diag_free(&dg);
     h.name = name;
     finish_graph(h, g, self_loops);
     bg_graph_free(&g);
 }
 
-// ---- R-MAT on the GPU ------------------------------------------------------------------------
-__global__ void k_rmat(uint64_t seed, long long M, int scale, uint32_t n, uint64_t *keys) {
-    const uint64_t SENT = (1ull << 50) - 1;
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < M;
-         k += (long long)gridDim.x * blockDim.x) {
-        uint32_t u, v;
-        rmat_edge(seed, (uint64_t)k, scale, n, &u, &v);
-        keys[2 * k] = u == v ? SENT : ((uint64_t)u << 32 | v);
-        keys[2 * k + 1] = u == v ? SENT : ((uint64_t)v << 32 | u);
-    }
-}
-__global__ void k_rows_from_keys(long long n, const uint64_t *keys, long long m,
-                                 long long *rowptr, int *col) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i <= n;
-         i += (long long)gridDim.x * blockDim.x) {
-        uint64_t key = (uint64_t)i << 32;
-        long long lo = 0, hi = m;
-        while (lo < hi) {
-            long long mid = (lo + hi) / 2;
-            if (keys[mid] < key) lo = mid + 1;
-            else hi = mid;
-        }
-        rowptr[i] = lo;
-    }
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
-         e += (long long)gridDim.x * blockDim.x)
-        col[e] = (int)(keys[e] & 0xffffffffu);
-}
-
-// Renumbers g by decreasing degree on the GPU (templates/degree_order.cuh), timed as the
+// Renumbers g by decreasing degree on the GPU (bench/kernels/degree_order.cuh), timed as the
 // median of 5 builds; the checks and timings then run on the renumbered graph unchanged.
 static void degree_renumber(BgGraph &g, HostGraph &h) {
     long long n = g.n, nnz = g.nnz;
@@ -217,57 +199,15 @@ static void degree_renumber(BgGraph &g, HostGraph &h) {
 }
 
 static void make_rmat(HostGraph &h, long long n, long long M, uint64_t seed, bool degord = false) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    CK(cudaEventRecord(a));
-    uint64_t *k0, *k1;
-    CK(cudaMalloc(&k0, sizeof(uint64_t) * 2 * M));
-    CK(cudaMalloc(&k1, sizeof(uint64_t) * 2 * M));
-    k_rmat<<<4096, 256>>>(seed, M, 18, (uint32_t)n, k0);
-    CK(cudaGetLastError());
-    size_t tb = 0;
-    cub::DeviceRadixSort::SortKeys(nullptr, tb, k0, k1, (int)(2 * M), 0, 50);
-    void *tmp;
-    CK(cudaMalloc(&tmp, tb));
-    CK(cub::DeviceRadixSort::SortKeys(tmp, tb, k0, k1, (int)(2 * M), 0, 50));
-    CK(cudaFree(tmp));
-    int *nsel;
-    CK(cudaMalloc(&nsel, sizeof(int)));
-    tb = 0;
-    cub::DeviceSelect::Unique(nullptr, tb, k1, k0, nsel, (int)(2 * M));
-    CK(cudaMalloc(&tmp, tb));
-    CK(cub::DeviceSelect::Unique(tmp, tb, k1, k0, nsel, (int)(2 * M)));
-    CK(cudaFree(tmp));
-    int m = 0;
-    CK(cudaMemcpy(&m, nsel, sizeof(int), cudaMemcpyDeviceToHost));
-    uint64_t last = 0;
-    CK(cudaMemcpy(&last, k0 + m - 1, sizeof last, cudaMemcpyDeviceToHost));
-    if (last == (1ull << 50) - 1) m--;
-    long long *rp;
-    int *cl;
-    CK(cudaMalloc(&rp, sizeof(long long) * (n + 1)));
-    CK(cudaMalloc(&cl, sizeof(int) * m));
-    k_rows_from_keys<<<4096, 256>>>(n, k0, m, rp, cl);
-    CK(cudaGetLastError());
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    BgGraph g{};
-    g.n = n;
-    g.nnz = m;
-    g.rowptr = (int64_t *)malloc(sizeof(int64_t) * (n + 1));
-    g.col = (int32_t *)malloc(sizeof(int32_t) * m);
-    CK(cudaMemcpy(g.rowptr, rp, sizeof(long long) * (n + 1), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(g.col, cl, sizeof(int) * m, cudaMemcpyDeviceToHost));
-    CK(cudaFree(k0));
-    CK(cudaFree(k1));
-    CK(cudaFree(rp));
-    CK(cudaFree(cl));
-    CK(cudaFree(nsel));
-    printf("rmat: n=%lld stream M=%lld -> %d directed edges (no self loops), generated on the "
-           "GPU in %.1f ms\n", n, M, m, ms);
+    auto t0 = std::chrono::steady_clock::now();
+    BgDiagSink dg;
+    bg_diag_init(&dg);
+    BgGraph g;
+    if (!rmat_graph(n, M, seed, &g, &dg)) die_diag("rmat", &dg);
+    bg_diag_free(&dg);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    printf("rmat: n=%lld stream M=%lld -> %lld directed edges (no self loops), built on the host "
+           "(rmat_graph, %d threads) in %.1f ms\n", n, M, (long long)g.nnz, omp_get_max_threads(), ms);
     h.name = "rmat-reddit";
     if (degord) degree_renumber(g, h);
     h.bgref = false;
@@ -276,12 +216,43 @@ static void make_rmat(HostGraph &h, long long n, long long M, uint64_t seed, boo
 }
 
 // ---- device graph ----------------------------------------------------------------------------
+// A work schedule of the runtime's bg_plan_schedule (compiler/codegen/plan.c) on the device:
+// its ITEMS array (a header row {nitems, nsplit, chunk, 0}, then one int4 per item), as the
+// runtime uploads it for the generated code.
+struct Sched {
+    long long nitems = 0, nsplit = 0;
+    int chunk = 0;
+    int *buf = nullptr;
+    const int4 *items() const { return (const int4 *)buf + 1; }
+};
+
+// The schedule of `rows` rows with row pointer rowptr (host memory), uploaded; group_min_rows
+// as bg_plan_schedule takes it (0: no group items, 1: group items on every graph).  Returns
+// the host time of bg_plan_schedule (both passes) in ms.
+static double sched_build(const int64_t *rowptr, long long rows, int chunk, long long group_min_rows, Sched &s) {
+    auto t0 = std::chrono::steady_clock::now();
+    int64_t ns = 0, ni = bg_plan_schedule(rowptr, rows, chunk, group_min_rows, nullptr, &ns);
+    if (ni < 0) {
+        fprintf(stderr, "bg_plan_schedule: %lld rows do not fit the schedule's int32 fields\n", rows);
+        exit(2);
+    }
+    std::vector<int32_t> it((size_t)(4 * (ni + 1)));
+    bg_plan_schedule(rowptr, rows, chunk, group_min_rows, it.data(), &ns);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.nitems = ni;
+    s.nsplit = ns;
+    s.chunk = chunk;
+    CK(cudaMalloc(&s.buf, sizeof(int32_t) * it.size()));
+    CK(cudaMemcpy(s.buf, it.data(), sizeof(int32_t) * it.size(), cudaMemcpyHostToDevice));
+    return ms;
+}
+
 struct DevGraph {
     long long n = 0, nnz = 0, ntiles = 0, ntr = 0;
     long long *rowptr = nullptr;
     int *col = nullptr;
     float *rowf = nullptr;
-    bgnn::BspmmSched sched, gsched, fsched; // gsched: small rows grouped 8 per item
+    Sched sched, gsched, fsched; // gsched: small rows grouped (BG_PLAN_GROUP per item)
     long long *trp = nullptr;
     int *colind = nullptr;
     void *pay[2] = {nullptr, nullptr}; // 2-byte, 4-byte payloads
@@ -307,7 +278,7 @@ static void upload(const HostGraph &h, DevGraph &d, long long maxC) {
     CK(cudaMalloc(&d.rowf, sizeof(float) * std::max(1LL, h.n)));
     CK(cudaMemcpy(d.rowptr, h.adj.rowptr, sizeof(long long) * (h.n + 1), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d.col, h.adj.col, sizeof(int) * h.nnz, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(d.rowf, h.rowf_mean.data(), sizeof(float) * h.n, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d.rowf, h.adjm.rowf, sizeof(float) * h.n, cudaMemcpyHostToDevice));
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -332,17 +303,18 @@ static void upload(const HostGraph &h, DevGraph &d, long long maxC) {
         d.frdc_ms[p] = t[t.size() / 2];
     }
     CK(cudaFree(tmp));
-    CK(cudaMemcpy(&d.ntiles, d.trp + d.ntr, sizeof(long long), cudaMemcpyDeviceToHost));
-    CK(cudaEventRecord(a));
-    CK(bgnn::bspmm_sched_build(h.n, d.rowptr, bgnn::BSPMM_CSR_CHUNK, &d.sched));
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    d.sched_ms = elapsed(a, b);
-    CK(bgnn::bspmm_sched_build(d.ntr, d.trp, bgnn::BSPMM_FRDC_CHUNK, &d.fsched));
-    CK(bgnn::bspmm_sched_build(h.n, d.rowptr, bgnn::BSPMM_CSR_CHUNK, &d.gsched, 0, 8, 64));
-    long long pe = std::max(bgnn::bspmm_partial_elems(d.sched, maxC, 1),
-                            bgnn::bspmm_partial_elems(d.fsched, maxC, 4));
-    long long ns = std::max(1LL, std::max(d.sched.nsplit, d.fsched.nsplit));
+    std::vector<int64_t> trp(d.ntr + 1);
+    CK(cudaMemcpy(trp.data(), d.trp, sizeof(long long) * (d.ntr + 1), cudaMemcpyDeviceToHost));
+    d.ntiles = trp[d.ntr];
+    // The runtime's schedules: plain, grouped (every graph here, whatever its size), and over
+    // the FRDC tile rows.
+    d.sched_ms = (float)sched_build(h.adj.rowptr, h.n, BG_PLAN_BSPMM_CHUNK, 0, d.sched);
+    sched_build(h.adj.rowptr, h.n, BG_PLAN_BSPMM_CHUNK, 1, d.gsched);
+    sched_build(trp.data(), d.ntr, bgnn::BSPMM_FRDC_CHUNK, 0, d.fsched);
+    // partial: C ints (4 C for FRDC) per split slot, at least one slot; done: one per slot
+    long long pe = maxC * std::max({std::max(1LL, d.sched.nsplit), std::max(1LL, d.gsched.nsplit),
+                                    4 * std::max(1LL, d.fsched.nsplit)});
+    long long ns = std::max({1LL, d.sched.nsplit, d.gsched.nsplit, d.fsched.nsplit});
     CK(cudaMalloc(&d.partial, sizeof(int) * pe));
     CK(cudaMemset(d.partial, 0, sizeof(int) * pe));
     CK(cudaMalloc(&d.done, sizeof(unsigned) * ns));
@@ -365,9 +337,9 @@ static void free_dev(DevGraph &d) {
     cudaFree(d.done);
     cudaFree(d.queue);
     for (auto &kv : d.hub_end) cudaFree(kv.second);
-    bgnn::bspmm_sched_free(&d.sched);
-    bgnn::bspmm_sched_free(&d.gsched);
-    bgnn::bspmm_sched_free(&d.fsched);
+    cudaFree(d.sched.buf);
+    cudaFree(d.gsched.buf);
+    cudaFree(d.fsched.buf);
 }
 
 // Checks the GPU FRDC (both payload forms) against a CPU construction, tile row by tile row.
@@ -408,44 +380,16 @@ static bool check_frdc(const HostGraph &h, const DevGraph &d) {
 }
 
 // ---- reference -------------------------------------------------------------------------------
-// s[i*C + c] = sum over row i of v(x[j, c]) (integers), OpenMP.
-static void ref_counts(const HostGraph &h, long long C, const u32 *x, std::vector<int> &s) {
-    long long W = (C + 31) / 32;
-    s.assign((size_t)(h.n * C), 0);
-#pragma omp parallel
-    {
-        std::vector<int> ones(W * 32);
-#pragma omp for schedule(dynamic, 64)
-        for (long long i = 0; i < h.n; i++) {
-            std::fill(ones.begin(), ones.end(), 0);
-            long long e0 = h.adj.rowptr[i], e1 = h.adj.rowptr[i + 1];
-            for (long long e = e0; e < e1; e++) {
-                const u32 *xj = x + (long long)h.adj.col[e] * W;
-                for (long long w = 0; w < W; w++) {
-                    u32 v = xj[w];
-                    int *o = &ones[w * 32];
-                    for (int b = 0; b < 32; b++) o[b] += (v >> b) & 1u;
-                }
-            }
-            int d = (int)(e1 - e0);
-            for (long long c = 0; c < C; c++) s[i * C + c] = 2 * ones[c] - d;
-        }
-    }
-}
-
-static void expect_b(const std::vector<int> &s, long long n, long long C, std::vector<u32> &y) {
-    long long W = (C + 31) / 32;
-    y.assign((size_t)(n * W), 0u);
-    for (long long i = 0; i < n; i++)
-        for (long long c = 0; c < C; c++)
-            if (s[i * C + c] >= 0) y[i * W + c / 32] |= 1u << (c % 32);
-}
-static void expect_f(const std::vector<int> &s, long long n, long long C, const float *rowf,
-                     std::vector<float> &y) {
-    y.resize((size_t)(n * C));
-    for (long long i = 0; i < n; i++) {
-        float rf = rowf ? rowf[i] : 1.0f;
-        for (long long c = 0; c < C; c++) y[i * C + c] = rf * (float)s[i * C + c];
+// y = bspmm.{prec}(a, x) by the project's oracle, bg_ref_bspmm (compiler/ref_ops.c), its rows
+// in blocks in parallel (bg_ref_bspmm_rows; method ANDNOT, which needs no transpose of x per
+// block): the raw words of y (b1 words or f32 bits), n x (B ? W : C).
+static void ref_bspmm(const char *prec, const BgAdj &a, const BgTensor &x, std::vector<u32> &y) {
+    const long long C = x.dim[1], opr = prec[2] == 'B' ? (C + 31) / 32 : C;
+    if (!ref_rows(a.n, opr, y, [&](long long r0, long long r1, BgTensor *out) {
+            return bg_ref_bspmm_rows(prec, &a, &x, r0, r1, out, BG_METHOD_ANDNOT);
+        })) {
+        fprintf(stderr, "bg_ref_bspmm_rows(%s) refused the operands\n", prec);
+        exit(2);
     }
 }
 
@@ -482,6 +426,18 @@ static const char *kind_name(Kind k) {
     }
 }
 
+// The CSR kernel of templates/bspmm_fast.cuh in a kernel of its own, x read through the
+// read-only cache (NC = true; the generated kernels call bspmm_bb_csr with NC = false).
+template <long long C, char Z, int METHOD>
+__global__ void __launch_bounds__(128)
+    bspmm_bb_csr_kernel(long long n, const long long *__restrict__ rowptr,
+                        const int *__restrict__ col, const float *__restrict__ rowf,
+                        const u32 *__restrict__ x, void *__restrict__ y,
+                        const int4 *__restrict__ items, long long nitems, int chunk, int *partial,
+                        unsigned *done) {
+    bgnn::bspmm_bb_csr<C, Z, METHOD>(n, rowptr, col, rowf, x, y, items, nitems, chunk, partial, done);
+}
+
 template <long long C> __global__ void k_simple_bbb(long long n, u32 *y, const long long *rp,
                                                     const int *col, const float *rf,
                                                     const float *cf, const u32 *x) {
@@ -497,16 +453,16 @@ static void launch(Kind k, char Z, const DevGraph &d, const float *rowf, const u
         return (int)std::max(1LL, std::min(b, 1LL << 30));
     };
     const bool grouped = k == K_CSR_POPC2G || k == K_CSR_ANDNOTG || k == K_CSR_IFELSEG;
-    const bgnn::BspmmSched &cs = grouped ? d.gsched : d.sched;
+    const Sched &cs = grouped ? d.gsched : d.sched;
     long long ni = cs.nitems, nf = d.fsched.nitems;
     int g = grid(ni), gf = grid(nf);
     if (d.n == 0) return;
 #define CSR(M, ZZ)                                                                            \
-    bgnn::bspmm_bb_csr_kernel<C, ZZ, M><<<g, T>>>(d.n, d.rowptr, d.col, rowf, x, y, cs.items, \
+    bspmm_bb_csr_kernel<C, ZZ, M><<<g, T>>>(d.n, d.rowptr, d.col, rowf, x, y, cs.items(),    \
                                                   ni, cs.chunk, d.partial, d.done)
 #define FRDC(PB, ZZ)                                                                          \
     bgnn::bspmm_bb_frdc_kernel<C, ZZ, PB><<<gf, T>>>(d.n, d.trp, d.colind, d.pay[PB == 4],   \
-                                                     rowf, x, y, d.fsched.items, nf,           \
+                                                     rowf, x, y, d.fsched.items(), nf,         \
                                                      d.fsched.chunk, d.partial, d.done)
     switch (k) {
     case K_CSR_IFELSEG:
@@ -538,7 +494,7 @@ static void launch(Kind k, char Z, const DevGraph &d, const float *rowf, const u
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, 196608)); \
         attr = true;                                                                          \
         bgnn::bspmm_bb_csr_hub_kernel<C, ZZ, bgnn::METHOD_POPC2><<<nsm, 1024, sm>>>(          \
-            d.n, d.rowptr, d.col, rowf, x, y, d.gsched.items, d.gsched.nitems, d.gsched.chunk, \
+            d.n, d.rowptr, d.col, rowf, x, y, d.gsched.items(), d.gsched.nitems, d.gsched.chunk, \
             d.partial, d.done, itH->second, H, d.queue);                                                \
     } while (0)
         if (Z == 'B') HUB('B'); else HUB('F');
@@ -562,45 +518,32 @@ template <long long C> static void check_graph(const HostGraph &h, DevGraph &d, 
     const long long n = h.n, W = (C + 31) / 32;
     std::vector<u32> x;
     random_bits(x, n, C, seed);
-    std::vector<int> s;
-    ref_counts(h, C, x.data(), s);
-    std::vector<u32> yb;
-    std::vector<float> yf_none, yf_mean;
-    expect_b(s, n, C, yb);
-    expect_f(s, n, C, nullptr, yf_none);
-    expect_f(s, n, C, h.rowf_mean.data(), yf_mean);
+    BgTensor xt = tensor_b1(x, n, C);
+    std::vector<u32> yb, yf_none, yf_mean; // the reference: b1 words, f32 bits (norm none, mean)
+    ref_bspmm("BBB", h.adj, xt, yb);
+    ref_bspmm("BBF", h.adj, xt, yf_none);
+    ref_bspmm("BBF", h.adjm, xt, yf_mean);
     int fails = 0;
     std::string note;
-    if (h.bgref) { // the OpenMP reference against the project's oracle, every method
-        BgAdj am;
-        BgGraph g{};
-        g.n = n; // rebuild the mean adjacency from the pattern (no self loops to add again)
-        g.nnz = h.nnz;
-        g.rowptr = h.adj.rowptr;
-        g.col = h.adj.col;
-        if (!bg_adj_build(&g, false, BG_NORM_MEAN, &am)) exit(2);
-        BgTensor xt = tensor_b1(x, n, C);
-        for (int m = 1; m <= 3; m++) {
+    if (h.bgref) { // the reference's other methods (whole graph at once) give the same bits
+        for (BgMethod m : {BG_METHOD_IFELSE, BG_METHOD_POPC2}) {
             BgTensor yb1, yf1, yf2;
-            if (!bg_ref_bspmm("BBB", &h.adj, &xt, &yb1, (BgMethod)m) ||
-                !bg_ref_bspmm("BBF", &h.adj, &xt, &yf1, (BgMethod)m) ||
-                !bg_ref_bspmm("BBF", &am, &xt, &yf2, (BgMethod)m)) {
+            if (!bg_ref_bspmm("BBB", &h.adj, &xt, &yb1, m) || !bg_ref_bspmm("BBF", &h.adj, &xt, &yf1, m) ||
+                !bg_ref_bspmm("BBF", &h.adjm, &xt, &yf2, m)) {
                 fails++;
                 continue;
             }
-            if (n && (memcmp(yb1.data, yb.data(), 4 * n * W) ||
-                      memcmp(yf1.data, yf_none.data(), 4 * n * C) ||
+            if (n && (memcmp(yb1.data, yb.data(), 4 * n * W) || memcmp(yf1.data, yf_none.data(), 4 * n * C) ||
                       memcmp(yf2.data, yf_mean.data(), 4 * n * C))) {
                 fails++;
-                note += " bg_ref_bspmm-method" + std::to_string(m) + "-differs";
+                note += " bg_ref_bspmm-method" + std::to_string((int)m) + "-differs";
             }
             bg_tensor_free(&yb1);
             bg_tensor_free(&yf1);
             bg_tensor_free(&yf2);
         }
-        bg_tensor_free(&xt);
-        bg_adj_free(&am);
     }
+    bg_tensor_free(&xt);
     u32 *dx;
     void *dy;
     CK(cudaMalloc(&dx, sizeof(u32) * std::max(1LL, n * W)));
@@ -790,7 +733,6 @@ template <long long C> static void time_graph(const HostGraph &h, DevGraph &d, c
     }
     int nrf = (int)std::max(1LL, std::min((long long)nrot, (1LL << 31) / (2 * yfb + 1)));
     std::vector<float *> fx(nrf), fy(nrf);
-    std::vector<int> s;
     for (int r = 0; r < nrf; r++) {
         random_bits(x, n, C, 1000 + r);
         std::vector<float> xf(n * C);
@@ -814,7 +756,12 @@ template <long long C> static void time_graph(const HostGraph &h, DevGraph &d, c
     struct { cusparseSpMMAlg_t a; const char *nm; } algs[] = {
         {CUSPARSE_SPMM_ALG_DEFAULT, "default"}, {CUSPARSE_SPMM_CSR_ALG1, "csr_alg1"},
         {CUSPARSE_SPMM_CSR_ALG2, "csr_alg2"}, {CUSPARSE_SPMM_CSR_ALG3, "csr_alg3"}};
-    ref_counts(h, C, x.data(), s); // x = copy nrf-1's bits
+    std::vector<u32> sref; // the exact integer sums as floats: bspmm.BBF, norm none
+    {
+        BgTensor xt = tensor_b1(x, n, C); // x = copy nrf-1's bits
+        ref_bspmm("BBF", h.adj, xt, sref);
+        bg_tensor_free(&xt);
+    }
     for (auto &al : algs) {
         size_t bs = 0;
         if (cusparseSpMM_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
@@ -851,7 +798,11 @@ template <long long C> static void time_graph(const HostGraph &h, DevGraph &d, c
         std::vector<float> out(n * C);
         CK(cudaMemcpy(out.data(), fy[nrf - 1], yfb, cudaMemcpyDeviceToHost));
         long long bad = 0;
-        for (long long i = 0; i < n * C; i++) bad += out[i] != (float)s[i];
+        for (long long i = 0; i < n * C; i++) {
+            float want;
+            memcpy(&want, &sref[i], 4);
+            bad += out[i] != want;
+        }
         printf("  %-12s C=%-4lld cusparse SpMM FP32 %-9s %10.1f us  (result %s)\n", h.name.c_str(), C, al.nm,
                ms * 1e3, bad ? "WRONG" : "exact");
         if (bad) g_fail++;
@@ -921,8 +872,8 @@ static void graph_stats(const HostGraph &h, const DevGraph &d) {
     double f2 = (8.0 * (d.ntr + 1) + 6.0 * d.ntiles) / 1e6, f4 = (8.0 * (d.ntr + 1) + 8.0 * d.ntiles) / 1e6;
     printf("graph %-14s N=%lld nnz=%lld (self loops incl.) maxdeg=%d isolated=%d | FRDC: %lld tile rows, "
            "%lld tiles, %.3f edges/tile | CSR %.2f MB, FRDC-16 %.2f MB, FRDC-32 %.2f MB | build on GPU: "
-           "16-bit %.3f ms, 32-bit %.3f ms (median of 5) | schedule %lld items (%lld split rows) %.3f ms, "
-           "grouped %lld items | "
+           "16-bit %.3f ms, 32-bit %.3f ms (median of 5) | schedule (bg_plan_schedule, host) %lld items "
+           "(%lld split rows) %.3f ms, grouped %lld items | "
            "FRDC check %s\n",
            h.name.c_str(), h.n, h.nnz, h.maxdeg, h.isolated, d.ntr, d.ntiles,
            d.ntiles ? (double)h.nnz / d.ntiles : 0.0, csr_mb, f2, f4, d.frdc_ms[0], d.frdc_ms[1],
@@ -996,7 +947,7 @@ int main(int argc, char **argv) {
             if (check_only) check_all<33, 128, 1100>(h, d, 77);
             else check_all<1, 33, 64, 100, 128, 256, 300, 1100>(h, d, 77);
             free_dev(d);
-            bg_adj_free(&h.adj);
+            free_host(h);
         }
     }
     if (check_only) { // for compute-sanitizer: the awkward shapes only, no timing
@@ -1022,7 +973,7 @@ int main(int argc, char **argv) {
         time_graph<128>(h, d, sp);
         time_graph<256>(h, d, sp);
         free_dev(d);
-        bg_adj_free(&h.adj);
+        free_host(h);
     }
     cusparseDestroy(sp);
 

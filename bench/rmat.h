@@ -6,11 +6,25 @@
  * (16-bit uniform draws from splitmix64), then both endpoints go through a fixed bijective
  * scramble of [0, 2^scale) (so hubs are spread over the id range, as Graph500 permutes
  * labels) and are scaled onto [0, n): node = (scramble(raw) * n) >> scale.
- * The graph = {(u,v), (v,u)} over all k with u != v, duplicates merged. */
+ * The graph = {(u,v), (v,u)} over all k with u != v, duplicates merged: rmat_graph (rmat.c,
+ * the one builder of it, for bspmm_bench.cu and bgnn_time.c). */
 #ifndef BGNN_BENCH_RMAT_H
 #define BGNN_BENCH_RMAT_H
 
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "loaders.h"
+/* The R-MAT graph of n nodes from the stream k = 0..M-1 (seed): every edge u != v in both
+ * directions, built by the product's bg_graph_from_coo (runtime/graph.c: columns ascending,
+ * duplicates merged), the stream generated and the rows built on all cores (OpenMP; parts
+ * of the rows, one bg_graph_from_coo each, concatenated).  false with an error in d. */
+bool rmat_graph(int64_t n, int64_t M, uint64_t seed, BgGraph *out, BgDiagSink *d);
+#ifdef __cplusplus
+}
+#endif
 
 #ifdef __CUDACC__
 #define RMAT_HD __host__ __device__ __forceinline__

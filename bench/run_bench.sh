@@ -3,21 +3,23 @@
 #   bench/run_bench.sh build            # build only -> ${BGNN_BENCH_BIN:-.carry/bench/bspmm_bench}
 #   bench/run_bench.sh [bench args]     # build if missing, then run; log to $OUT/bspmm_bench.log
 # Needs nvcc (CUDA 12.4+/13), cuSPARSE, gcc with OpenMP.  Data: $BGNN_DATA_DIR (default
-# .carry/data) with cora/ citeseer/ pubmed/ graph.mtx.
+# .carry/data) with cora/ citeseer/ pubmed/ graph.mtx.  The product's C files it links (the
+# CPU reference, the graph builder, the work schedule): bench/product_sources.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BGNN_BENCH_BIN:-.carry/bench/bspmm_bench}
+# shellcheck source=bench/product_lib.sh
+. bench/product_lib.sh
 build() {
-    local obj; obj=$(dirname "$BIN")/obj; mkdir -p "$obj"
-    rm -f "$obj"/*.o
-    for f in reference/ref_ops.c base/tensor.c base/arena.c base/diag.c \
-             base/source.c base/strbuf.c compiler/ir.c loaders/graph.c loaders/io_mtx.c; do
-        [ -f "$f" ] || continue
-        gcc -O2 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Ibase -Iloaders -Icompiler -Ireference -c "$f" \
-            -o "$obj/$(basename "${f%.c}").o"
-    done
-    nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo -Ibase -Iloaders -Icompiler -Ireference -Xcompiler -fopenmp \
-        bench/bspmm_bench.cu "$obj"/*.o -o "$BIN" -lcusparse -lgomp -lm
+    local obj incs; obj=$(dirname "$BIN")/obj
+    # the product's C files (bench/product_sources.txt) as libbgprod.a, the R-MAT builder
+    bg_product_lib "$obj"
+    incs=$(bg_product_incs)
+    # shellcheck disable=SC2086
+    gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off -fopenmp $incs -c bench/rmat.c -o "$obj/rmat.o"
+    # shellcheck disable=SC2086
+    nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo $incs -Xcompiler -fopenmp \
+        bench/bspmm_bench.cu "$obj/rmat.o" -L"$obj" -lbgprod -o "$BIN" -lcusparse -lgomp -lm
 }
 if [ "${1:-}" = build ]; then build; exit 0; fi
 [ -x "$BIN" ] || build

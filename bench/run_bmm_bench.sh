@@ -9,21 +9,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BGNN_BMM_BENCH_BIN:-.carry/bench/bmm_bench}
+# shellcheck source=bench/product_lib.sh
+. bench/product_lib.sh
 build() {
-    local obj; obj=$(dirname "$BIN")/bmm_obj; mkdir -p "$obj"
-    rm -f "$obj"/*.o "$obj"/libbgref.a
-    # The CPU reference (bg_ref_bmm) and what it needs, as an archive: the linker takes only
-    # the objects it needs.
-    for f in reference/ref_ops.c base/tensor.c base/arena.c compiler/ir.c base/diag.c \
-             base/source.c base/strbuf.c; do
-        [ -f "$f" ] || continue
-        gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off -Ibase -Iloaders -Icompiler -Ireference -c "$f" \
-            -o "$obj/$(basename "${f%.c}").o"
-    done
-    ar rcs "$obj/libbgref.a" "$obj"/*.o
+    local obj incs; obj=$(dirname "$BIN")/bmm_obj
+    # the CPU reference (bg_ref_bmm), the plan's launch shape and what they need
+    # (bench/product_sources.txt) as libbgprod.a
+    bg_product_lib "$obj"
+    incs=$(bg_product_incs)
     # --fmad=false as runtime/nvrtc.c compiles the generated kernels
-    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo -Ibase -Iloaders -Icompiler -Ireference -Xcompiler -fopenmp,-Wall,-Wextra \
-        bench/bmm_bench.cu -o "$BIN" -L"$obj" -lbgref -lcublas -lgomp -lm
+    # shellcheck disable=SC2086
+    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
+        bench/bmm_bench.cu -o "$BIN" -L"$obj" -lbgprod -lcublas -lgomp -lm
 }
 if [ "${1:-}" = build ]; then build; exit 0; fi
 [ -x "$BIN" ] || build

@@ -18,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=bench/product_lib.sh
+. bench/product_lib.sh   # bg_product_incs: the product's header directories
 OUT=${OUT:-$ROOT/models-bench-out}
 BUILD=${BUILD:-$ROOT/build-models}
 mkdir -p "$OUT" "$BUILD"
@@ -38,9 +40,12 @@ if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
     [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
 fi
 t0=$SECONDS
+INCS=$(bg_product_incs)
+# shellcheck disable=SC2086  # INCS: -I flags, one word each
 if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
        cmake --build "$BUILD" --target bgnn -j"$(nproc)" &&
-       cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/include" "$ROOT/bench/bgnn_time.c" \
+       cc -O2 -std=c11 -Wall -Wextra -fopenmp -I"$ROOT/include" $INCS \
+          "$ROOT/bench/bgnn_time.c" "$ROOT/bench/rmat.c" \
           "$BUILD/libbgnn.a" -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
     tail -n 30 "$OUT/build.log"
     echo "run_models.sh: build failed (log: $OUT/build.log)"

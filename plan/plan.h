@@ -224,6 +224,12 @@ int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t gr
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a
  * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
 int bg_plan_phases(const BgPlan *p, int *phase);
+/* Threads per row of the tiled FB kernel's launch (templates/bmm_fb_tiled.cuh) for `cols`
+ * outputs: tpt threads per output tile (one tile of 32 outputs when cols <= 32, else tiles of
+ * 64).  The plan's tpt is BG_PLAN_FBT_TPT (about 21 rows a 256-thread block);
+ * bench/bmm_bench.cu --fbt-tpr tries others. */
+#define BG_PLAN_FBT_TPT 12
+int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in

@@ -285,18 +285,26 @@ static bool adj_ok(const BgAdj *a) {
 
 bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTensor *y,
                   BgMethod method) {
+    return bg_ref_bspmm_rows(prec, a, x, 0, a ? a->n : 0, y, method);
+}
+
+bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, int64_t r0, int64_t r1,
+                       BgTensor *y, BgMethod method) {
     memset(y, 0, sizeof *y);
     if (!prec || !prec_ok(prec[0]) || !prec_ok(prec[1]) || !prec_ok(prec[2])) return false;
     if (!adj_ok(a) || !dtype_is(x, prec[0]) || !is_rank2(x) || x->dim[0] != a->n) return false;
+    if (r0 < 0 || r1 < r0 || r1 > a->n) return false;
     if (prec[1] == 'F' ? !a->w : (!a->rowf || !a->colf)) return false;
     if (method != BG_METHOD_AUTO && method != BG_METHOD_IFELSE && method != BG_METHOD_ANDNOT &&
         method != BG_METHOD_POPC2)
         return false;
     if (method == BG_METHOD_AUTO) method = BG_METHOD_POPC2;
     int64_t n = a->n, cols = x->dim[1];
-    for (int64_t e = 0; e < a->nnz; e++)
+    /* Every entry of a whole graph; only the rows' own edges of a part of one. */
+    bool whole = r0 == 0 && r1 == n;
+    for (int64_t e = whole ? 0 : a->rowptr[r0]; e < (whole ? a->nnz : a->rowptr[r1]); e++)
         if (a->col[e] < 0 || a->col[e] >= n) return false;
-    if (!bg_tensor_alloc(y, prec[2] == 'B' ? BG_DT_B1 : BG_DT_F32, 2, n, cols)) return fail(y);
+    if (!bg_tensor_alloc(y, prec[2] == 'B' ? BG_DT_B1 : BG_DT_F32, 2, r1 - r0, cols)) return fail(y);
 
     float *acc = bg_xcalloc((size_t)cols + 1, sizeof(float));
     int64_t *s = bg_xcalloc((size_t)cols + 1, sizeof(int64_t));
@@ -307,7 +315,7 @@ bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTenso
     const uint32_t *xw = xb ? x->data : NULL;
     int64_t wpr = x->words_per_row;
 
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = r0; i < r1; i++) {
         int64_t e0 = a->rowptr[i], e1 = a->rowptr[i + 1];
         for (int64_t c = 0; c < cols; c++) acc[c] = 0.0f;
         if (prec[1] == 'F') {
@@ -352,7 +360,7 @@ bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTenso
             float ri = a->rowf[i];
             for (int64_t c = 0; c < cols; c++) acc[c] = ri * acc[c];
         }
-        store_row(y, i, acc, cols);
+        store_row(y, i - r0, acc, cols);
     }
     free(xt);
     free(s);

@@ -16,7 +16,8 @@
 // Kernels are grid-stride loops over (row, sub) pairs: thread t handles row t / TPR and
 // sub-index t % TPR; any grid size >= 1 is correct.  Kernels with b1 outputs use one warp
 // per output word (TPR a multiple of 32, blockDim a multiple of 32) and __ballot_sync, so
-// the loop condition is uniform across each warp.
+// the loop condition is uniform across each warp.  store_all is that loop for a kernel
+// with one output element per (row, column).
 #ifndef BGNN_COMMON_CUH
 #define BGNN_COMMON_CUH
 
@@ -29,9 +30,6 @@ typedef unsigned long long u64;
 // ---- bits ---------------------------------------------------------------------------
 // The bit rule: +1 (bit 1) when the sign bit of t is clear (t >= 0 except -0.0 / NaN sign).
 __device__ __forceinline__ u32 bit_of(float t) { return (__float_as_uint(t) >> 31) ^ 1u; }
-__device__ __forceinline__ u32 bit_of_d(double t) {
-    return (u32)((u64)__double_as_longlong(t) >> 63) ^ 1u;
-}
 // Valid-bit mask of word w of a row of `cols` bits (0 when the word is all padding).
 __host__ __device__ constexpr u32 word_mask(long long cols, long long w) {
     return cols - w * 32 >= 32 ? 0xffffffffu : cols - w * 32 <= 0 ? 0u
@@ -89,6 +87,31 @@ inline void store_bits(u32 *y_row, long long word, u32 bit) {
     y_row[word] |= (bit != 0u ? 1u : 0u) << (threadIdx.x & 31u);
 }
 #endif
+
+// Every output element (r, c) of a [rows][C] result, one thread per (row, sub-index) as
+// above.  Z == 'B': elem(r, c) is the bit of feature c (one warp per output word, b1_tpr(C)
+// threads per row, padding lanes give 0 so padding bits stay zero); Z == 'F': elem(r, c) is
+// the float (f32_tpr(C) threads per row).  elem runs only for c < C.
+template <char Z, long long C, class F>
+__device__ __forceinline__ void store_all(long long rows, void *yp, F elem) {
+    if constexpr (Z == 'B') {
+        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
+        u32 *y = (u32 *)yp;
+        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+            long long r = t / TPR, c = t % TPR;
+            u32 bit = 0u;
+            if (c < C) bit = elem(r, c);
+            if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
+        }
+    } else {
+        constexpr long long TPR = f32_tpr(C);
+        float *y = (float *)yp;
+        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
+            long long r = t / TPR, c = t % TPR;
+            if (c < C) y[r * C + c] = elem(r, c);
+        }
+    }
+}
 
 // ---- the grid-wide barrier of the fused kernel (compiler/codegen/plan.h) ----------------
 // Every block of a cooperative launch arrives once; block 0 adds 2^31 - (blocks - 1), the

@@ -2,8 +2,9 @@
 // concat (columns of several f32 or several b1 operands side by side).
 //
 // Layouts (bgnn_common.cuh): f32 [R][C] row-major; b1 [R][ceil(C/32)] words, padding zero.
-// b1 outputs: one warp per output word, one lane per feature, __ballot_sync; padding lanes
-// contribute 0, so padding bits stay zero.
+// One thread per output element (bgnn_common.cuh store_all): b1 outputs one warp per output
+// word, one lane per feature, __ballot_sync; padding lanes contribute 0, so padding bits
+// stay zero.
 #ifndef BGNN_BIN_OPS_CUH
 #define BGNN_BIN_OPS_CUH
 
@@ -16,16 +17,10 @@ namespace bgnn {
 // epilogue.cuh) for an F input.
 template <char X, long long C, class Epi = EpEnd>
 __device__ __forceinline__ void bin(long long rows, u32 *y, const void *xp, Epi epi = Epi()) {
-    constexpr long long TPR = b1_tpr(C), CW = words_of(C);
-    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-        long long r = t / TPR, c = t % TPR;
-        u32 bit = 0u;
-        if (c < C) {
-            if constexpr (X == 'F') bit = ep_bit(epi, r, c, ((const float *)xp)[r * C + c]);
-            else bit = get_bit((const u32 *)xp + r * CW, c);
-        }
-        if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
-    }
+    if constexpr (X == 'F')
+        ep_store_all<'B', C>(rows, y, epi, [&](long long r, long long c) { return ((const float *)xp)[r * C + c]; });
+    else
+        store_all<'B', C>(rows, y, [&](long long r, long long c) { return get_bit((const u32 *)xp + r * words_of(C), c); });
 }
 
 // Which operand holds output column c of a concat of widths Cs..., and its column there.
@@ -44,31 +39,12 @@ template <char T, long long... Cs>
 __device__ __forceinline__ void concat(long long rows, void *yp, const void *const *xs) {
     constexpr long long C = (0 + ... + Cs);
     constexpr long long widths[] = {Cs...};
-    if constexpr (T == 'B') {
-        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
-        u32 *y = (u32 *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, c = t % TPR;
-            u32 bit = 0u;
-            if (c < C) {
-                long long k_col;
-                int k = concat_find<Cs...>(c, &k_col);
-                bit = get_bit((const u32 *)xs[k] + r * words_of(widths[k]), k_col);
-            }
-            if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
-        }
-    } else {
-        constexpr long long TPR = f32_tpr(C);
-        float *y = (float *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, c = t % TPR;
-            if (c < C) {
-                long long k_col;
-                int k = concat_find<Cs...>(c, &k_col);
-                y[r * C + c] = ((const float *)xs[k])[r * widths[k] + k_col];
-            }
-        }
-    }
+    store_all<T, C>(rows, yp, [&](long long r, long long c) {
+        long long k_col;
+        int k = concat_find<Cs...>(c, &k_col);
+        if constexpr (T == 'B') return get_bit((const u32 *)xs[k] + r * words_of(widths[k]), k_col);
+        else return ((const float *)xs[k])[r * widths[k] + k_col];
+    });
 }
 
 } // namespace bgnn

@@ -12,20 +12,22 @@
 //   x  b1 [N][W], W = ceil(C/32) words per node, feature c = bit c%32 of word c/32, padding 0
 //   y  b1 [N][W] (padding bits written 0) or f32 [N][C]
 //   CSR rowptr int64[N+1], col int32[nnz] (any order within a row works; the integer sum is
-//   order-free).  FRDC (frdc.cuh) for bspmm_bb_frdc.
+//   order-free).
 // Row-major node words are the GPU-friendly layout for a gather: one neighbour = W
 // contiguous words = ONE 32-byte sector for C <= 256 (the authors' feature-word-major
 // [W][N] layout costs W sectors per neighbour).
 //
-// Work decomposition: a SCHEDULE (built once per graph on the GPU, bspmm_sched_build) lists
-// work items {row, chunk k, chunks nk, split slot}: a row of d edges is ceil(d/chunk) items
-// (>= 1, so empty rows are written too); rows with nk > 1 get a split slot.  One warp per item
+// Work decomposition: a SCHEDULE (built once per graph by the runtime on the host:
+// compiler/codegen/plan.c bg_plan_schedule, plan.h GRAPH array ITEMS) lists work items
+// {row, chunk k, chunks nk, split slot}: a row of d edges is ceil(d/chunk) items (>= 1, so
+// empty rows are written too); rows with nk > 1 get a split slot.  One warp per item
 // (grid-stride over items: any grid works).  Items of split rows add their integer partial
 // sums into partial[slot][C] (int32 atomics); the last item to finish (a per-slot counter)
 // finalises the row and resets partial and counter to zero, so the buffers stay clean for
-// the next launch (they must be zeroed once, at allocation).  Optionally (CSR schedules,
-// bspmm_sched_build's group/small) an aligned block of rows that all have few edges is one
-// GROUP item {first row, rows, 0, -1} whose rows the warp's slots take side by side.
+// the next launch (they must be zeroed once, at allocation).  Optionally (on graphs of
+// BG_PLAN_GROUP_MIN_ROWS rows and more) an aligned block of rows that all have few edges is
+// one GROUP item {first row, rows, 0, -1} whose rows the warp's slots take side by side.
+// A chunk must stay below 2^BSPMM_PLANES edges (plan.h BG_PLAN_BSPMM_CHUNK).
 //
 // Reduction methods (reference-notes 4, semantics "method"), all exact and bit-identical:
 //   METHOD_POPC2  (3): per (slot, word) lane a bit-sliced vertical counter of the ONES of the
@@ -39,101 +41,26 @@
 // neighbour (one word each, coalesced), S = 32 / WG neighbours per warp round, 8 rounds in
 // flight per batch (8 independent gathers per lane); word groups of 32 when W > 32.
 //
-// Launch (both kernels): blockDim 128 (any multiple of 32 works), grid = ceil(nitems / 4)
-// (any grid >= 1 is correct).  Device functions bspmm_bb_csr<...>() / bspmm_bb_frdc<...>()
-// can be called from a generated kernel with the same arguments.
-//
-// Code generator / runtime use (per bound graph, at bind time, once):
-//   bspmm_sched_build(N, d_rowptr, BSPMM_CSR_CHUNK, &sched)          (one host sync)
-//   partial = cudaMalloc + memset 0 of bspmm_partial_elems(sched, C_max, 1) ints,
-//   done    = cudaMalloc + memset 0 of max(1, sched.nsplit) unsigned;
-// per bspmm.BBB / BBF op (norm none: rowf = nullptr; norm mean: rowf = BgAdj rowf):
-//   bspmm_bb_csr_kernel<C, 'B' or 'F', METHOD_POPC2><<<ceil(nitems/4), 128>>>(N, rowptr,
-//       col, rowf, x, y, sched.items, sched.nitems, sched.chunk, partial, done);
-// Launches that share partial/done must be stream-ordered (they are reset by the kernel).
+// Code generator use (cg_cuda.c, plan.c bg_plan_bspmm_fast): per bspmm.BBB / BBF op
+// (norm none: rowf = nullptr; norm mean: rowf = BgAdj rowf) a generated kernel calls
+//   bspmm_bb_csr<C, 'B' or 'F', METHOD, false>(N, rowptr, col, rowf, x, y,
+//       (const int4 *)items + 1, items[0] (nitems), items[2] (chunk), partial, done);
+// partial [max(1, nsplit)][C] and done [max(1, nsplit)], zeroed once.  Launches that share
+// partial/done must be stream-ordered (they are reset by the kernel).
 // Measured on an H200 (docs/performance.md): POPC2 is fastest everywhere; ANDNOT 1.2-1.9x
-// slower; IFELSE 3-7x slower; the FRDC kernel loses to CSR on graphs with ~1 edge per tile.
-// Large skewed graphs renumbered by degree (degree_order.cuh): the grouped schedule and the
-// hub kernel (bspmm_bb_csr_hub_kernel: the first H rows of x in shared memory, one
-// 1024-thread block per SM, hub_end from bspmm_hub_ends) are the fastest, 15.6x cuSPARSE at
-// C = 128 on the Reddit-sized R-MAT graph; on small graphs the plain kernel wins.
+// slower; IFELSE 3-7x slower.  The benchmark-only kernels built on these steps (the FRDC
+// kernel, the hub-rows-in-shared-memory kernel, the GPU degree renumbering) are in
+// bench/kernels/.
 #ifndef BGNN_BSPMM_FAST_CUH
 #define BGNN_BSPMM_FAST_CUH
 
-#ifndef __CUDACC_RTC__ // host parts (schedule builders, FRDC) are for nvcc only, not NVRTC
-#include <cub/cub.cuh>
-#include <cuda_runtime.h>
-#endif
-
 #include "bgnn_common.cuh"
-#ifndef __CUDACC_RTC__
-#include "frdc.cuh"
-#endif
 
 namespace bgnn {
 
 enum { METHOD_IFELSE = 1, METHOD_ANDNOT = 2, METHOD_POPC2 = 3 }; // = BgMethod values
 
-constexpr int BSPMM_PLANES = 12;      // bit-sliced counter planes: counts < 4096
-constexpr int BSPMM_CSR_CHUNK = 2048; // max edges per CSR work item (< 2^PLANES)
-constexpr int BSPMM_FRDC_CHUNK = 512; // max tiles per FRDC work item (4*chunk < 2^PLANES)
-
-#ifndef __CUDACC_RTC__
-// ---- schedule -----------------------------------------------------------------------------
-struct BspmmSched {
-    long long rows = 0;      // rows (CSR) or tile rows (FRDC) covered
-    long long nitems = 0;
-    long long nsplit = 0;    // rows split into > 1 item
-    int chunk = 0;           // edges (CSR) or tiles (FRDC) per item at most
-    int4 *items = nullptr;   // {row, k, nk, slot or -1}, or a group item {row0, rows, 0, -1}
-};
-
-namespace fast_detail {
-
-// True when the aligned block of `group` rows holding row i has only rows of <= small edges
-// (such a block becomes one group item).
-__device__ __forceinline__ bool sched_small_block(long long rows, const long long *rowptr,
-                                                  long long i, int group, int small) {
-    if (group <= 1) return false;
-    const long long b = i - i % group, e = b + group < rows ? b + group : rows;
-    for (long long r = b; r < e; r++)
-        if (rowptr[r + 1] - rowptr[r] > small) return false;
-    return true;
-}
-
-__global__ void k_sched_count(long long rows, const long long *__restrict__ rowptr, int chunk,
-                              int group, int small, long long *__restrict__ cnt) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i <= rows;
-         i += (long long)gridDim.x * blockDim.x) {
-        if (i == rows) { cnt[i] = 0; continue; }
-        if (sched_small_block(rows, rowptr, i, group, small)) {
-            cnt[i] = i % group == 0; // one group item, held by the block's first row
-            continue;
-        }
-        long long d = rowptr[i + 1] - rowptr[i];
-        long long nk = d <= chunk ? 1 : (d + chunk - 1) / chunk;
-        cnt[i] = nk | ((long long)(nk > 1) << 40); // items in bits 0..39, splits above
-    }
-}
-
-__global__ void k_sched_fill(long long rows, const long long *__restrict__ rowptr,
-                             const long long *__restrict__ pref, int group, int small,
-                             int4 *__restrict__ items) {
-    const long long M = (1LL << 40) - 1;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
-         i += (long long)gridDim.x * blockDim.x) {
-        long long b = pref[i] & M, nk = (pref[i + 1] & M) - b, slot = pref[i] >> 40;
-        if (sched_small_block(rows, rowptr, i, group, small)) {
-            if (nk) items[b] = make_int4((int)i, (int)(i + group < rows ? group : rows - i), 0, -1);
-            continue;
-        }
-        for (long long k = 0; k < nk; k++)
-            items[b + k] = make_int4((int)i, (int)k, (int)nk, nk > 1 ? (int)slot : -1);
-    }
-}
-
-} // namespace fast_detail
-#endif // !__CUDACC_RTC__
+constexpr int BSPMM_PLANES = 12; // bit-sliced counter planes: counts < 4096
 
 namespace fast_detail {
 
@@ -227,7 +154,8 @@ __device__ __forceinline__ int ld_stream(const int *p) { return __ldcs(p); }
 
 // After this warp added its partial sums of a split row: count it; the last warp of the row
 // reads (and zeroes) the sums and writes the row.  rows_per = rows owned by the slot (1 for
-// CSR, 4 for FRDC), row0 = first of them, rvalid = rows < n.
+// CSR, 4 for the FRDC kernel of bench/kernels/bspmm_frdc.cuh), row0 = first of them; rows
+// >= n are skipped.
 template <long long C, char Z>
 __device__ __forceinline__ void split_finish(int slot, int nk, long long row0, int rows_per,
                                              long long n, int *partial, unsigned *done,
@@ -261,87 +189,6 @@ __device__ __forceinline__ void split_finish(int slot, int nk, long long row0, i
 }
 
 } // namespace fast_detail
-
-#ifndef __CUDACC_RTC__
-// Builds the schedule of `rows` rows with row pointer d_rowptr (CSR rowptr, or FRDC
-// tile_rowptr) on the GPU; allocates sched.items (cudaMalloc; free with bspmm_sched_free)
-// and synchronises `stream` once to learn the sizes (a per-graph step, like FRDC).
-// group > 1 (CSR kernels only): every aligned block of `group` rows whose rows all have at
-// most `small` edges becomes ONE group item {first row, rows, 0, -1}, its rows taken by the
-// warp's slots side by side (a degree-ordered graph ends in a long run of such rows).
-inline cudaError_t bspmm_sched_build(long long rows, const long long *d_rowptr, int chunk,
-                                     BspmmSched *out, cudaStream_t stream = 0, int group = 0,
-                                     int small = 0) {
-    using namespace fast_detail;
-    *out = BspmmSched{};
-    out->rows = rows;
-    out->chunk = chunk;
-    if (rows < 0 || chunk < 1) return cudaErrorInvalidValue;
-    if (rows == 0) return cudaSuccess;
-    long long *cnt = nullptr, *pref = nullptr;
-    void *tmp = nullptr;
-    size_t tb = 0;
-    cudaError_t err = cudaMalloc(&cnt, sizeof(long long) * (rows + 1) * 2);
-    if (err != cudaSuccess) return err;
-    pref = cnt + rows + 1;
-    int blocks = (int)((rows + 256) / 256 > 65535 ? 65535 : (rows + 256) / 256);
-    k_sched_count<<<blocks, 256, 0, stream>>>(rows, d_rowptr, chunk, group, small, cnt);
-    cub::DeviceScan::ExclusiveSum(nullptr, tb, cnt, pref, (int)(rows + 1), stream);
-    if ((err = cudaMalloc(&tmp, tb)) != cudaSuccess) { cudaFree(cnt); return err; }
-    err = cub::DeviceScan::ExclusiveSum(tmp, tb, cnt, pref, (int)(rows + 1), stream);
-    long long tot = 0;
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(&tot, pref + rows, sizeof tot, cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-    if (err == cudaSuccess) {
-        out->nitems = tot & ((1LL << 40) - 1);
-        out->nsplit = tot >> 40;
-        err = cudaMalloc(&out->items, sizeof(int4) * out->nitems);
-    }
-    if (err == cudaSuccess) {
-        k_sched_fill<<<blocks, 256, 0, stream>>>(rows, d_rowptr, pref, group, small, out->items);
-        err = cudaGetLastError();
-    }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-    cudaFree(tmp);
-    cudaFree(cnt);
-    return err;
-}
-inline void bspmm_sched_free(BspmmSched *s) {
-    if (s->items) cudaFree(s->items);
-    *s = BspmmSched{};
-}
-// int32 elements of the `partial` buffer (zero it once) and unsigned elements of `done`.
-inline long long bspmm_partial_elems(const BspmmSched &s, long long C, int rows_per) {
-    return (s.nsplit > 0 ? s.nsplit : 1) * rows_per * C;
-}
-
-namespace fast_detail {
-__global__ void k_hub_ends(long long n, const long long *__restrict__ rowptr,
-                           const int *__restrict__ col, int H, int *__restrict__ hub_end) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        long long lo = rowptr[i], hi = rowptr[i + 1], b = lo;
-        while (lo < hi) { // first edge with col >= H
-            long long mid = (lo + hi) >> 1;
-            if (col[mid] < H) lo = mid + 1;
-            else hi = mid;
-        }
-        hub_end[i] = (int)(lo - b);
-    }
-}
-} // namespace fast_detail
-// hub_end[i] = number of neighbours of row i with id < H (a prefix: columns ascending), for
-// bspmm_bb_csr_hub_kernel; one thread per row, asynchronous on `stream`.
-inline cudaError_t bspmm_hub_ends(long long n, const long long *d_rowptr, const int *d_col, int H,
-                                  int *d_hub_end, cudaStream_t stream = 0) {
-    if (n <= 0) return cudaSuccess;
-    int blocks = (int)((n + 255) / 256 > 65535 ? 65535 : (n + 255) / 256);
-    fast_detail::k_hub_ends<<<blocks, 256, 0, stream>>>(n, d_rowptr, d_col, H, d_hub_end);
-    return cudaGetLastError();
-}
-
-#endif // !__CUDACC_RTC__
 
 namespace fast_detail {
 
@@ -486,7 +333,8 @@ __device__ __forceinline__ void count_slot(Vc<BSPMM_PLANES> &ones, Vc<BSPMM_PLAN
 }
 
 // The rows row0 .. row0+cnt-1 of a group item (each of few edges, whole rows).  hub_end:
-// per-row counts of neighbours read through loadh (nullptr: none, all through loadg).
+// per-row counts of neighbours read through loadh (nullptr: none, all through loadg; the
+// hub kernel of bench/kernels/bspmm_hub.cuh passes its shared-memory copy).
 template <long long C, char Z, int METHOD, typename LoadH, typename LoadG>
 __device__ __forceinline__ void group_rows(long long row0, int cnt,
                                            const long long *__restrict__ rowptr,
@@ -621,172 +469,6 @@ __device__ __forceinline__ void bspmm_bb_csr(long long n, const long long *__res
         if (split) split_finish<C, Z>(item.w, item.z, row, 1, n, partial, done, rowf, yp);
     }
 }
-
-template <long long C, char Z, int METHOD>
-__global__ void __launch_bounds__(128)
-    bspmm_bb_csr_kernel(long long n, const long long *__restrict__ rowptr,
-                        const int *__restrict__ col, const float *__restrict__ rowf,
-                        const u32 *__restrict__ x, void *__restrict__ y,
-                        const int4 *__restrict__ items, long long nitems, int chunk, int *partial,
-                        unsigned *done) {
-    bspmm_bb_csr<C, Z, METHOD>(n, rowptr, col, rowf, x, y, items, nitems, chunk, partial, done);
-}
-
-// ---- CSR kernel with the hub rows in shared memory (POPC2 / ANDNOT) ------------------------
-// For a graph renumbered by decreasing degree (degree_order.cuh) the rows of x of the H
-// first nodes (the hubs) take most gathers.  Each block copies x[0, H) into shared memory
-// once, then its warps take items from a queue until none is left.  The columns of a row are
-// ascending, so the hub neighbours of every row are a prefix of it: hub_end[row] (built once
-// per graph, bspmm_hub_ends) splits each item into a shared-memory part and a global part,
-// with no per-edge branch.  Correct for any graph with ascending columns and any H <= N;
-// fast only where low ids are the hot ones.
-// queue: unsigned[2] {next item, warps done}, zeroed once at allocation; the last warp to
-// finish resets both, so back-to-back launches need no memset (they must be stream-ordered).
-// Launch: blockDim 1024 (32 warps: one block per SM holds the whole hub copy), grid = the
-// SM count (any grid >= 1 is correct), dynamic shared memory H * words_of(C) * 4 bytes.
-template <long long C, char Z, int METHOD>
-__global__ void __launch_bounds__(1024, 1)
-    bspmm_bb_csr_hub_kernel(long long n, const long long *__restrict__ rowptr,
-                            const int *__restrict__ col, const float *__restrict__ rowf,
-                            const u32 *__restrict__ x, void *__restrict__ yp,
-                            const int4 *__restrict__ items, long long nitems, int chunk,
-                            int *partial, unsigned *done, const int *__restrict__ hub_end, int H,
-                            unsigned *queue) {
-    using namespace fast_detail;
-    static_assert(Z == 'B' || Z == 'F', "bspmm_bb_csr_hub: output B or F");
-    static_assert(METHOD == METHOD_POPC2 || METHOD == METHOD_ANDNOT, "bspmm_bb_csr_hub: method");
-    constexpr long long W = words_of(C);
-    extern __shared__ u32 xs[];
-    for (long long i = threadIdx.x; i < (long long)H * W; i += blockDim.x) xs[i] = __ldg(x + i);
-    __syncthreads();
-    const int lane = threadIdx.x & 31;
-    auto loadh = [&](long long j, long long w) { return xs[j * W + w]; };
-    auto loadg = [&](long long j, long long w) { return __ldg(x + j * W + w); };
-    for (;;) {
-        unsigned it = 0;
-        if (lane == 0) it = atomicAdd(&queue[0], 1u);
-        it = __shfl_sync(0xffffffffu, it, 0);
-        if (it >= (unsigned long long)nitems) break;
-        const int4 item = items[it];
-        if (item.z == 0) { // group item
-            group_rows<C, Z, METHOD>(item.x, item.y, rowptr, col, rowf, hub_end, yp, loadh, loadg);
-            continue;
-        }
-        const long long row = item.x;
-        const long long rs = rowptr[row], re = rowptr[row + 1], hb = rs + hub_end[row];
-        const long long e0 = rs + (long long)item.y * chunk;
-        const long long e1 = e0 + chunk < re ? e0 + chunk : re;
-        const long long m = hb < e0 ? e0 : hb > e1 ? e1 : hb; // hub edges: [e0, m)
-        const bool split = item.w >= 0;
-        int *ps = split ? partial + (long long)item.w * C : nullptr;
-        const float rf = (Z == 'F' && rowf) ? rowf[row] : 1.0f;
-        count_item<C, Z, METHOD>(col, e0, m, e1, row, split, ps, rf, yp, loadh, loadg);
-        if (split) split_finish<C, Z>(item.w, item.z, row, 1, n, partial, done, rowf, yp);
-    }
-    if (lane == 0) {
-        __threadfence();
-        const unsigned nw = gridDim.x * (blockDim.x >> 5);
-        if (atomicAdd(&queue[1], 1u) == nw - 1) {
-            queue[0] = 0u;
-            queue[1] = 0u;
-        }
-    }
-}
-
-#ifndef __CUDACC_RTC__
-// ---- FRDC kernel (POPC2) ------------------------------------------------------------------
-// One warp per item of TILE rows; lane = r * 8 + slot * WG + w: r the row inside the tile
-// row, WG = min(pow2ceil(W), 8) words, S = 8 / WG tiles per round.  A lane adds, for the
-// 4 columns of each tile, the neighbour's word when its row's bit is set (a column shared by
-// several rows of the tile row is gathered once per row lane group; L1 serves the repeats).
-// partial holds 4*C ints per split slot.  Schedule: bspmm_sched_build over tile_rowptr with
-// chunk <= BSPMM_FRDC_CHUNK.
-template <long long C, char Z, int PB>
-__device__ __forceinline__ void bspmm_bb_frdc(long long n, const long long *__restrict__ tile_rowptr,
-                                              const int *__restrict__ colind,
-                                              const void *__restrict__ payload,
-                                              const float *__restrict__ rowf,
-                                              const u32 *__restrict__ x, void *__restrict__ yp,
-                                              const int4 *__restrict__ items, long long nitems,
-                                              int chunk, int *partial, unsigned *done) {
-    using namespace fast_detail;
-    constexpr int P = BSPMM_PLANES;
-    constexpr long long W = words_of(C);
-    constexpr int WG = W >= 8 ? 8 : pow2ceil(W);
-    constexpr int S = 8 / WG;
-    constexpr long long NG = (W + WG - 1) / WG;
-    const int lane = threadIdx.x & 31;
-    const int r = lane >> 3, s = (lane & 7) / WG, wl = lane % WG;
-    const long long warp0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const long long nwarps = ((long long)gridDim.x * blockDim.x) >> 5;
-    for (long long it = warp0; it < nitems; it += nwarps) {
-        const int4 item = items[it];
-        const long long R = item.x;
-        const long long ts = tile_rowptr[R], te = tile_rowptr[R + 1];
-        const long long t0 = ts + (long long)item.y * chunk;
-        const long long t1 = t0 + chunk < te ? t0 + chunk : te;
-        const bool split = item.w >= 0;
-        const long long row = 4 * R + r;
-        const bool rvalid = row < n;
-        int *ps = split ? partial + (long long)item.w * 4 * C + (long long)r * C : nullptr;
-        const float rf = (Z == 'F' && rowf && rvalid) ? rowf[row] : 1.0f;
-        for (long long g = 0; g < NG; g++) {
-            const long long w = g * WG + wl;
-            const bool wvalid = w < W;
-            const u32 mask = wvalid ? word_mask(C, w) : 0u;
-            Vc<P> ones;
-            ones.zero();
-            int deg = 0;
-            for (long long base = t0; base < t1; base += 2 * S) {
-                u32 v[8];
-#pragma unroll
-                for (int k = 0; k < 2; k++) {
-                    const long long t = base + s + S * k;
-                    const bool ok = t < t1;
-                    const long long T = ok ? ld_stream(colind + t) : 0;
-                    const u32 nib = ok ? frdc_row_nibble<PB>(payload, t, r) : 0u;
-                    deg += __popc(nib);
-#pragma unroll
-                    for (int c = 0; c < 4; c++)
-                        v[4 * k + c] = ((nib >> c) & 1u) && wvalid ? __ldg(x + (4 * T + c) * W + w)
-                                                                   : 0u;
-                }
-                ones.add8(v);
-            }
-            ones.reduce_xor(WG, 8);
-            for (int off = WG; off < 8; off <<= 1) deg += __shfl_xor_sync(0xffffffffu, deg, off);
-            if (!split && Z == 'B') {
-                u32 word = ones.ge((deg + 1) >> 1);
-                if (s == 0 && wvalid && rvalid) ((u32 *)yp)[row * W + w] = word & mask;
-            } else {
-                // Lane (r, s, w) unpacks bits b = t*S + s of word w (32 / S of them).
-#pragma unroll
-                for (int t = 0; t < 32 / S; t++) {
-                    const int b = t * S + s;
-                    const long long c = w * 32 + b;
-                    if (!wvalid || c >= C || !rvalid) continue;
-                    int sv = 2 * ones.count(b) - deg;
-                    if (split) atomicAdd(ps + c, sv);
-                    else ((float *)yp)[row * C + c] = fmul(rf, (float)sv);
-                }
-            }
-        }
-        if (split) split_finish<C, Z>(item.w, item.z, 4 * R, 4, n, partial, done, rowf, yp);
-    }
-}
-
-template <long long C, char Z, int PB>
-__global__ void __launch_bounds__(128)
-    bspmm_bb_frdc_kernel(long long n, const long long *__restrict__ tile_rowptr,
-                         const int *__restrict__ colind, const void *__restrict__ payload,
-                         const float *__restrict__ rowf, const u32 *__restrict__ x,
-                         void *__restrict__ y, const int4 *__restrict__ items, long long nitems,
-                         int chunk, int *partial, unsigned *done) {
-    bspmm_bb_frdc<C, Z, PB>(n, tile_rowptr, colind, payload, rowf, x, y, items, nitems, chunk,
-                            partial, done);
-}
-
-#endif // !__CUDACC_RTC__
 
 } // namespace bgnn
 

@@ -3,7 +3,8 @@
 //
 // Layouts (bgnn_common.cuh): f32 [R][C] row-major; b1 [R][ceil(C/32)] words, padding zero;
 // vectors f32[R] (per-row factors) and f32[C] (per-column factors, biases, statistics).
-// One thread per element (f32 outputs) or one warp per output word (b1 outputs).
+// One thread per element (f32 outputs) or one warp per output word (b1 outputs):
+// bgnn_common.cuh store_all, epilogue.cuh ep_store_all.
 // Float order exactly as docs/semantics.md (each product / sum rounded on its own).
 #ifndef BGNN_ELEMENTWISE_CUH
 #define BGNN_ELEMENTWISE_CUH
@@ -17,15 +18,12 @@ namespace bgnn {
 template <long long C, bool HAS_R, bool HAS_C>
 __device__ __forceinline__ void scl(long long rows, float *y, const float *x, const float *rf,
                                     const float *cf) {
-    constexpr long long TPR = f32_tpr(C);
-    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-        long long r = t / TPR, c = t % TPR;
-        if (c >= C) continue;
+    store_all<'F', C>(rows, y, [&](long long r, long long c) {
         float v = x[r * C + c];
         if constexpr (HAS_R) v = fmul(v, rf[r]);
         if constexpr (HAS_C) v = fmul(v, cf[c]);
-        y[r * C + c] = v;
-    }
+        return v;
+    });
 }
 
 // add.XXZ: y = v(a) + v(b); BCAST: b is one row [C] added to every row.  BBB: bit = a | b.
@@ -44,41 +42,23 @@ __device__ __forceinline__ float add_val(long long r, long long c, const void *a
 template <char X, char Z, long long C, bool BCAST, class Epi = EpEnd>
 __device__ __forceinline__ void add(long long rows, void *yp, const void *ap, const void *bp,
                                     Epi epi = Epi()) {
-    if constexpr (Z == 'B') {
-        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
-        u32 *y = (u32 *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, c = t % TPR;
-            u32 bit = 0u;
-            if (c < C) {
-                if constexpr (X == 'B' && Epi::identity)
-                    bit = get_bit((const u32 *)ap + r * CW, c) |
-                          get_bit((const u32 *)bp + (BCAST ? 0 : r) * CW, c);
-                else
-                    bit = ep_bit(epi, r, c, add_val<X, Z, C, BCAST>(r, c, ap, bp));
-            }
-            if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
-        }
+    if constexpr (Z == 'B' && X == 'B' && Epi::identity) { // BBB: the bit is a | b
+        constexpr long long CW = words_of(C);
+        store_all<'B', C>(rows, yp, [&](long long r, long long c) {
+            return get_bit((const u32 *)ap + r * CW, c) | get_bit((const u32 *)bp + (BCAST ? 0 : r) * CW, c);
+        });
     } else {
-        constexpr long long TPR = f32_tpr(C);
-        float *y = (float *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, c = t % TPR;
-            if (c < C) y[r * C + c] = ep_val(epi, r, c, add_val<X, Z, C, BCAST>(r, c, ap, bp));
-        }
+        ep_store_all<Z, C>(rows, yp, epi, [&](long long r, long long c) { return add_val<X, Z, C, BCAST>(r, c, ap, bp); });
     }
 }
 
 // relu: x > 0 ? x : 0 (NaN and -0.0 give +0).
 template <long long C>
 __device__ __forceinline__ void relu(long long rows, float *y, const float *x) {
-    constexpr long long TPR = f32_tpr(C);
-    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-        long long r = t / TPR, c = t % TPR;
-        if (c >= C) continue;
+    store_all<'F', C>(rows, y, [&](long long r, long long c) {
         float v = x[r * C + c];
-        y[r * C + c] = v > 0.0f ? v : 0.0f;
-    }
+        return v > 0.0f ? v : 0.0f;
+    });
 }
 
 // batchnorm: inv = 1 / sqrt(var + eps) (float32, each step rounded);
@@ -87,17 +67,14 @@ template <long long C, unsigned EPS_BITS, bool HAS_G, bool HAS_B>
 __device__ __forceinline__ void batchnorm(long long rows, float *y, const float *x,
                                           const float *mean, const float *var,
                                           const float *gamma, const float *beta) {
-    constexpr long long TPR = f32_tpr(C);
     const float eps = f32_from_bits(EPS_BITS);
-    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-        long long r = t / TPR, c = t % TPR;
-        if (c >= C) continue;
+    store_all<'F', C>(rows, y, [&](long long r, long long c) {
         float inv = fdiv(1.0f, fsqrt(fadd(var[c], eps)));
         float v = fmul(fsub(x[r * C + c], mean[c]), inv);
         if constexpr (HAS_G) v = fmul(v, gamma[c]);
         if constexpr (HAS_B) v = fadd(v, beta[c]);
-        y[r * C + c] = v;
-    }
+        return v;
+    });
 }
 
 } // namespace bgnn

@@ -119,28 +119,13 @@ __device__ __forceinline__ u32 ep_bit(const E &e, long long r, long long c, floa
 }
 
 // Every output element (r, c) of a [rows][C] result: t = elem(r, c), through the epilogue,
-// stored as bits (Z == 'B': one warp per output word, __ballot_sync, padding bits zero) or as
-// floats.  The grid-stride loop over (row, sub-index) of bgnn_common.cuh with the launch's
-// threads per row (b1_tpr(C) or f32_tpr(C)).
+// stored as bits (Z == 'B') or as floats: bgnn_common.cuh's store_all.
 template <char Z, long long C, class E, class F>
 __device__ __forceinline__ void ep_store_all(long long rows, void *yp, const E &epi, F elem) {
-    if constexpr (Z == 'B') {
-        constexpr long long TPR = b1_tpr(C), CW = words_of(C);
-        u32 *y = (u32 *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, c = t % TPR;
-            u32 bit = 0u;
-            if (c < C) bit = ep_bit(epi, r, c, elem(r, c));
-            if (CW > 0) store_bits(y + r * CW, c >> 5, bit);
-        }
-    } else {
-        constexpr long long TPR = f32_tpr(C);
-        float *y = (float *)yp;
-        for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-            long long r = t / TPR, c = t % TPR;
-            if (c < C) y[r * C + c] = ep_val(epi, r, c, elem(r, c));
-        }
-    }
+    if constexpr (Z == 'B')
+        store_all<'B', C>(rows, yp, [&](long long r, long long c) { return ep_bit(epi, r, c, elem(r, c)); });
+    else
+        store_all<'F', C>(rows, yp, [&](long long r, long long c) { return ep_val(epi, r, c, elem(r, c)); });
 }
 
 // ---- threshold chains -------------------------------------------------------------------
@@ -193,10 +178,7 @@ struct ChBn { // batchnorm, exactly as elementwise.cuh computes it
 // P(v) = bit_of(ch(v)) ^ dir, or !signbit(v) where ch(v) is NaN; THR_NONE when there is none.
 template <long long C, class Ch>
 __device__ __forceinline__ void threshold(long long rows, float *y, Ch ch) {
-    constexpr long long TPR = f32_tpr(C);
-    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-        long long r = t / TPR, c = t % TPR;
-        if (c >= C) continue;
+    store_all<'F', C>(rows, y, [&](long long r, long long c) {
         const u32 d = ch.dir(c);
         u32 lo = KEY_NINF, hi = KEY_PINF + 1u;
         while (lo < hi) {
@@ -208,8 +190,8 @@ __device__ __forceinline__ void threshold(long long rows, float *y, Ch ch) {
             else lo = mid + 1u;
         }
         const float b = lo <= KEY_PINF ? from_key(lo) : __uint_as_float(THR_NONE);
-        y[r * C + c] = r == 0 ? b : (d ? 1.0f : 0.0f);
-    }
+        return r == 0 ? b : (d ? 1.0f : 0.0f);
+    });
 }
 
 } // namespace bgnn

@@ -98,10 +98,7 @@ template <char X, long long C, int REDUCE>
 __device__ __forceinline__ void readout(long long rows, float *y, const void *xp,
                                         const long long *graph_ptr) {
     static_assert(REDUCE >= 0 && REDUCE <= 2, "readout: sum, mean or max");
-    constexpr long long TPR = f32_tpr(C);
-    for (long long t = thread_index(); t < rows * TPR; t += thread_stride()) {
-        long long g = t / TPR, c = t % TPR;
-        if (c >= C) continue;
+    store_all<'F', C>(rows, y, [&](long long g, long long c) {
         long long lo = graph_ptr[g], hi = graph_ptr[g + 1];
         float acc = 0.0f;
         if (hi > lo) {
@@ -116,8 +113,8 @@ __device__ __forceinline__ void readout(long long rows, float *y, const void *xp
                 if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
             }
         }
-        y[g * C + c] = acc;
-    }
+        return acc;
+    });
 }
 
 } // namespace bgnn

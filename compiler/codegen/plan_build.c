@@ -344,7 +344,7 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
             l->threads_per_row = tpr_for(in->type.kind, cols);
             if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
-                l->threads_per_row = 12 * (int)((cols + (cols <= 32 ? 31 : 63)) / (cols <= 32 ? 32 : 64));
+                l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             break;
         }
         case BG_OP_BSPMM: {

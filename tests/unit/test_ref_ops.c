@@ -739,6 +739,22 @@ static void check_bspmm_hub(void) {
         CHECK(bg_ref_bspmm("BBB", &a, &xb, &y, methods[mi]));
         CHECK_EQ_INT(bitv(&y, 0, 5), 0);
         CHECK(padding_zero(&y));
+        /* bg_ref_bspmm_rows: the rows of any split are the whole result's rows */
+        const int64_t cut[] = {0, 1, 2, 1500, N};
+        int rbad = 0;
+        for (int k = 0; k < 4; k++) {
+            BgTensor yr;
+            CHECK(bg_ref_bspmm_rows("BBB", &a, &xb, cut[k], cut[k + 1], &yr, methods[mi]));
+            CHECK(yr.dim[0] == cut[k + 1] - cut[k] && padding_zero(&yr));
+            rbad += memcmp(yr.data, (uint32_t *)y.data + cut[k] * y.words_per_row, bg_tensor_bytes(&yr)) != 0;
+            bg_tensor_free(&yr);
+        }
+        CHECK_EQ_INT(rbad, 0);
+        BgTensor ye;
+        CHECK(bg_ref_bspmm_rows("BBB", &a, &xb, 7, 7, &ye, methods[mi]) && ye.dim[0] == 0);
+        bg_tensor_free(&ye);
+        CHECK(!bg_ref_bspmm_rows("BBB", &a, &xb, 5, 4, &ye, methods[mi]));
+        CHECK(!bg_ref_bspmm_rows("BBB", &a, &xb, 0, N + 1, &ye, methods[mi]));
         bg_tensor_free(&y);
     }
     bg_tensor_free(&xb);

@@ -1,4 +1,6 @@
 // degree_order.cuh - renumber a CSR graph's nodes by decreasing degree, on the GPU.
+// Benchmark-only (bench/bspmm_bench.cu --degord-only; the runtime binds graphs in the
+// caller's node order).
 //
 // Why: bspmm.BB* on a large skewed graph is bound by L2 sector requests, one per edge (the
 // neighbour's activation row, 16 bytes at hidden 128).  When node ids are scrambled (R-MAT,
@@ -19,8 +21,8 @@
 //   cudaError_t degree_order(n, d_rowptr, d_col, nnz, d_temp, temp_bytes, d_perm, d_inv,
 //                            d_rowptr2, d_col2, stream);
 // Limits: n < 2^31, nnz < 2^31 (CUB's segmented sort counts in int).
-#ifndef BGNN_DEGREE_ORDER_CUH
-#define BGNN_DEGREE_ORDER_CUH
+#ifndef BGNN_BENCH_DEGREE_ORDER_CUH
+#define BGNN_BENCH_DEGREE_ORDER_CUH
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>

@@ -1,5 +1,7 @@
 // frdc.cuh - FRDC ("B2SR-4") adjacency: the 0/1 pattern of a CSR graph as 4x4 bit tiles,
-// built on the GPU from the CSR in parallel (reference-notes section 3).
+// built on the GPU from the CSR in parallel (reference-notes section 3).  Benchmark-only
+// (bench/bspmm_bench.cu, with the FRDC kernel of bspmm_frdc.cuh): the code generator uses the
+// CSR kernel of templates/bspmm_fast.cuh.
 //
 // Input: the CSR of docs/semantics.md section 3 (BgAdj: rowptr int64[N+1], col int32[nnz],
 // ascending and duplicate-free per row, self loops already present when the model asks for
@@ -35,8 +37,8 @@
 //                          d_payload /*cap nnz * payload_bytes*/, stream);
 // colind and payload are sized for the worst case (ntiles <= nnz); the tile count is
 // d_tile_rowptr[ntr] (copy it back when the exact size is needed).
-#ifndef BGNN_FRDC_CUH
-#define BGNN_FRDC_CUH
+#ifndef BGNN_BENCH_FRDC_CUH
+#define BGNN_BENCH_FRDC_CUH
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -192,4 +194,4 @@ __device__ __forceinline__ unsigned frdc_row_nibble(const void *payload, long lo
 
 } // namespace bgnn
 
-#endif // BGNN_FRDC_CUH
+#endif // BGNN_BENCH_FRDC_CUH

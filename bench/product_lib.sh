@@ -1,0 +1,42 @@
+# shellcheck shell=bash
+# product_lib.sh - sourced (from the repository root) by bench/run_bench.sh,
+# bench/run_bmm_bench.sh and bench/run_models.sh: the product's C files of
+# bench/product_sources.txt (the one list) as an archive, and their header directories.
+#   bg_product_sources        the listed files, one a line (an error when one is missing)
+#   bg_product_incs           -I flags: the listed files' directories
+#   bg_product_lib OBJDIR     gcc -O3 every listed file into OBJDIR/libbgprod.a (the linker
+#                             takes only the objects a benchmark needs)
+
+bg_product_sources() {
+    local f bad=0
+    while read -r f; do
+        f=${f%%#*}
+        f=${f//[[:space:]]/}
+        [ -n "$f" ] || continue
+        if [ ! -f "$f" ]; then
+            echo "bench/product_sources.txt: $f: no such file (update the list)" >&2
+            bad=1
+        fi
+        echo "$f"
+    done <bench/product_sources.txt
+    return $bad
+}
+
+bg_product_incs() {
+    local srcs
+    srcs=$(bg_product_sources) || return 1
+    printf '%s\n' "$srcs" | xargs -n1 dirname | awk '!seen[$0]++ { printf "-I%s ", $0 }'
+}
+
+bg_product_lib() {
+    local obj=$1 srcs incs f
+    srcs=$(bg_product_sources) || return 1
+    incs=$(bg_product_incs) || return 1
+    mkdir -p "$obj"
+    rm -f "$obj"/*.o "$obj"/libbgprod.a
+    for f in $srcs; do
+        # shellcheck disable=SC2086
+        gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off $incs -c "$f" -o "$obj/$(echo "${f%.c}" | tr / _).o" || return 1
+    done
+    ar rcs "$obj/libbgprod.a" "$obj"/*.o
+}
