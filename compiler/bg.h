@@ -155,6 +155,9 @@ typedef enum { BG_NPY_AS_F32, BG_NPY_AS_I64 } BgNpyWant;
 /* Reads .npy versions 1-3; dtypes <f4 <f8 <i4 <i8 |u1 |b1 (little-endian, C order or
  * 1-D/Fortran-trivial); converts to the wanted type (floats to integers: error). */
 bool bg_npy_load(const char *path, BgNpyWant want, BgNpy *out, BgDiagSink *d);
+/* The same from len bytes in memory (an .npz member); name stands for the file in messages. */
+bool bg_npy_load_mem(const void *bytes, size_t len, const char *name, BgNpyWant want, BgNpy *out,
+                     BgDiagSink *d);
 /* Writes f32 (rank 1 or 2) as .npy v1.0 atomically (temp file + rename). */
 bool bg_npy_save_f32(const char *path, const float *data, int rank, const int64_t *dim,
                      BgDiagSink *d);
@@ -224,6 +227,54 @@ void bg_graph_free(BgGraph *g);
 void bg_adj_free(BgAdj *a);
 const char *bg_norm_name(BgNorm n);
 
+/* ===== io_edgelist.c, io_zip.c, io_npz.c, graph_load.c: more graph formats ===========
+ * docs/formats.md.  Edge lists and .npy edge arrays follow PyG: an edge (src, dst) is a
+ * message from src to dst, the entry A[dst][src] (the transpose of Matrix Market's "i j"). */
+/* Text, one "src dst [weight]" per line (0-based; '#' / '%' comments).  A comment
+ * "# nodes: N" states the node count (*n_stated true), else it is the largest id + 1. */
+bool bg_edgelist_load(const char *path, BgCoo *out, bool *n_stated, BgDiagSink *d);
+/* edge_index [2, E] (dst_path NULL) or the 1-D pair path (sources) / dst_path (targets);
+ * node count the largest id + 1. */
+bool bg_edge_npy_load(const char *path, const char *dst_path, BgCoo *out, BgDiagSink *d);
+
+typedef struct BgZipEntry {
+    char *name;
+    uint64_t offset;      /* of its local header */
+    uint64_t csize, usize;
+    uint32_t crc;
+    int method;           /* 0 stored, 8 deflate */
+    bool encrypted;
+} BgZipEntry;
+typedef struct BgZip {
+    char *path;
+    FILE *f;
+    uint64_t size;        /* bytes before the central directory (where member data may lie) */
+    BgZipEntry *e;
+    int n;
+} BgZip;
+/* Reads the central directory (zip64 included). */
+bool bg_zip_open(const char *path, BgZip *z, BgDiagSink *d);
+const BgZipEntry *bg_zip_find(const BgZip *z, const char *name);
+/* A member's bytes, malloc'd (stored, or deflate when built with zlib; CRC-32 checked);
+ * members over max bytes are refused. */
+bool bg_zip_read(BgZip *z, const BgZipEntry *e, uint64_t max, unsigned char **data, size_t *len,
+                 BgDiagSink *d);
+void bg_zip_close(BgZip *z);
+/* scipy.sparse.save_npz (csr, csc or coo; compressed or not): COO of the stored entries,
+ * A[i][j] as stored; the values are ignored. */
+bool bg_npz_load(const char *path, BgCoo *out, BgDiagSink *d);
+
+/* Any graph file (format by its first bytes: Matrix Market, .npz, .npy edge arrays, else an
+ * edge list) as a CSR graph.  Formats that do not state the node count get
+ * max(largest id + 1, min_nodes) nodes; *n_stated (may be NULL) says which it was. */
+bool bg_graph_load_file(const char *path, int64_t min_nodes, BgGraph *out, bool *n_stated,
+                        BgDiagSink *d);
+/* Widens g to n nodes (the new ones isolated); false when out of memory. */
+bool bg_graph_add_nodes(BgGraph *g, int64_t n);
+/* A data directory's graph file: graph.mtx, graph.npz, edges.txt, edge_index.npy or src.npy
+ * (with dst.npy), the first that exists (malloc'd), or NULL. */
+char *bg_dataset_graph_path(const char *dir);
+
 /* ===== dataset.c: a data directory (graph.mtx, features.npy, labels, splits) ======== */
 typedef struct BgDataset {
     char *dir;
@@ -234,8 +285,10 @@ typedef struct BgDataset {
     int64_t nsplit[3];
     int32_t *graph_labels;   /* [ngraphs] for batched datasets, or NULL */
 } BgDataset;
-/* Loads what exists; graph.mtx is required.  Errors name the file. */
+/* Loads what exists; a graph file is required (bg_dataset_graph_path).  Errors name the file. */
 bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d);
+/* The same with the graph from graph_path (any bg_graph_load_file format) when not NULL. */
+bool bg_dataset_load_graph(const char *dir, const char *graph_path, BgDataset *out, BgDiagSink *d);
 void bg_dataset_free(BgDataset *ds);
 const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
 
@@ -501,6 +554,10 @@ typedef struct BgBindings {
  * resolve against the directory of the safetensors file or the directory itself). */
 bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
              BgBindings *out, BgDiagSink *d);
+/* The same with named tensors from wmem (borrowed; its path names it in messages) instead of
+ * a weights file; npy(...) parameters then resolve against the working directory. */
+bool bg_bind_mem(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
+                 const BgSafetensors *wmem, BgBindings *out, BgDiagSink *d);
 void bg_bindings_free(BgBindings *b);
 
 /* ===== interp.c: the CPU reference interpreter ======================================= */

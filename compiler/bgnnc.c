@@ -2,7 +2,7 @@
  *
  *   bgnnc MODEL [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=a,b] [--print-after=PASS|all]
  *   bgnnc MODEL -o model.cubin [--arch sm_XX]          (AOT: code generation + NVRTC, no cache)
- *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu|auto] [--logits OUT.npy]
+ *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu|auto] [--graph FILE] [--logits OUT.npy]
  *   bgnnc gen-weights MODEL --seed N -o W.safetensors
  *   bgnnc --list-passes | --help | --version
  *
@@ -26,7 +26,7 @@ static const char usage_text[] =
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
     "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
-    "                 [--logits OUT.npy] [--repeat N] [--profile]\n"
+    "                 [--graph FILE] [--logits OUT.npy] [--repeat N] [--profile]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
@@ -42,8 +42,11 @@ static const char usage_text[] =
     "                     --passes= (empty) stops after lowering\n"
     "  --print-after=PASS print the IR after PASS (or after every pass: all)\n"
     "  -o FILE            write the output to FILE (atomically) instead of stdout\n"
-    "  --data DIR         dataset directory (graph.mtx, features.npy, labels.npy, splits)\n"
+    "  --data DIR         dataset directory (graph.mtx or another graph file, features.npy,\n"
+    "                     labels.npy, splits; docs/formats.md)\n"
     "  --dataset NAME     DIR = $BGNN_DATA_DIR/NAME (default root ../shared/data)\n"
+    "  --graph FILE       the graph from FILE instead of DIR's graph file: Matrix Market,\n"
+    "                     .npz (scipy.sparse.save_npz), edge list text, .npy edge arrays\n"
     "  --weights FILE     safetensors file (or a directory for npy(...) parameters)\n"
     "  --target cpu|gpu   run on the CPU reference interpreter (default; needs the .bgnn) or\n"
     "                     on GPU 0 (a .bgnn is JIT-compiled through the disk cache\n"
@@ -306,7 +309,7 @@ static bool is_cubin_file(const char *path) {
 }
 
 typedef struct RunArgs {
-    const char *model, *data, *weights, *logits;
+    const char *model, *data, *weights, *logits, *graph;
     long repeat;
     bool profile;
     bool cubin;
@@ -323,7 +326,7 @@ static int run_cpu(const RunArgs *ra) {
     double t0 = now_ms();
     BgModule *m = bg_compile_file(a, ra->model, NULL, &d);
     double t1 = now_ms();
-    if (!m || !bg_dataset_load(ra->data, &ds, &d)) goto done;
+    if (!m || !bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
     double t2 = now_ms();
     if (!bg_bind(m, &ds.graph, &ds.features, ra->weights, &b, &d)) goto done;
     double t3 = now_ms();
@@ -396,7 +399,7 @@ static int run_gpu(const RunArgs *ra) {
     }
     if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
     double t1 = now_ms();
-    if (!bg_dataset_load(ra->data, &ds, &d)) goto done;
+    if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
     double t2 = now_ms();
     if (!bg_gpu_run_bind(&g, &gm, m, &ds.graph, &ds.features, 0, ra->weights, &run, NULL, &d)) goto done;
     double t3 = now_ms();
@@ -479,6 +482,7 @@ static int cmd_run(int argc, char **argv) {
         if (strcmp(a, "--data") == 0) slot = &ra.data;
         else if (strcmp(a, "--dataset") == 0) slot = &dataset;
         else if (strcmp(a, "--weights") == 0) slot = &ra.weights;
+        else if (strcmp(a, "--graph") == 0) slot = &ra.graph;
         else if (strcmp(a, "--target") == 0) slot = &target;
         else if (strncmp(a, "--target=", 9) == 0) {
             target = a + 9;
