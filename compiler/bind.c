@@ -4,7 +4,8 @@
  * INPUT leaves copies of the features (shape-checked), PARAM leaves tensors from the
  * safetensors file (by name) or from a .npy file next to it, checked against the IR type;
  * b1 params become bits (the bit rule: sign bit clear) and PARAM_SCALE Bi-GCN's
- * per-channel scale of the stored floats.  Every problem is reported (all of them, not just the first) naming the file, the
+ * per-channel scale of the stored floats (bg_bind_mem: named tensors from memory instead of a
+ * file, as bgnn_session_set_weights_tensor sets them).  Every problem is reported (all of them, not just the first) naming the file, the
  * tensor and both shapes; nothing prints. */
 #include "bg.h"
 #include "ref_ops.h"
@@ -22,6 +23,7 @@ typedef struct BindCtx {
     const char *st_path;  /* the safetensors file, or NULL when weights is a directory */
     BgSafetensors st;
     int st_state;         /* 0 not loaded, 1 loaded, -1 failed */
+    const BgSafetensors *mem; /* in-memory tensors (bg_bind_mem), used instead of a file */
 } BindCtx;
 
 static void note_decl(BindCtx *c, const BgInst *in, const char *what) {
@@ -77,7 +79,7 @@ static void ctx_init(BindCtx *c, const BgModule *m, const char *weights, BgDiagS
 }
 
 static void ctx_free(BindCtx *c) {
-    if (c->st_state == 1) bg_safetensors_free(&c->st);
+    if (c->st_state == 1 && !c->mem) bg_safetensors_free(&c->st);
     free(c->dir);
 }
 
@@ -266,6 +268,11 @@ static bool bind_input(BindCtx *c, const BgInst *in, const BgGraph *g, const BgT
 
 bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
              BgBindings *out, BgDiagSink *d) {
+    return bg_bind_mem(m, g, features, weights, NULL, out, d);
+}
+
+bool bg_bind_mem(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
+                 const BgSafetensors *wmem, BgBindings *out, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
     out->m = m;
     out->graph = g;
@@ -274,7 +281,14 @@ bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char
     out->adj = bg_xcalloc((size_t)m->ninsts + 1, sizeof(BgAdj));
     out->leaf = bg_xcalloc((size_t)m->ninsts + 1, sizeof(BgTensor));
     BindCtx c;
-    ctx_init(&c, m, weights, d);
+    ctx_init(&c, m, wmem ? NULL : weights, d);
+    if (wmem) { /* named tensors from memory; npy(...) files relative to the working directory */
+        c.mem = wmem;
+        c.st_path = wmem->path ? wmem->path : "(in-memory weights)";
+        c.weights = c.st_path;
+        c.st_state = 1;
+        c.st = *wmem;
+    }
     bool ok = true;
     for (int i = 0; i < m->ninsts; i++) {
         const BgInst *in = &m->insts[i];

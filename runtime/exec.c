@@ -314,6 +314,12 @@ fail:
 bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
                      const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
                      BgGpuRun *out, bool *oom, BgDiagSink *d) {
+    return bg_gpu_run_bind_mem(g, gm, real, graph, features, features_dev, weights, NULL, out, oom, d);
+}
+
+bool bg_gpu_run_bind_mem(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
+                         const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
+                         const BgSafetensors *wmem, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
     if (oom) *oom = false;
     const BgPlan *p = gm->plan;
@@ -333,7 +339,7 @@ bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGra
         features = &placeholder;
     }
     BgBindings bd;
-    bool ok = bg_bind(lm, graph, features, weights, &bd, d);
+    bool ok = bg_bind_mem(lm, graph, features, weights, wmem, &bd, d);
     bg_tensor_free(&placeholder);
     if (ok) {
         ok = bg_gpu_run_alloc(g, p, &bd, buf_inst, features_dev, out, oom, d);

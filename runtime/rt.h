@@ -126,6 +126,16 @@ typedef struct BgGpuRun {
 bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
                      const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
                      BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* The same with named weights from memory (bg_bind_mem) instead of a file. */
+bool bg_gpu_run_bind_mem(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
+                         const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
+                         const BgSafetensors *wmem, BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* Points every INPUT buffer of a bound instance whose features are borrowed device memory at
+ * dptr (same shape) without binding again; a captured CUDA graph is dropped (recaptured at
+ * the next launch).  exec_input.c. */
+void bg_gpu_run_set_input(BgGpu *g, const BgPlan *p, BgGpuRun *r, BgCUdeviceptr dptr);
+/* The device pointer of the plan's (first) INPUT buffer, 0 when none.  exec_input.c. */
+BgCUdeviceptr bg_gpu_run_input_ptr(const BgPlan *p, const BgGpuRun *r);
 /* Allocates and uploads with leaves already bound (b from bg_bind on leaf_module(plan)). */
 bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBindings *b, const int *buf_inst,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d);
