@@ -146,6 +146,11 @@ def main():
           "output not copied: tensor.data_ptr() 0x%x == bgnn_session_output_device_ptr 0x%x" % (out.data_ptr(), out_ptr))
     pred_bgnn = out.argmax(1)
     agree = float((pred_bgnn == pred_torch).float().mean())
+    if agree < 0.999:  # say whether bgnn or PyTorch's (unordered float) forward is off
+        exact = bgnn_ref.ref_forward("gcn_bin", ds, models.export_tensors(net), exact=True).argmax(1)
+        print("diagnosis: %d nodes differ from PyTorch's forward; bgnn vs the exact-order CPU reference "
+              "(bgnn_ref.ref_forward): %.2f%%" % (int((pred_bgnn != pred_torch).sum()),
+                                                    100 * float((pred_bgnn.cpu() == exact).float().mean())))
     check(agree >= 0.999, "predictions equal PyTorch's on %.2f%% of the %d nodes (>= 99.9%%)" % (100 * agree, ds.n))
     acc_bgnn = float((pred_bgnn[test] == yt[test]).float().mean()) * 100
     print("bgnn test accuracy %.2f%% (PyTorch %.2f%%)" % (acc_bgnn, acc_torch))
