@@ -117,12 +117,9 @@ class Session:
 
     def set_graph(self, graph, num_nodes=None):
         """A PyG Data/Batch, an edge_index [2, E], a SciPy sparse matrix or a graph file."""
-        key = version_key(getattr(graph, "edge_index", graph))
-        if self._keep.get("graph_key") == (key, num_nodes) and not isinstance(graph, (str, os.PathLike)):
-            return self
         self._keep["graph"] = set_graph(self._s, graph, num_nodes)
-        self._keep["graph_obj"] = graph
-        self._keep["graph_key"] = (key, num_nodes)
+        self._keep["graph_obj"] = graph   # held: the ids in its key stay unique while it is bound
+        self._keep["graph_key"] = _graph_key(graph)
         return self
 
     def set_features(self, x):
@@ -148,15 +145,12 @@ class Session:
             self._keep["x"] = t
             self._keep["x_key"] = version_key(x)
             return self
-        key = version_key(x)
-        if self._keep.get("x_key") == key and "x" in self._keep and is_torch(x):
-            return self   # the same host tensor, unchanged (torch's version counter)
         buf = HostBuffer(x, "float32")
         if len(buf.shape) != 2:
             raise ValueError("features must be [N, F], got %s" % (buf.shape,))
         self._s.set_features(buf.addr, buf.shape[0], buf.shape[1])
         self._keep["x"] = x
-        self._keep["x_key"] = key
+        self._keep["x_key"] = _input_key(x)
         return self
 
     def set_weights(self, weights):
@@ -165,15 +159,17 @@ class Session:
         e.g. num_batches_tracked, skipped)."""
         if isinstance(weights, (str, os.PathLike)):
             self._s.set_weights(os.fspath(weights))
-            return self
-        items = weights.items() if hasattr(weights, "items") else weights
-        self._s.clear_weights()
-        for name, v in items:
-            kind = str(getattr(v, "dtype", "float32"))
-            if not any(k in kind for k in ("float", "half", "bfloat")):
-                continue
-            buf = HostBuffer(v, "float32")
-            self._s.set_weights_tensor(str(name), buf.addr, buf.shape)
+        else:
+            items = list(weights.items() if hasattr(weights, "items") else weights)
+            self._s.clear_weights()
+            for name, v in items:
+                kind = str(getattr(v, "dtype", "float32"))
+                if not any(k in kind for k in ("float", "half", "bfloat")):
+                    continue
+                buf = HostBuffer(v, "float32")
+                self._s.set_weights_tensor(str(name), buf.addr, buf.shape)
+        self._keep["weights"] = weights
+        self._keep["w_key"] = _weights_key(weights)
         return self
 
     # ---- running --------------------------------------------------------------------------
@@ -189,18 +185,31 @@ class Session:
     def run(self, data=None, *, x=None, graph=None, weights=None, stream=None):
         """Binds what is given (data: a PyG Data/Batch with edge_index and x; or x and graph
         separately; weights: a path or a state_dict), runs, and returns the outputs: the one
-        output, or a dict by name when the model has several."""
+        output, or a dict by name when the model has several.
+
+        What is already bound is not bound again: the same graph object (a torch edge_index
+        also unchanged by its version counter), the same weights (a path with the same file
+        time and size; a state_dict's tensors at the same addresses, unchanged), the same host
+        features; CUDA features are always taken (a new tensor of the same shape only
+        repoints).  A NumPy array changed in place is not noticed here: pass a new array, or
+        call set_graph / set_features / set_weights, which always bind."""
         if weights is not None:
-            self.set_weights(weights)
+            key = _weights_key(weights)
+            if key is None or key != self._keep.get("w_key"):
+                self.set_weights(weights)
         if data is not None:
             if graph is None and hasattr(data, "edge_index"):
                 graph = data
             if x is None:
                 x = getattr(data, "x", None)
         if graph is not None:
-            self.set_graph(graph)
+            key = _graph_key(graph)
+            if key is None or key != self._keep.get("graph_key"):
+                self.set_graph(graph)
         if x is not None:
-            self.set_features(x)
+            key = _input_key(x)
+            if is_cuda(x) or key is None or key != self._keep.get("x_key"):
+                self.set_features(x)
         self._s.run(self._stream(stream))
         self._ran = True
         return self.outputs()
@@ -258,6 +267,44 @@ class Session:
         if isinstance(i, str):
             i = self._s.output_index(i)
         return self._s.output_device_ptr(i)
+
+
+def _input_key(a):
+    """What identifies a bound array: the object and, for torch, its version counter; None for
+    paths and anything else (always bound again)."""
+    if isinstance(a, (str, os.PathLike)) or a is None:
+        return None
+    return version_key(a)
+
+
+def _graph_key(graph):
+    """A graph's _input_key: its edge_index (held by the session, so the id stays unique), the
+    node count and a batch's ptr / batch."""
+    ei = getattr(graph, "edge_index", None)
+    if ei is None:
+        return _input_key(graph)
+    return (_input_key(ei), getattr(graph, "num_nodes", None), _input_key(getattr(graph, "ptr", None)),
+            _input_key(getattr(graph, "batch", None)))
+
+
+def _weights_key(w):
+    """A path: its name, file time and size; a mapping of torch tensors: each tensor's address,
+    version, shape and dtype (state_dict() gives new objects over the same storage); None
+    otherwise (NumPy mappings are bound every time)."""
+    if isinstance(w, (str, os.PathLike)):
+        try:
+            st = os.stat(w)
+        except OSError:
+            return None
+        return ("path", os.fspath(w), st.st_mtime_ns, st.st_size)
+    if not hasattr(w, "items"):
+        return None
+    key = []
+    for name, v in w.items():
+        if not is_torch(v):
+            return None
+        key.append((name, v.data_ptr(), v._version, tuple(v.shape), str(v.dtype), str(v.device)))
+    return tuple(key)
 
 
 class _DeviceView:
