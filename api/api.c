@@ -47,6 +47,7 @@ struct bgnn_session {
     BgTensor feat;          /* host features, or only the shape when fdev != 0 */
     BgCUdeviceptr fdev;
     char *weights;
+    BgSafetensors wmem;     /* tensors of bgnn_session_set_weights_tensor (used instead of a file) */
     bool dirty, prepared, ran;
     BgGpuRun run;           /* GPU */
     BgBindings b;           /* CPU */
@@ -424,6 +425,7 @@ void bgnn_session_destroy(bgnn_session *s) {
     if (s->have_graph) bg_graph_free(&s->graph);
     bg_tensor_free(&s->feat);
     free(s->weights);
+    bg_safetensors_free(&s->wmem);
     free(s);
 }
 
@@ -547,6 +549,15 @@ bgnn_status bgnn_session_set_features_device(bgnn_session *s, uint64_t dptr, int
         return fail_msg(s->m->c, BGNN_ERR_UNSUPPORTED, "device features need a GPU context");
     if (!dptr || rows < 0 || cols < 1)
         return fail_msg(s->m->c, BGNN_ERR_INVALID_ARG, "bgnn_session_set_features_device: NULL pointer or bad shape");
+    if (s->prepared && !s->dirty && s->fdev && s->feat.dim[0] == rows && s->feat.dim[1] == cols) {
+        /* another array of the same shape: point the bound input at it (no new bind) */
+        bgnn_context *c = s->m->c;
+        c->gpu.cu.cuCtxSetCurrent(c->gpu.ctx);
+        bg_gpu_run_set_input(&c->gpu, s->m->gm.plan, &s->run, (BgCUdeviceptr)dptr);
+        s->fdev = (BgCUdeviceptr)dptr;
+        s->ran = false;
+        return BGNN_OK;
+    }
     bg_tensor_free(&s->feat);
     s->feat.dtype = BG_DT_F32;
     s->feat.rank = 2;
@@ -562,6 +573,7 @@ bgnn_status bgnn_session_set_weights(bgnn_session *s, const char *path) {
     if (!path) return fail_msg(s->m->c, BGNN_ERR_INVALID_ARG, "bgnn_session_set_weights: path is NULL");
     free(s->weights);
     s->weights = xstrdup(path);
+    bg_safetensors_free(&s->wmem);
     s->dirty = true;
     return BGNN_OK;
 }
@@ -577,11 +589,13 @@ bgnn_status bgnn_session_prepare(bgnn_session *s) {
     bg_diag_init(&d);
     bool ok, oom = false;
     const BgTensor *feat = s->feat.data || s->fdev ? &s->feat : NULL;
+    const BgSafetensors *wmem = s->wmem.n ? &s->wmem : NULL;
     if (m->gpu) {
         ok = bg_gpu_make_current(&c->gpu, &d) &&
-             bg_gpu_run_bind(&c->gpu, &m->gm, m->m, &s->graph, feat, s->fdev, s->weights, &s->run, &oom, &d);
+             bg_gpu_run_bind_mem(&c->gpu, &m->gm, m->m, &s->graph, feat, s->fdev, s->weights, wmem,
+                                 &s->run, &oom, &d);
     } else {
-        ok = bg_bind(m->m, &s->graph, feat, s->weights, &s->b, &d);
+        ok = bg_bind_mem(m->m, &s->graph, feat, s->weights, wmem, &s->b, &d);
     }
     if (!ok) return finish(c, &d, false, oom ? BGNN_ERR_DEVICE_MEMORY : BGNN_OK);
     s->prepared = true;
@@ -819,5 +833,137 @@ bgnn_status bgnn_session_accuracy(bgnn_session *s, int i, const char *split, dou
     }
     if (own) bg_tensor_free(&t);
     *percent = total ? 100.0 * (double)ok / (double)total : 0.0;
+    return BGNN_OK;
+}
+
+/* ---- graphs as COO or from a file, weights from memory, the input's device pointer ------ */
+/* graph_ptr checks of the COO entry point (those of _csr, as a function). */
+static bgnn_status check_graph_ptr(bgnn_context *c, int64_t n, int64_t ngraphs, const int64_t *graph_ptr) {
+    if (!graph_ptr) return BGNN_OK;
+    if (ngraphs < 1 || graph_ptr[0] != 0 || graph_ptr[ngraphs] != n)
+        return fail_msg(c, BGNN_ERR_DATA, "graph_ptr must start at 0 and end at n = %lld", (long long)n);
+    for (int64_t g = 0; g < ngraphs; g++)
+        if (graph_ptr[g + 1] < graph_ptr[g])
+            return fail_msg(c, BGNN_ERR_DATA, "graph_ptr decreases at graph %lld", (long long)g);
+    return BGNN_OK;
+}
+
+static void attach_graph_ptr(BgGraph *g, int64_t ngraphs, const int64_t *graph_ptr) {
+    if (graph_ptr) {
+        g->ngraphs = ngraphs;
+        g->graph_ptr = bg_xmalloc(sizeof(int64_t) * (size_t)(ngraphs + 1));
+        memcpy(g->graph_ptr, graph_ptr, sizeof(int64_t) * (size_t)(ngraphs + 1));
+    } else {
+        g->ngraphs = 1;
+    }
+}
+
+bgnn_status bgnn_session_set_graph_coo(bgnn_session *s, int64_t n, int64_t nnz, const int64_t *row,
+                                       const int64_t *col, int64_t ngraphs, const int64_t *graph_ptr) {
+    if (!s) return BGNN_ERR_INVALID_ARG;
+    bgnn_context *c = s->m->c;
+    if (n < 0 || n > INT32_MAX || nnz < 0 || (nnz > 0 && (!row || !col)))
+        return fail_msg(c, BGNN_ERR_INVALID_ARG, "bgnn_session_set_graph_coo: bad n (%lld) or nnz (%lld), or NULL arrays",
+                        (long long)n, (long long)nnz);
+    for (int64_t e = 0; e < nnz; e++)
+        if (row[e] < 0 || row[e] >= n || col[e] < 0 || col[e] >= n)
+            return fail_msg(c, BGNN_ERR_DATA, "graph COO: entry %lld: (row %lld, col %lld) out of range for %lld nodes (0-based)",
+                            (long long)e, (long long)row[e], (long long)col[e], (long long)n);
+    bgnn_status st = check_graph_ptr(c, n, ngraphs, graph_ptr);
+    if (st != BGNN_OK) return st;
+    /* bg_graph_from_coo only reads the arrays */
+    BgCoo coo = {n, n, nnz, (int64_t *)(uintptr_t)row, (int64_t *)(uintptr_t)col, NULL};
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgGraph g;
+    if (!bg_graph_from_coo(&coo, "graph COO", &g, &d)) return finish(c, &d, false, BGNN_ERR_DATA);
+    attach_graph_ptr(&g, ngraphs, graph_ptr);
+    set_graph(s, &g);
+    return finish(c, &d, true, BGNN_OK);
+}
+
+bgnn_status bgnn_session_set_graph_file(bgnn_session *s, const char *path) {
+    if (!s) return BGNN_ERR_INVALID_ARG;
+    bgnn_context *c = s->m->c;
+    if (!path) return fail_msg(c, BGNN_ERR_INVALID_ARG, "bgnn_session_set_graph_file: path is NULL");
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgGraph g;
+    if (!bg_graph_load_file(path, 0, &g, NULL, &d)) return finish(c, &d, false, BGNN_OK);
+    set_graph(s, &g);
+    return finish(c, &d, true, BGNN_OK);
+}
+
+bgnn_status bgnn_session_set_weights_tensor(bgnn_session *s, const char *name, bgnn_dtype dtype, int rank,
+                                            const int64_t *shape, const void *data) {
+    if (!s) return BGNN_ERR_INVALID_ARG;
+    bgnn_context *c = s->m->c;
+    if (!name || !*name || rank < 0 || rank > 4 || (rank > 0 && !shape))
+        return fail_msg(c, BGNN_ERR_INVALID_ARG, "bgnn_session_set_weights_tensor: NULL or empty name, or rank %d not 0..4",
+                        rank);
+    if (dtype != BGNN_F32)
+        return fail_msg(c, BGNN_ERR_UNSUPPORTED, "weights tensor '%s': only BGNN_F32 tensors can be set (convert first)",
+                        name);
+    int64_t numel = 1;
+    for (int k = 0; k < rank; k++) {
+        if (shape[k] < 0 || (shape[k] && numel > ((int64_t)1 << 40) / shape[k]))
+            return fail_msg(c, BGNN_ERR_INVALID_ARG, "weights tensor '%s': bad dimension %d (%lld)", name, k,
+                            (long long)shape[k]);
+        numel *= shape[k];
+    }
+    if (numel && !data) return fail_msg(c, BGNN_ERR_INVALID_ARG, "weights tensor '%s': data is NULL", name);
+    float *copy = malloc((size_t)(numel ? numel : 1) * sizeof(float));
+    if (!copy) return fail_msg(c, BGNN_ERR_NOMEM, "weights tensor '%s': out of memory", name);
+    if (numel) memcpy(copy, data, (size_t)numel * sizeof(float));
+    if (s->weights) { /* memory replaces a file set earlier */
+        free(s->weights);
+        s->weights = NULL;
+    }
+    BgSafetensors *w = &s->wmem;
+    if (!w->path) w->path = xstrdup("(in-memory weights)");
+    BgStTensor *t = NULL;
+    for (int i = 0; i < w->n && !t; i++)
+        if (strcmp(w->t[i].name, name) == 0) t = &w->t[i];
+    if (t) {
+        free(t->data);
+    } else {
+        BgStTensor *nt = realloc(w->t, sizeof(BgStTensor) * (size_t)(w->n + 1));
+        if (!nt) {
+            free(copy);
+            return fail_msg(c, BGNN_ERR_NOMEM, "weights tensor '%s': out of memory", name);
+        }
+        w->t = nt;
+        t = &w->t[w->n++];
+        memset(t, 0, sizeof *t);
+        t->name = xstrdup(name);
+    }
+    t->dtype = BG_DT_F32;
+    t->rank = rank;
+    memset(t->dim, 0, sizeof t->dim);
+    for (int k = 0; k < rank; k++) t->dim[k] = shape[k];
+    t->numel = numel;
+    t->data = copy;
+    s->dirty = true;
+    return BGNN_OK;
+}
+
+bgnn_status bgnn_session_clear_weights(bgnn_session *s) {
+    if (!s) return BGNN_ERR_INVALID_ARG;
+    free(s->weights);
+    s->weights = NULL;
+    bg_safetensors_free(&s->wmem);
+    s->dirty = true;
+    return BGNN_OK;
+}
+
+bgnn_status bgnn_session_input_device_ptr(bgnn_session *s, uint64_t *dptr) {
+    if (!s) return BGNN_ERR_INVALID_ARG;
+    bgnn_context *c = s->m->c;
+    if (!dptr) return fail_msg(c, BGNN_ERR_INVALID_ARG, "bgnn_session_input_device_ptr: dptr is NULL");
+    if (!s->m->gpu) return fail_msg(c, BGNN_ERR_UNSUPPORTED, "inputs live on the host on the CPU target");
+    bgnn_status st = ensure_prepared(s);
+    if (st != BGNN_OK) return st;
+    *dptr = (uint64_t)bg_gpu_run_input_ptr(s->m->gm.plan, &s->run);
+    if (!*dptr) return fail_msg(c, BGNN_ERR_STATE, "the model has no node-feature input on the device");
     return BGNN_OK;
 }

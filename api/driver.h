@@ -32,6 +32,10 @@ bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const 
 bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
                      const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
                      BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* The same with named weights from memory (wmem, as bg_bind_mem) instead of a file. */
+bool bg_gpu_run_bind_mem(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
+                         const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
+                         const BgSafetensors *wmem, BgGpuRun *out, bool *oom, BgDiagSink *d);
 
 /* ===== gen_weights.c ================================================================= */
 /* Random weights for every PARAM of a lowered module (compile with passes = none), in the

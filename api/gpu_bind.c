@@ -8,6 +8,12 @@
 bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
                      const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
                      BgGpuRun *out, bool *oom, BgDiagSink *d) {
+    return bg_gpu_run_bind_mem(g, gm, real, graph, features, features_dev, weights, NULL, out, oom, d);
+}
+
+bool bg_gpu_run_bind_mem(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGraph *graph,
+                         const BgTensor *features, BgCUdeviceptr features_dev, const char *weights,
+                         const BgSafetensors *wmem, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     BgLeafSpec *decl = NULL;
     int ndecl = 0;
     if (real) {
@@ -16,7 +22,7 @@ bool bg_gpu_run_bind(BgGpu *g, const BgGpuModel *gm, const BgModule *real, BgGra
         for (int i = 0; i < ndecl; i++) decl[i] = bg_leaf_spec_of(real, &real->insts[i]);
     }
     bool ok = bg_gpu_run_bind_leaves(g, gm, decl, ndecl, graph, features, features_dev, weights,
-                                     out, oom, d);
+                                     wmem, out, oom, d);
     free(decl);
     return ok;
 }

@@ -55,6 +55,29 @@ void bg_sb_printf(BgStrBuf *b, const char *fmt, ...) BG_PRINTF(2, 3);
 void bg_sb_vprintf(BgStrBuf *b, const char *fmt, va_list ap);
 char *bg_sb_take(BgStrBuf *b); /* the string (never NULL; caller frees); b is reset */
 
+/* ===== json.c: a JSON writer (bgnnc --json) ========================================= */
+#define BG_JSON_MAX_DEPTH 16
+typedef struct BgJson {
+    BgStrBuf sb;
+    int depth, overflow;
+    bool in_array[BG_JSON_MAX_DEPTH];
+    int count[BG_JSON_MAX_DEPTH];  /* values written at each level (for the commas) */
+} BgJson;
+void bg_json_init(BgJson *j);
+/* Values: key names the member inside an object and is ignored inside an array (and at
+ * the top).  Strings are escaped (invalid UTF-8 becomes U+FFFD); v NULL writes null. */
+void bg_json_object(BgJson *j, const char *key);
+void bg_json_end_object(BgJson *j);
+void bg_json_array(BgJson *j, const char *key);
+void bg_json_end_array(BgJson *j);
+void bg_json_string(BgJson *j, const char *key, const char *v);
+void bg_json_number(BgJson *j, const char *key, double v); /* NaN, inf: null */
+void bg_json_int(BgJson *j, const char *key, long long v);
+void bg_json_bool(BgJson *j, const char *key, bool v);
+void bg_json_null(BgJson *j, const char *key);
+/* Closes what is open, appends a newline; the text (caller frees); j is reset. */
+char *bg_json_take(BgJson *j);
+
 /* ===== source.c: source text and locations ========================================== */
 typedef struct BgLoc {
     uint32_t off; /* byte offset of the first character */

@@ -2,12 +2,13 @@
  *
  *   bgnnc MODEL [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=a,b] [--print-after=PASS|all]
  *   bgnnc MODEL -o model.cubin [--arch sm_XX]          (AOT: code generation + NVRTC, no cache)
- *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu|auto] [--logits OUT.npy]
+ *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu|auto] [--graph FILE] [--logits OUT.npy]
  *   bgnnc gen-weights MODEL --seed N -o W.safetensors
  *   bgnnc --list-passes | --help | --version
  *
  * Exit status: 0 success, 1 an error in an input (model, data, weights) or on the GPU,
  * 2 a usage error (an output path that names one of the command's inputs included). */
+#include "cli.h"
 #include "driver.h"
 #include "outguard.h"
 
@@ -24,9 +25,9 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: bgnnc MODEL.bgnn [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=P1,P2] [--print-after=PASS|all]\n"
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
-    "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G]\n"
+    "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G] [--json]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
-    "                 [--logits OUT.npy] [--repeat N] [--profile]\n"
+    "                 [--graph FILE] [--logits OUT.npy] [--repeat N] [--profile] [--json]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
@@ -42,8 +43,11 @@ static const char usage_text[] =
     "                     --passes= (empty) stops after lowering\n"
     "  --print-after=PASS print the IR after PASS (or after every pass: all)\n"
     "  -o FILE            write the output to FILE (atomically) instead of stdout\n"
-    "  --data DIR         dataset directory (graph.mtx, features.npy, labels.npy, splits)\n"
+    "  --data DIR         dataset directory (graph.mtx or another graph file, features.npy,\n"
+    "                     labels.npy, splits; docs/formats.md)\n"
     "  --dataset NAME     DIR = $BGNN_DATA_DIR/NAME (default root ../shared/data)\n"
+    "  --graph FILE       the graph from FILE instead of DIR's graph file: Matrix Market,\n"
+    "                     .npz (scipy.sparse.save_npz), edge list text, .npy edge arrays\n"
     "  --weights FILE     safetensors file (or a directory for npy(...) parameters)\n"
     "  --target cpu|gpu   run on the CPU reference interpreter (default; needs the .bgnn) or\n"
     "                     on GPU 0 (a .bgnn is JIT-compiled through the disk cache\n"
@@ -53,6 +57,8 @@ static const char usage_text[] =
     "  --profile          gpu: also time each separate kernel alone (median of --repeat)\n"
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
     "                     events around the kernels, inputs already on the GPU)\n"
+    "  --json             run, --stats: print one JSON object instead of text (a failure:\n"
+    "                     {\"ok\": false, \"error\": ...} on stdout too); docs/api.md\n"
     "\n"
     "An output (-o, --logits) never replaces an input of the command (the model, the weights,\n"
     "a data file), not even through a symlink or a hard link: that is a usage error.\n"
@@ -85,11 +91,21 @@ static int refuse_model_clobber(const char *flag, const char *out, const char *m
 }
 
 static int report(BgDiagSink *d) {
+    cli_progress_done();
     char *s = bg_diag_render(d);
     if (s && *s) fputs(s, stderr);
     free(s);
     int rc = d->nerrors ? EXIT_INPUT : 0;
     bg_diag_free(d);
+    return rc;
+}
+
+/* report, and with --json also the failure as JSON on stdout. */
+static int report_json(BgDiagSink *d, bool json) {
+    char *s = json && d->nerrors ? bg_diag_render(d) : NULL;
+    int rc = report(d);
+    if (s) cli_print_error_json(rc, s);
+    free(s);
     return rc;
 }
 
@@ -153,12 +169,13 @@ static bool write_cubin(const BgModule *m, const char *arch, const char *out, Bg
 static int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *emit = NULL, *out = NULL, *passes = NULL, *after = NULL;
     const char *arch = NULL;
-    bool stats = false;
+    bool stats = false, json = false;
     long long sz[3] = {2708, 10556, 1}; /* --stats sizes: Cora's N and E, one graph */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--emit=", 7) == 0) emit = a + 7;
         else if (strcmp(a, "--stats") == 0) stats = true;
+        else if (strcmp(a, "--json") == 0) json = true;
         else if (strncmp(a, "--nodes=", 8) == 0 || strncmp(a, "--edges=", 8) == 0 || strncmp(a, "--graphs=", 9) == 0) {
             const char *v = strchr(a, '=') + 1;
             char *end;
@@ -183,6 +200,7 @@ static int cmd_compile(int argc, char **argv) {
         else model = a;
     }
     if (!model) return usage_error("%s", "no model file given");
+    if (json && !stats) return usage_error("%s", "--json goes with --stats (or bgnnc run)");
     if (emit && strcmp(emit, "ast") != 0 && strcmp(emit, "ir") != 0 && strcmp(emit, "cuda") != 0 &&
         strcmp(emit, "cubin") != 0)
         return usage_error("--emit must be ast, ir, cuda or cubin, got '%s'", emit);
@@ -230,7 +248,7 @@ static int cmd_compile(int argc, char **argv) {
             BgPlan *p = bg_plan_build(m, a, &d);
             if (p) {
                 p->arch = arch;
-                char *s = bg_plan_stats(p, sz[0], sz[1], sz[2]);
+                char *s = json ? bg_plan_stats_json(p, sz[0], sz[1], sz[2]) : bg_plan_stats(p, sz[0], sz[1], sz[2]);
                 fputs(s, stdout);
                 free(s);
             }
@@ -288,33 +306,53 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void print_accuracy(const BgDataset *ds, const BgInterpResult *res) {
+/* The accuracy of a run: per split, else over every labelled node, else per graph. */
+static void fill_accuracy(const BgDataset *ds, const BgInterpResult *res, CliRunReport *rep) {
     int which = -1;
     const BgTensor *pred = pick_prediction(res, ds->graph.n, &which);
+    rep->nacc = 0;
+    rep->graphs = ds->graph.ngraphs;
     if (pred && ds->labels) {
         static const char *names[3] = {"train", "val", "test"};
-        printf("accuracy");
         for (int s = 0; s < 3; s++)
-            if (ds->split[s]) printf("  %s %.2f%%", names[s], accuracy(pred, ds->labels, ds->split[s], ds->nsplit[s]));
-        if (!ds->split[0] && !ds->split[1] && !ds->split[2])
-            printf("  all %.2f%%", accuracy(pred, ds->labels, NULL, ds->graph.n));
-        printf("   (output '%s')\n", res->names[which]);
+            if (ds->split[s]) {
+                rep->acc_name[rep->nacc] = names[s];
+                rep->acc[rep->nacc++] = accuracy(pred, ds->labels, ds->split[s], ds->nsplit[s]);
+            }
+        if (!rep->nacc) {
+            rep->acc_name[0] = "all";
+            rep->acc[rep->nacc++] = accuracy(pred, ds->labels, NULL, ds->graph.n);
+        }
+        rep->output = res->names[which];
     } else if (ds->graph_labels && (pred = pick_prediction(res, ds->graph.ngraphs, &which))) {
-        printf("accuracy  graphs %.2f%%   (output '%s', %lld graphs)\n",
-               accuracy(pred, ds->graph_labels, NULL, ds->graph.ngraphs), res->names[which],
-               (long long)ds->graph.ngraphs);
-    } else {
-        printf("accuracy  n/a (no labels match an output)\n");
+        rep->acc_name[0] = "graphs";
+        rep->acc[rep->nacc++] = accuracy(pred, ds->graph_labels, NULL, ds->graph.ngraphs);
+        rep->output = res->names[which];
     }
 }
 
-static void save_logits(const char *logits, const BgInterpResult *res, BgDiagSink *d) {
+static void print_accuracy(const CliRunReport *rep) {
+    if (!rep->nacc) {
+        printf("accuracy  n/a (no labels match an output)\n");
+    } else if (strcmp(rep->acc_name[0], "graphs") == 0) {
+        printf("accuracy  graphs %.2f%%   (output '%s', %lld graphs)\n", rep->acc[0], rep->output, rep->graphs);
+    } else {
+        printf("accuracy");
+        for (int i = 0; i < rep->nacc; i++) printf("  %s %.2f%%", rep->acc_name[i], rep->acc[i]);
+        printf("   (output '%s')\n", rep->output);
+    }
+}
+
+static bool save_logits(const char *logits, const BgInterpResult *res, bool quiet, BgDiagSink *d) {
     const BgTensor *lt = NULL;
     for (int i = 0; i < res->noutputs && !lt; i++)
         if (res->outputs[i].dtype == BG_DT_F32) lt = &res->outputs[i];
     if (!lt) bg_diag_error(d, BG_E_WRITE, "%s: the model has no float output to save", logits);
-    else if (bg_npy_save_f32(logits, lt->data, lt->rank, lt->dim, d))
-        printf("logits  %s\n", logits);
+    else if (bg_npy_save_f32(logits, lt->data, lt->rank, lt->dim, d)) {
+        if (!quiet) printf("logits  %s\n", logits);
+        return true;
+    }
+    return false;
 }
 
 /* Is path an ELF file (a cubin) rather than model source? */
@@ -328,14 +366,16 @@ static bool is_cubin_file(const char *path) {
 }
 
 typedef struct RunArgs {
-    const char *model, *data, *weights, *logits;
+    const char *model, *data, *weights, *logits, *graph;
     long repeat;
     bool profile;
     bool cubin;
+    bool json;
 } RunArgs;
 
 /* --logits against the files a run reads besides the model's npy(...) parameters: the model
- * or cubin, the weights file or every file of a weights directory, the data files. */
+ * or cubin, the weights file or every file of a weights directory, the data files, the
+ * --graph file. */
 static int refuse_run_clobber(const RunArgs *ra) {
     if (!ra->logits) return 0;
     BgInputSet inputs = {0};
@@ -351,6 +391,7 @@ static int refuse_run_clobber(const RunArgs *ra) {
         bg_inputs_add(&inputs, p, "the data file");
         free(p);
     }
+    if (ra->graph) bg_inputs_add(&inputs, ra->graph, "the graph file");
     int rc = refuse_clobber("--logits", ra->logits, &inputs);
     bg_inputs_free(&inputs);
     return rc;
@@ -384,10 +425,13 @@ static int run_cpu(const RunArgs *ra) {
     BgModule *m = bg_compile_file(a, ra->model, NULL, &d);
     double t1 = now_ms();
     int urc = refuse_param_clobber(ra, m);
-    if (urc || !m || !bg_dataset_load(ra->data, &ds, &d)) goto done;
+    cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
+    if (urc || !m || !bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
     double t2 = now_ms();
+    cli_progress("binding %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_bind(m, &ds.graph, &ds.features, ra->weights, &b, &d)) goto done;
     double t3 = now_ms();
+    cli_progress("running on the cpu reference (%ld run%s)", ra->repeat, ra->repeat > 1 ? "s" : "");
     double *times = bg_xcalloc((size_t)ra->repeat, sizeof(double));
     BgInterpResult res;
     memset(&res, 0, sizeof res);
@@ -406,17 +450,30 @@ static int run_cpu(const RunArgs *ra) {
     double median = times[ra->repeat / 2];
     free(times);
 
-    printf("model   %s (%s)\n", m->name, ra->model);
-    printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
-    print_accuracy(&ds, &res);
-    printf("time    compile %.2f ms, load %.2f ms, bind %.2f ms, inference %.3f ms (cpu reference, median of %ld)\n",
-           t1 - t0, t2 - t1, t3 - t2, median, ra->repeat);
-    if (ra->logits) save_logits(ra->logits, &res, &d);
+    cli_progress_done();
+    CliRunReport rep = {.model = m->name, .model_file = ra->model, .target = "cpu",
+                        .device = "cpu (reference interpreter)", .data = ra->data, .graph_file = ra->graph,
+                        .nodes = ds.graph.n, .edges = ds.graph.nnz, .compile_ms = t1 - t0, .load_ms = t2 - t1,
+                        .bind_ms = t3 - t2, .inference_ms = median, .repeat = ra->repeat, .cache_hit = -1};
+    fill_accuracy(&ds, &res, &rep);
+    if (ra->json) {
+        if (!ra->logits || save_logits(ra->logits, &res, true, &d)) {
+            rep.logits_file = ra->logits;
+            cli_print_run_json(&rep);
+        }
+    } else {
+        printf("model   %s (%s)\n", m->name, ra->model);
+        printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
+        print_accuracy(&rep);
+        printf("time    compile %.2f ms, load %.2f ms, bind %.2f ms, inference %.3f ms (cpu reference, median of %ld)\n",
+               t1 - t0, t2 - t1, t3 - t2, median, ra->repeat);
+        if (ra->logits) save_logits(ra->logits, &res, false, &d);
+    }
     bg_interp_result_free(&res);
 done:
     bg_bindings_free(&b);
     bg_dataset_free(&ds);
-    int rc = report(&d);
+    int rc = report_json(&d, ra->json);
     bg_arena_free(a);
     return urc ? urc : rc;
 }
@@ -446,6 +503,7 @@ static int run_gpu(const RunArgs *ra) {
     bool have_gpu = bg_gpu_open(&g, 0, &d);
     if (!have_gpu) goto done;
     double t0 = now_ms();
+    cli_progress("%s %s", ra->cubin ? "loading" : "compiling", ra->model);
     if (ra->cubin) {
         cubin = (unsigned char *)bg_read_file(ra->model, &len, &d);
         if (!cubin) goto done;
@@ -458,10 +516,13 @@ static int run_gpu(const RunArgs *ra) {
     }
     if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
     double t1 = now_ms();
-    if (!bg_dataset_load(ra->data, &ds, &d)) goto done;
+    cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
+    if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
     double t2 = now_ms();
+    cli_progress("binding and uploading %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_gpu_run_bind(&g, &gm, m, &ds.graph, &ds.features, 0, ra->weights, &run, NULL, &d)) goto done;
     double t3 = now_ms();
+    cli_progress("running on the gpu (%ld timed run%s)", ra->repeat, ra->repeat > 1 ? "s" : "");
     if (!bg_gpu_run_launch(&g, &gm, &run, NULL, &d)) goto done;
     const BgPlan *p = gm.plan;
     res.names = bg_xcalloc((size_t)p->noutputs + 1, sizeof(char *));
@@ -473,6 +534,41 @@ static int run_gpu(const RunArgs *ra) {
     }
     double median = 0;
     if (!bg_gpu_run_time(&g, &gm, &run, NULL, (int)ra->repeat, &median, &d)) goto done;
+    cli_progress_done();
+    char devname[200];
+    snprintf(devname, sizeof devname, "%s (%s)", g.name, g.arch);
+    CliRunReport rep = {.model = p->model, .model_file = ra->model, .target = "gpu", .device = devname,
+                        .data = ra->data, .graph_file = ra->graph, .nodes = ds.graph.n, .edges = ds.graph.nnz,
+                        .compile_ms = t1 - t0, .load_ms = t2 - t1, .bind_ms = t3 - t2, .inference_ms = median,
+                        .repeat = ra->repeat, .cache_hit = ra->cubin ? -1 : ji.cache_hit,
+                        .exec = bg_exec_mode_name(run.used), .kernels = p->nlaunches,
+                        .coop_grid = run.used == BG_EXEC_COOP ? run.coop_grid : 0, .coop_refused = run.coop_refused};
+    if (run.mode == BG_EXEC_AUTO) {
+        rep.auto_ms[0] = run.auto_ms[0];
+        rep.auto_ms[1] = run.auto_ms[1];
+    }
+    fill_accuracy(&ds, &res, &rep);
+    if (ra->json) {
+        double *pms = NULL;
+        const char **kn = NULL;
+        if (ra->profile) {
+            pms = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(double));
+            kn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(char *));
+            for (int i = 0; i < p->nlaunches; i++) kn[i] = p->launches[i].kernel;
+            if (bg_gpu_run_profile(&g, &gm, &run, NULL, (int)ra->repeat, pms, &d)) {
+                rep.nprofile = p->nlaunches;
+                rep.profile_kernel = kn;
+                rep.profile_ms = pms;
+            }
+        }
+        if (!d.nerrors && (!ra->logits || save_logits(ra->logits, &res, true, &d))) {
+            rep.logits_file = ra->logits;
+            cli_print_run_json(&rep);
+        }
+        free(pms);
+        free(kn);
+        goto done;
+    }
 
     printf("model   %s (%s)\n", p->model, ra->model);
     if (run.used == BG_EXEC_COOP)
@@ -491,7 +587,7 @@ static int run_gpu(const RunArgs *ra) {
                p->nlaunches, 1000 * run.auto_ms[1], BG_AUTO_TRIALS);
     }
     printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
-    print_accuracy(&ds, &res);
+    print_accuracy(&rep);
     printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.3f ms (gpu, median of %ld, CUDA events)\n",
            ra->cubin ? "cubin load" : "compile", t1 - t0,
            ra->cubin ? "" : ji.cache_hit ? " (cache hit)" : " (nvrtc)", t2 - t1, t3 - t2, median, ra->repeat);
@@ -503,7 +599,7 @@ static int run_gpu(const RunArgs *ra) {
                        ra->repeat);
         free(ms);
     }
-    if (ra->logits) save_logits(ra->logits, &res, &d);
+    if (ra->logits) save_logits(ra->logits, &res, false, &d);
 done:
     bg_interp_result_free(&res);
     if (have_gpu) {
@@ -514,7 +610,7 @@ done:
     free(cache_dir);
     free(cubin);
     bg_dataset_free(&ds);
-    int rc = report(&d);
+    int rc = report_json(&d, ra->json);
     bg_arena_free(a);
     return urc ? urc : rc;
 }
@@ -541,6 +637,7 @@ static int cmd_run(int argc, char **argv) {
         if (strcmp(a, "--data") == 0) slot = &ra.data;
         else if (strcmp(a, "--dataset") == 0) slot = &dataset;
         else if (strcmp(a, "--weights") == 0) slot = &ra.weights;
+        else if (strcmp(a, "--graph") == 0) slot = &ra.graph;
         else if (strcmp(a, "--target") == 0) slot = &target;
         else if (strncmp(a, "--target=", 9) == 0) {
             target = a + 9;
@@ -548,6 +645,9 @@ static int cmd_run(int argc, char **argv) {
         } else if (strcmp(a, "--logits") == 0) slot = &ra.logits;
         else if (strcmp(a, "--profile") == 0) {
             ra.profile = true;
+            continue;
+        } else if (strcmp(a, "--json") == 0) {
+            ra.json = true;
             continue;
         } else if (strcmp(a, "--repeat") == 0) {
             if (++i >= argc) return usage_error("%s needs a number", a);

@@ -1,6 +1,7 @@
-/* dataset.c - loads a data directory: graph.mtx (required), features.npy, labels.npy,
- * train/val/test_idx.npy, graph_ptr.npy and graph_labels.npy (optional), checking every
- * file against the graph's node count.  Layout: /work/shared/data/README.md. */
+/* dataset.c - loads a data directory: a graph file (required: graph.mtx, or another format,
+ * graph_load.c), features.npy, labels.npy, train/val/test_idx.npy, graph_ptr.npy and
+ * graph_labels.npy (optional), checking every file against the graph's node count.
+ * Layout: /work/shared/data/README.md; graph formats: docs/formats.md. */
 #include "loaders.h"
 
 #include <stdio.h>
@@ -67,6 +68,10 @@ static bool count_err(const char *dir, const char *name, int64_t got, const char
 }
 
 bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d) {
+    return bg_dataset_load_graph(dir, NULL, out, d);
+}
+
+bool bg_dataset_load_graph(const char *dir, const char *graph_path, BgDataset *out, BgDiagSink *d) {
     struct stat st;
     if (stat(dir, &st) != 0) {
         bg_diag_error(d, BG_E_IO, "data directory '%s' not found (set --data or BGNN_DATA_DIR)", dir);
@@ -82,17 +87,20 @@ bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d) {
     memset(&v, 0, sizeof v);
     bool present;
 
-    /* graph.mtx */
-    char *p = join(dir, "graph.mtx");
-    if (!exists(p)) {
-        bg_diag_error(d, BG_E_IO, "%s: not found (every data directory needs graph.mtx)", p);
+    /* the graph: graph.mtx, or another format (graph_load.c) */
+    char *p = graph_path ? join("", graph_path) : bg_dataset_graph_path(dir);
+    if (!p) {
+        p = join(dir, "graph.mtx");
+        bg_diag_error(d, BG_E_IO, "%s: not found (every data directory needs graph.mtx, graph.npz, edges.txt, "
+                      "edge_index.npy or src.npy + dst.npy)", p);
         free(p);
         return false;
     }
-    BgCoo coo;
-    memset(&coo, 0, sizeof coo);
-    bool ok = bg_mtx_load(p, &coo, d) && bg_graph_from_coo(&coo, p, &ds.graph, d);
-    bg_coo_free(&coo);
+    bool stated = true;
+    bool ok = bg_graph_load_file(p, 0, &ds.graph, &stated, d);
+    const char *slash = strrchr(p, '/');
+    char gname[256];
+    snprintf(gname, sizeof gname, "%s", slash ? slash + 1 : p);
     free(p);
     if (!ok) return false;
     int64_t n = ds.graph.n;
@@ -106,8 +114,9 @@ bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d) {
                           (long long)v.dim[0]);
             goto fail_p;
         }
+        if (v.dim[0] > n && !stated && bg_graph_add_nodes(&ds.graph, v.dim[0])) n = v.dim[0];
         if (v.dim[0] != n) {
-            bg_diag_error(d, BG_E_DATA_SHAPE, "%s: %lld rows but graph.mtx has %lld nodes", p, (long long)v.dim[0],
+            bg_diag_error(d, BG_E_DATA_SHAPE, "%s: %lld rows but %s has %lld nodes", p, (long long)v.dim[0], gname,
                           (long long)n);
             goto fail_p;
         }
@@ -124,8 +133,11 @@ bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d) {
     /* labels.npy: -1 = no label */
     if (!load_ints(dir, "labels.npy", &v, &present, d)) goto fail;
     if (present) {
+        if (v.dim[0] > n && !stated && bg_graph_add_nodes(&ds.graph, v.dim[0])) n = v.dim[0];
         if (v.dim[0] != n) {
-            count_err(dir, "labels.npy", v.dim[0], "graph.mtx (nodes)", n, d);
+            char what[300];
+            snprintf(what, sizeof what, "%s (nodes)", gname);
+            count_err(dir, "labels.npy", v.dim[0], what, n, d);
             goto fail;
         }
         ds.labels = to_i32(&v, -1, INT32_MAX, dir, "labels.npy", "label", d);
@@ -170,8 +182,8 @@ bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d) {
                 goto fail_p;
             }
         if (x[v.dim[0] - 1] != n) {
-            bg_diag_error(d, BG_E_DATA_SHAPE, "%s: last entry is %lld but graph.mtx has %lld nodes", p,
-                          (long long)x[v.dim[0] - 1], (long long)n);
+            bg_diag_error(d, BG_E_DATA_SHAPE, "%s: last entry is %lld but %s has %lld nodes", p,
+                          (long long)x[v.dim[0] - 1], gname, (long long)n);
             goto fail_p;
         }
         free(p);
@@ -224,7 +236,9 @@ const char *bg_default_data_root(void) {
 }
 
 const char *bg_dataset_file(int i) {
-    static const char *const files[] = {"graph.mtx", "features.npy", "labels.npy", "train_idx.npy",
-                                        "val_idx.npy", "test_idx.npy", "graph_ptr.npy", "graph_labels.npy"};
+    static const char *const files[] = {"graph.mtx",     "graph.npz",    "edges.txt",     "edge_index.npy",
+                                        "src.npy",       "dst.npy",      "features.npy",  "labels.npy",
+                                        "train_idx.npy", "val_idx.npy",  "test_idx.npy",  "graph_ptr.npy",
+                                        "graph_labels.npy"};
     return i >= 0 && i < (int)(sizeof files / sizeof files[0]) ? files[i] : NULL;
 }

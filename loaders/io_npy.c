@@ -1,7 +1,8 @@
 /* io_npy.c - NumPy .npy reader (versions 1-3) and float32 writer.
  * The reader parses the header dict itself (keys in any order, Python 2 'L' suffixes,
  * trailing commas), validates every size against the real file length and the limits
- * before allocating, and converts the data to f32 or i64 in bounded chunks.  The writer
+ * before allocating, and converts the data to f32 or i64 in bounded chunks (from a file, or
+ * from memory for the members of an .npz archive).  The writer
  * emits v1.0 with the header padded to 64 bytes, atomically (temp file + rename). */
 #include "loaders.h"
 
@@ -242,22 +243,12 @@ static const char *descr_name(SrcType t) {
     return n[t];
 }
 
-bool bg_npy_load(const char *path, BgNpyWant want, BgNpy *out, BgDiagSink *d) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        bg_diag_error(d, BG_E_IO, "%s: cannot open: %s", path, strerror(errno));
-        return false;
-    }
+/* The whole reader over an open stream of fsize bytes (a file, or memory: bg_npy_load_mem). */
+static bool npy_read(FILE *f, int64_t fsize, const char *path, BgNpyWant want, BgNpy *out, BgDiagSink *d) {
     bool ok = false;
     char *hbuf = NULL;
     unsigned char *chunk = NULL;
     void *data = NULL;
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        bg_diag_error(d, BG_E_IO, "%s: not a regular file", path);
-        goto done;
-    }
-    int64_t fsize = (int64_t)st.st_size;
     unsigned char pre[12];
     if (fsize < 10 || !read_exact(f, pre, 10)) {
         bg_diag_error(d, BG_E_FORMAT, "%s: file too short for a .npy preamble (%lld bytes)", path, (long long)fsize);
@@ -361,6 +352,37 @@ done:
     free(data);
     free(chunk);
     free(hbuf);
+    return ok;
+}
+
+bool bg_npy_load(const char *path, BgNpyWant want, BgNpy *out, BgDiagSink *d) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        bg_diag_error(d, BG_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    bool ok = false;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+        bg_diag_error(d, BG_E_IO, "%s: not a regular file", path);
+    else
+        ok = npy_read(f, (int64_t)st.st_size, path, want, out, d);
+    fclose(f);
+    return ok;
+}
+
+bool bg_npy_load_mem(const void *bytes, size_t len, const char *name, BgNpyWant want, BgNpy *out,
+                     BgDiagSink *d) {
+    if (len < 10) {
+        bg_diag_error(d, BG_E_FORMAT, "%s: file too short for a .npy preamble (%zu bytes)", name, len);
+        return false;
+    }
+    FILE *f = fmemopen((void *)(uintptr_t)bytes, len, "rb");
+    if (!f) {
+        bg_diag_error(d, BG_E_LIMIT, "%s: cannot read from memory: %s", name, strerror(errno));
+        return false;
+    }
+    bool ok = npy_read(f, (int64_t)len, name, want, out, d);
     fclose(f);
     return ok;
 }

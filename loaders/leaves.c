@@ -6,7 +6,9 @@
  * scale of the stored floats.  The CPU reference describes leaves from IR instructions
  * (reference/bind.c), the runtime from plan buffers (runtime/exec.c): both report the same
  * messages for the same bad input.  Every problem is reported (all of them, not just the
- * first) naming the file, the tensor and both shapes; nothing prints. */
+ * first) naming the file, the tensor and both shapes; nothing prints.  Weights come from a
+ * safetensors file, a directory of .npy files, or named tensors in memory (wmem, as
+ * bgnn_session_set_weights_tensor sets them). */
 #include "loaders.h"
 
 #include <math.h>
@@ -22,6 +24,7 @@ typedef struct BindCtx {
     const char *st_path;  /* the safetensors file, or NULL when weights is a directory */
     BgSafetensors st;
     int st_state;         /* 0 not loaded, 1 loaded, -1 failed */
+    const BgSafetensors *mem; /* in-memory tensors (wmem), used instead of a file */
 } BindCtx;
 
 static void note_decl(BindCtx *c, const BgLeafSpec *in, const char *what) {
@@ -81,7 +84,7 @@ static void ctx_init(BindCtx *c, const char *weights, BgDiagSink *d) {
 }
 
 static void ctx_free(BindCtx *c) {
-    if (c->st_state == 1) bg_safetensors_free(&c->st);
+    if (c->st_state == 1 && !c->mem) bg_safetensors_free(&c->st);
     free(c->dir);
 }
 
@@ -294,9 +297,17 @@ static void free_bound(int n, BgAdj *adj, BgTensor *val) {
 }
 
 bool bg_leaves_bind(const BgLeafSpec *spec, int n, const BgGraph *g, const BgTensor *features,
-                    const char *weights, BgAdj *adj, BgTensor *val, BgDiagSink *d) {
+                    const char *weights, const BgSafetensors *wmem, BgAdj *adj, BgTensor *val,
+                    BgDiagSink *d) {
     BindCtx c;
-    ctx_init(&c, weights, d);
+    ctx_init(&c, wmem ? NULL : weights, d);
+    if (wmem) { /* named tensors from memory; npy(...) files relative to the working directory */
+        c.mem = wmem;
+        c.st_path = wmem->path ? wmem->path : "(in-memory weights)";
+        c.weights = c.st_path;
+        c.st_state = 1;
+        c.st = *wmem;
+    }
     bool ok = true;
     for (int i = 0; i < n; i++) {
         const BgLeafSpec *in = &spec[i];

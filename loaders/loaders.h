@@ -1,4 +1,5 @@
-/* loaders.h - the data layer: file formats (Matrix Market, .npy, safetensors), CSR graphs
+/* loaders.h - the data layer: file formats (Matrix Market, edge lists, .npz, .npy,
+ * safetensors), CSR graphs
  * and the adjacencies derived from them, data directories, and the binding of a model's
  * leaves (graphs, node features, weights) to host values.  Both the CPU reference
  * (reference/) and the GPU runtime (runtime/) use it; it knows neither, nor the IR: leaves
@@ -23,6 +24,9 @@ typedef enum { BG_NPY_AS_F32, BG_NPY_AS_I64 } BgNpyWant;
 /* Reads .npy versions 1-3; dtypes <f4 <f8 <i4 <i8 |u1 |b1 (little-endian, C order or
  * 1-D/Fortran-trivial); converts to the wanted type (floats to integers: error). */
 bool bg_npy_load(const char *path, BgNpyWant want, BgNpy *out, BgDiagSink *d);
+/* The same from len bytes in memory (an .npz member); name stands for the file in messages. */
+bool bg_npy_load_mem(const void *bytes, size_t len, const char *name, BgNpyWant want, BgNpy *out,
+                     BgDiagSink *d);
 /* Writes f32 (rank 1 or 2) as .npy v1.0 atomically (temp file + rename). */
 bool bg_npy_save_f32(const char *path, const float *data, int rank, const int64_t *dim,
                      BgDiagSink *d);
@@ -92,6 +96,54 @@ void bg_graph_free(BgGraph *g);
 void bg_adj_free(BgAdj *a);
 const char *bg_norm_name(BgNorm n);
 
+/* ===== io_edgelist.c, io_zip.c, io_npz.c, graph_load.c: more graph formats ===========
+ * docs/formats.md.  Edge lists and .npy edge arrays follow PyG: an edge (src, dst) is a
+ * message from src to dst, the entry A[dst][src] (the transpose of Matrix Market's "i j"). */
+/* Text, one "src dst [weight]" per line (0-based; '#' / '%' comments).  A comment
+ * "# nodes: N" states the node count (*n_stated true), else it is the largest id + 1. */
+bool bg_edgelist_load(const char *path, BgCoo *out, bool *n_stated, BgDiagSink *d);
+/* edge_index [2, E] (dst_path NULL) or the 1-D pair path (sources) / dst_path (targets);
+ * node count the largest id + 1. */
+bool bg_edge_npy_load(const char *path, const char *dst_path, BgCoo *out, BgDiagSink *d);
+
+typedef struct BgZipEntry {
+    char *name;
+    uint64_t offset;      /* of its local header */
+    uint64_t csize, usize;
+    uint32_t crc;
+    int method;           /* 0 stored, 8 deflate */
+    bool encrypted;
+} BgZipEntry;
+typedef struct BgZip {
+    char *path;
+    FILE *f;
+    uint64_t size;        /* bytes before the central directory (where member data may lie) */
+    BgZipEntry *e;
+    int n;
+} BgZip;
+/* Reads the central directory (zip64 included). */
+bool bg_zip_open(const char *path, BgZip *z, BgDiagSink *d);
+const BgZipEntry *bg_zip_find(const BgZip *z, const char *name);
+/* A member's bytes, malloc'd (stored, or deflate when built with zlib; CRC-32 checked);
+ * members over max bytes are refused. */
+bool bg_zip_read(BgZip *z, const BgZipEntry *e, uint64_t max, unsigned char **data, size_t *len,
+                 BgDiagSink *d);
+void bg_zip_close(BgZip *z);
+/* scipy.sparse.save_npz (csr, csc or coo; compressed or not): COO of the stored entries,
+ * A[i][j] as stored; the values are ignored. */
+bool bg_npz_load(const char *path, BgCoo *out, BgDiagSink *d);
+
+/* Any graph file (format by its first bytes: Matrix Market, .npz, .npy edge arrays, else an
+ * edge list) as a CSR graph.  Formats that do not state the node count get
+ * max(largest id + 1, min_nodes) nodes; *n_stated (may be NULL) says which it was. */
+bool bg_graph_load_file(const char *path, int64_t min_nodes, BgGraph *out, bool *n_stated,
+                        BgDiagSink *d);
+/* Widens g to n nodes (the new ones isolated); false when out of memory. */
+bool bg_graph_add_nodes(BgGraph *g, int64_t n);
+/* A data directory's graph file: graph.mtx, graph.npz, edges.txt, edge_index.npy or src.npy
+ * (with dst.npy), the first that exists (malloc'd), or NULL. */
+char *bg_dataset_graph_path(const char *dir);
+
 /* ===== dataset.c: a data directory (graph.mtx, features.npy, labels, splits) ======== */
 typedef struct BgDataset {
     char *dir;
@@ -102,8 +154,10 @@ typedef struct BgDataset {
     int64_t nsplit[3];
     int32_t *graph_labels;   /* [ngraphs] for batched datasets, or NULL */
 } BgDataset;
-/* Loads what exists; graph.mtx is required.  Errors name the file. */
+/* Loads what exists; a graph file is required (bg_dataset_graph_path).  Errors name the file. */
 bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d);
+/* The same with the graph from graph_path (any bg_graph_load_file format) when not NULL. */
+bool bg_dataset_load_graph(const char *dir, const char *graph_path, BgDataset *out, BgDiagSink *d);
 void bg_dataset_free(BgDataset *ds);
 const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
 const char *bg_dataset_file(int i); /* the i-th file name bg_dataset_load reads; NULL past the end */
@@ -137,12 +191,15 @@ typedef struct BgLeafSpec {
 /* Binds spec[0..n): adj[i] for GRAPH leaves, val[i] for INPUT / PARAM / PARAM_SCALE
  * (both arrays of n entries, zeroed by the caller; NONE entries stay zero).  weights: a
  * .safetensors file or a directory (for npy sources; relative npy paths resolve against the
- * directory of the safetensors file or the directory itself); g may be NULL (then a GRAPH or
+ * directory of the safetensors file or the directory itself); wmem (borrowed, may be NULL):
+ * named tensors in memory used instead of a weights file (its path names it in messages; npy
+ * sources then resolve against the working directory); g may be NULL (then a GRAPH or
  * INPUT leaf is an error).  Every problem is reported (all of them), naming the file, the
  * tensor and both shapes, with a note at the declaration; on failure everything bound is
  * freed and false returned. */
 bool bg_leaves_bind(const BgLeafSpec *spec, int n, const BgGraph *g, const BgTensor *features,
-                    const char *weights, BgAdj *adj, BgTensor *val, BgDiagSink *d);
+                    const char *weights, const BgSafetensors *wmem, BgAdj *adj, BgTensor *val,
+                    BgDiagSink *d);
 /* Bi-GCN's per-output-channel scale of used float weights w [K, M]:
  * y[o] = fl(sum_k |w[k,o]| (in double) / K), f32[M].  false on a bad input or no memory. */
 bool bg_param_scale(const BgTensor *w, BgTensor *y);

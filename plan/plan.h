@@ -235,6 +235,8 @@ size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in
  * N, E (graph entries) and G, evaluated at the given sizes (bgnnc --stats); malloc'd. */
 char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g);
+/* The same as a JSON object (bgnnc --stats --json); malloc'd. */
+char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g);
 /* Names for text (manifest, debugging): "f32", "b1", "b1t", "i64", "i32"; "temp", "input",
  * "param", "param_scale", "graph", "graph_ptr"; "rowptr", "col", "rowf", "colf", "w". */
 const char *bg_plan_kind_name(BgBufKind k);

@@ -2,7 +2,8 @@
  * device buffers, and the bytes each launch must move at least (every operand buffer read
  * once, the output written once), as a formula in N (nodes), E (graph entries, self loops
  * counted per graph declaration) and G (graphs), and evaluated for given sizes.  This is the
- * compulsory traffic: the floor the kernels are measured against. */
+ * compulsory traffic: the floor the kernels are measured against.  bg_plan_stats_json: the
+ * same numbers as JSON (coefficients of 1, N, E, G and their value at the sizes). */
 #include "plan.h"
 
 #include <stdio.h>
@@ -96,4 +97,68 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_sb_printf(&s, "%-24s %-40s %12.0f\n", "device memory", fs, eval(mem, n, e, g));
     free(fs);
     return bg_sb_take(&s);
+}
+
+/* ---- the same as JSON (bgnnc --stats --json) --------------------------------------------- */
+static void json_cost(BgJson *j, const char *key, Cost k, int64_t n, int64_t e, int64_t g) {
+    bg_json_object(j, key);
+    bg_json_number(j, "const", k.c);
+    bg_json_number(j, "per_node", k.n);
+    bg_json_number(j, "per_edge", k.e);
+    bg_json_number(j, "per_graph", k.g);
+    bg_json_number(j, "at_sizes", eval(k, n, e, g));
+    bg_json_end_object(j);
+}
+
+char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
+    BgJson j;
+    bg_json_init(&j);
+    Cost total = {0, 0, 0, 0}, mem = {0, 0, 0, 0};
+    for (int i = 0; i < p->nbufs; i++) {
+        Cost k = buf_cost(p, &p->bufs[i], 1);
+        mem.c += k.c; mem.n += k.n; mem.e += k.e; mem.g += k.g;
+    }
+    int nph = 0;
+    if (p->fused) {
+        int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
+        nph = bg_plan_phases(p, phase);
+        free(phase);
+    }
+    bg_json_object(&j, NULL);
+    bg_json_string(&j, "model", p->model);
+    bg_json_string(&j, "arch", p->arch);
+    bg_json_bool(&j, "fused", p->fused);
+    if (p->fused) {
+        bg_json_string(&j, "fused_kernel", p->fused_kernel);
+        bg_json_int(&j, "phases", nph);
+    }
+    bg_json_int(&j, "kernels", p->nlaunches);
+    bg_json_int(&j, "launches_per_run", p->fused ? 1 : p->nlaunches);
+    bg_json_int(&j, "grid_syncs", p->fused && nph > 0 ? nph - 1 : 0);
+    bg_json_int(&j, "device_buffers", p->nbufs);
+    bg_json_int(&j, "graph_tables", p->ngraphs);
+    bg_json_object(&j, "sizes");
+    bg_json_int(&j, "nodes", (long long)n);
+    bg_json_int(&j, "edges", (long long)e);
+    bg_json_int(&j, "graphs", (long long)g);
+    bg_json_end_object(&j);
+    bg_json_array(&j, "launches");
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        Cost k = {0, 0, 0, 0};
+        for (int a = 0; a < l->nargs; a++) {
+            Cost b = buf_cost(p, &p->bufs[l->args[a]], 1);
+            k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
+        }
+        total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
+        bg_json_object(&j, NULL);
+        bg_json_string(&j, "kernel", l->kernel);
+        json_cost(&j, "bytes_moved", k, n, e, g);
+        bg_json_end_object(&j);
+    }
+    bg_json_end_array(&j);
+    json_cost(&j, "bytes_moved_per_run", total, n, e, g);
+    json_cost(&j, "device_memory", mem, n, e, g);
+    bg_json_end_object(&j);
+    return bg_json_take(&j);
 }

@@ -38,6 +38,11 @@ BgLeafSpec bg_leaf_spec_of(const BgModule *m, const BgInst *in) {
 
 bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
              BgBindings *out, BgDiagSink *d) {
+    return bg_bind_mem(m, g, features, weights, NULL, out, d);
+}
+
+bool bg_bind_mem(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
+                 const BgSafetensors *wmem, BgBindings *out, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
     out->m = m;
     out->graph = g;
@@ -47,7 +52,7 @@ bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char
     out->leaf = bg_xcalloc((size_t)m->ninsts + 1, sizeof(BgTensor));
     BgLeafSpec *spec = bg_xcalloc((size_t)m->ninsts + 1, sizeof *spec);
     for (int i = 0; i < m->ninsts; i++) spec[i] = bg_leaf_spec_of(m, &m->insts[i]);
-    bool ok = bg_leaves_bind(spec, m->ninsts, g, features, weights, out->adj, out->leaf, d);
+    bool ok = bg_leaves_bind(spec, m->ninsts, g, features, weights, wmem, out->adj, out->leaf, d);
     free(spec);
     if (!ok) {
         bg_bindings_free(out);

@@ -24,6 +24,10 @@ BgLeafSpec bg_leaf_spec_of(const BgModule *m, const BgInst *in);
  * resolve against the directory of the safetensors file or the directory itself). */
 bool bg_bind(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
              BgBindings *out, BgDiagSink *d);
+/* The same with named tensors from wmem (borrowed; its path names it in messages) instead of
+ * a weights file; npy(...) parameters then resolve against the working directory. */
+bool bg_bind_mem(const BgModule *m, BgGraph *g, const BgTensor *features, const char *weights,
+                 const BgSafetensors *wmem, BgBindings *out, BgDiagSink *d);
 void bg_bindings_free(BgBindings *b);
 
 /* ===== interp.c: the CPU reference interpreter ======================================= */

@@ -331,7 +331,8 @@ fail:
 
 bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *decl, int ndecl,
                             BgGraph *graph, const BgTensor *features, BgCUdeviceptr features_dev,
-                            const char *weights, BgGpuRun *out, bool *oom, BgDiagSink *d) {
+                            const char *weights, const BgSafetensors *wmem, BgGpuRun *out,
+                            bool *oom, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
     if (oom) *oom = false;
     const BgPlan *p = gm->plan;
@@ -352,7 +353,7 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
         }
         features = &placeholder;
     }
-    ok = ok && bg_leaves_bind(spec, n, graph, features, weights, bd.adj, bd.val, d);
+    ok = ok && bg_leaves_bind(spec, n, graph, features, weights, wmem, bd.adj, bd.val, d);
     bg_tensor_free(&placeholder);
     if (ok) {
         ok = bg_gpu_run_alloc(g, p, &bd, features_dev, out, oom, d);

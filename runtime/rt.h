@@ -127,7 +127,14 @@ typedef struct BgBoundLeaves {
  * memory ...", everything freed, *oom set. */
 bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *decl, int ndecl,
                             BgGraph *graph, const BgTensor *features, BgCUdeviceptr features_dev,
-                            const char *weights, BgGpuRun *out, bool *oom, BgDiagSink *d);
+                            const char *weights, const BgSafetensors *wmem, BgGpuRun *out,
+                            bool *oom, BgDiagSink *d);
+/* Points every INPUT buffer of a bound instance whose features are borrowed device memory at
+ * dptr (same shape) without binding again; a captured CUDA graph is dropped (recaptured at
+ * the next launch).  exec_input.c. */
+void bg_gpu_run_set_input(BgGpu *g, const BgPlan *p, BgGpuRun *r, BgCUdeviceptr dptr);
+/* The device pointer of the plan's (first) INPUT buffer, 0 when none.  exec_input.c. */
+BgCUdeviceptr bg_gpu_run_input_ptr(const BgPlan *p, const BgGpuRun *r);
 /* Allocates and uploads with the leaves already bound. */
 bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *b,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d);

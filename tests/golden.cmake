@@ -79,3 +79,7 @@ foreach(n gcn_bin gcn_fp32)
   bgnn_add_golden(stats.${n} ${GOLD}/codegen/${n}.stats.expected stdout 0 ../examples/${n}.bgnn --stats)
   set_tests_properties(stats.${n} PROPERTIES LABELS codegen)
 endforeach()
+
+# bgnnc --stats --json: the same numbers as one JSON object.
+bgnn_add_golden(stats_json.gcn_bin ${GOLD}/codegen/gcn_bin.stats.json.expected stdout 0 ../examples/gcn_bin.bgnn --stats --json)
+set_tests_properties(stats_json.gcn_bin PROPERTIES LABELS codegen)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # valgrind.sh - memcheck over a CPU subset (docs/reliability.md): the loader, graph, dataset,
-# reference-op, interpreter, pass and cache unit tests; `bgnnc --emit=cuda` of every example;
+# reference-op, interpreter, pass, cache, JSON and public-API input unit tests; `bgnnc --emit=cuda`
+# of every example; `bgnnc run` of the tiny test model on its edge-list and .npz data directories;
 # `bgnnc run` of examples/gcn_bin.bgnn on Cora and examples/mutag_gcn_bin.bgnn on MUTAG with
 # random weights from `bgnnc gen-weights`.  Every run: --error-exitcode=1
 # --leak-check=full (definite and possible leaks, invalid reads/writes, uninitialised use).
@@ -32,11 +33,16 @@ run() { # name, command...
   fi
 }
 for t in test_io_npy test_io_mtx test_io_safetensors test_graph test_dataset test_ref_ops \
-         test_interp test_pass_differential test_gcn_fp32_reference test_cache test_sha256; do
+         test_interp test_pass_differential test_gcn_fp32_reference test_cache test_sha256 test_json \
+         test_api_inputs; do
   run "$t" "$dir/tests/$t"
 done
 for f in examples/*.bgnn; do # front end, passes and the CUDA code generator (no NVRTC)
   run "bgnnc $f --emit=cuda" "$dir/bgnnc" "$f" --emit=cuda -o "$tmp/out.cu"
+done
+for d in edges_tiny npz_tiny npz_tiny_deflate; do # the other graph loaders (zip, deflate) end to end
+  run "bgnnc run tiny_gcn --data $d" "$dir/bgnnc" run tests/diag/models/tiny_gcn.bgnn \
+    --data "tests/diag/data/$d" --weights tests/diag/data/weights/good.safetensors --json
 done
 for mv in gcn_bin:cora mutag_gcn_bin:mutag; do # CPU reference end to end, random weights
   model=${mv%%:*} ds=${mv##*:}

@@ -205,6 +205,34 @@ BGNN_API bgnn_status bgnn_session_output_device_ptr(bgnn_session *s, int i, uint
  * for a batch of graphs).  BGNN_ERR_STATE without a run; BGNN_ERR_DATA without labels. */
 BGNN_API bgnn_status bgnn_session_accuracy(bgnn_session *s, int i, const char *split, double *percent);
 
+/* ---- sessions: graphs as COO or files, weights from memory (docs/api.md) ------------- */
+/* A graph as COO entries in the matrix convention: A[row[e]][col[e]] = 1 for e < nnz, i.e.
+ * node row[e] aggregates from node col[e].  PyG's edge_index is (source, target): pass
+ * row = edge_index[1], col = edge_index[0].  int64 ids in 0..n-1; duplicates are merged.
+ * graph_ptr (ngraphs + 1 entries) as for bgnn_session_set_graph_csr.  Copied. */
+BGNN_API bgnn_status bgnn_session_set_graph_coo(bgnn_session *s, int64_t n, int64_t nnz,
+                                                const int64_t *row, const int64_t *col,
+                                                int64_t ngraphs, const int64_t *graph_ptr);
+/* A graph file: Matrix Market, an .npz of scipy.sparse.save_npz (csr/csc/coo), an edge-list
+ * text ("src dst" lines) or .npy edge arrays (edge_index [2, E]; src.npy + dst.npy); the
+ * format is recognised by the file's first bytes (docs/formats.md). */
+BGNN_API bgnn_status bgnn_session_set_graph_file(bgnn_session *s, const char *path);
+/* Weights from memory: one tensor (BGNN_F32, row-major, rank 0..4 with shape[rank]) under the
+ * name a .safetensors file would give it (a PyTorch state_dict key).  Copied.  Tensors
+ * accumulate (a name given again replaces its tensor) and are used instead of a weights
+ * file: this call drops a path set with bgnn_session_set_weights, which in turn drops the
+ * tensors set here.  Read at bgnn_session_prepare, with the same checks as a file. */
+BGNN_API bgnn_status bgnn_session_set_weights_tensor(bgnn_session *s, const char *name,
+                                                     bgnn_dtype dtype, int rank,
+                                                     const int64_t *shape, const void *data);
+/* Drops the weights set so far (a path or tensors). */
+BGNN_API bgnn_status bgnn_session_clear_weights(bgnn_session *s);
+/* The device array the model reads its node features from (GPU; prepares when needed): with
+ * bgnn_session_set_features_device it is the caller's pointer (no copy).  Calling
+ * bgnn_session_set_features_device again with the same shape only repoints the prepared
+ * session's input (no new bind or upload). */
+BGNN_API bgnn_status bgnn_session_input_device_ptr(bgnn_session *s, uint64_t *dptr);
+
 #ifdef __cplusplus
 }
 #endif

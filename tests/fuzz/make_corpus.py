@@ -6,7 +6,8 @@
 BGNNC is a built bgnnc (for the manifests: --emit=cuda embeds each example's manifest; and,
 when NVRTC is available, one real cubin).  Seeds: the repository's own inputs (examples/,
 tests/parse, tests/passes, tests/diag and tests/diag/data) plus small hand-made valid and
-invalid files of every format the loaders read.  Files under corpus/*/regress-* (inputs that
+invalid files of every format the loaders read (graph files too: edge lists, .npy edge
+arrays, .npz archives).  Files under corpus/*/regress-* (inputs that
 once crashed) are kept as they are.  Needs only the Python standard library."""
 import glob, json, os, re, shutil, struct, subprocess, sys, tempfile
 
@@ -134,6 +135,72 @@ def safetensors_seeds():
     put(t, "deep.safetensors", st({}, raw_header=b'{"__metadata__":' + b"[" * 70 + b"]" * 70 + b"}"))
 
 
+# ---- edge lists and .npy edge arrays (fuzz_edgelist) ------------------------------------------
+def edgelist_seeds():
+    t = "edgelist"
+    copy(t, glob.glob(os.path.join(ROOT, "tests/diag/data/*/edges.txt")), "")
+    put(t, "plain.txt", "0 1\n1 0\n1 2\n2 1\n")
+    put(t, "snap_header.txt", "# Directed graph\n# Nodes: 4 Edges: 3\n# FromNodeId\tToNodeId\n0\t1\n1\t3\n3\t0\n")
+    put(t, "weighted_csv.txt", "% weighted\n0,1,0.5\n1, 2, -3e2\n\n2 0 7\n")
+    put(t, "crlf.txt", "# nodes = 3\r\n0 2\r\n2 0\r\n")
+    put(t, "empty.txt", "# nothing\n")
+    put(t, "bad_token.txt", "0 1\n1 x\n")
+    put(t, "bad_negative.txt", "0 -1\n")
+    put(t, "bad_range.txt", "# nodes: 2\n0 5\n")
+    put(t, "bad_columns.txt", "0 1 2 3\n")
+    put(t, "bad_huge.txt", "0 99999999999999999999\n")
+    put(t, "edge_index.npy", npy("<i8", (2, 3), struct.pack("<6q", 0, 1, 2, 1, 2, 0)))
+    put(t, "edge_index_i4.npy", npy("<i4", (2, 2), struct.pack("<4i", 0, 1, 1, 0)))
+    put(t, "bad_transposed.npy", npy("<i8", (3, 2), struct.pack("<6q", 0, 1, 1, 2, 2, 0)))
+    put(t, "bad_negative.npy", npy("<i8", (2, 1), struct.pack("<2q", 0, -5)))
+    put(t, "bad_float.npy", npy("<f4", (2, 1), struct.pack("<2f", 0, 1)))
+
+
+# ---- .npz (fuzz_npz) -------------------------------------------------------------------------
+def npz(members, compress=True, zip64=True):
+    """An archive as numpy.savez writes it (zip64 extras in the local headers)."""
+    import io
+    import zipfile
+    bio = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(bio, "w", method) as z:
+        for name, data in members:
+            with z.open(name, "w", force_zip64=zip64) as f:
+                f.write(data)
+    return bio.getvalue()
+
+
+def npy_bytes_str(s):
+    return npy("|S%d" % len(s), (), s.encode())
+
+
+def npz_seeds():
+    t = "npz"
+    copy(t, glob.glob(os.path.join(ROOT, "tests/diag/data/*/graph.npz")), "")
+    shape = npy("<i8", (2,), struct.pack("<2q", 3, 3))
+    csr = [("indices.npy", npy("<i4", (3,), struct.pack("<3i", 1, 2, 0))),
+           ("indptr.npy", npy("<i4", (4,), struct.pack("<4i", 0, 1, 2, 3))),
+           ("format.npy", npy_bytes_str("csr")), ("shape.npy", shape),
+           ("data.npy", npy("<f8", (3,), struct.pack("<3d", 1, 1, 1)))]
+    put(t, "csr_deflate.npz", npz(csr))
+    put(t, "csr_stored.npz", npz(csr, compress=False))
+    put(t, "csr_plain_zip.npz", npz(csr, compress=False, zip64=False))
+    put(t, "csc_unicode_format.npz", npz([(n, d) if n != "format.npy" else
+                                          ("format.npy", npy("<U3", (), "csc".encode("utf-32-le")))
+                                          for n, d in csr]))
+    put(t, "coo.npz", npz([("row.npy", npy("<i8", (2,), struct.pack("<2q", 0, 2))),
+                           ("col.npy", npy("<i8", (2,), struct.pack("<2q", 1, 1))),
+                           ("format.npy", npy_bytes_str("coo")), ("shape.npy", shape)]))
+    put(t, "bad_bsr.npz", npz([("format.npy", npy_bytes_str("bsr")), ("shape.npy", shape)]))
+    put(t, "bad_indptr.npz", npz([(n, d) if n != "indptr.npy" else
+                                  ("indptr.npy", npy("<i4", (4,), struct.pack("<4i", 0, 2, 1, 3))) for n, d in csr]))
+    put(t, "bad_index.npz", npz([(n, d) if n != "indices.npy" else
+                                 ("indices.npy", npy("<i4", (3,), struct.pack("<3i", 1, 9, 0))) for n, d in csr]))
+    good = npz(csr, compress=False)
+    put(t, "bad_truncated.npz", good[:-30])
+    put(t, "bad_crc.npz", good[:100] + bytes([good[100] ^ 0x55]) + good[101:])
+
+
 # ---- manifests and cubins ------------------------------------------------------------------
 def elf_with(manifest, lenbytes=8):
     """A minimal ELF64 LE image laid out like a cubin: .nv.global.init holding
@@ -207,12 +274,14 @@ def model_seeds():
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    for t in ("model", "npy", "mtx", "safetensors", "manifest"):
+    for t in ("model", "npy", "mtx", "safetensors", "manifest", "edgelist", "npz"):
         reset(t)
     model_seeds()
     npy_seeds()
     mtx_seeds()
     safetensors_seeds()
+    edgelist_seeds()
+    npz_seeds()
     manifest_seeds(os.path.abspath(sys.argv[1]))
 
 

@@ -578,6 +578,7 @@ static BgCUresult fk_inst(BgCUgraphExec *e, BgCUgraph gph, unsigned long long f)
 static BgCUresult fk_glaunch(BgCUgraphExec e, BgCUstream s) { (void)e, (void)s; fk.graph_launches++; return 0; }
 static BgCUresult fk_gexec_destroy(BgCUgraphExec e) { (void)e; return 0; }
 static BgCUresult fk_graph_destroy(BgCUgraph gph) { (void)gph; return 0; }
+static BgCUresult fk_ssync(BgCUstream st) { (void)st; return 0; }
 
 static void fake_gpu(BgGpu *g) {
     memset(g, 0, sizeof *g);
@@ -600,6 +601,7 @@ static void fake_gpu(BgGpu *g) {
     g->cu.cuGraphLaunch = fk_glaunch;
     g->cu.cuGraphExecDestroy = fk_gexec_destroy;
     g->cu.cuGraphDestroy = fk_graph_destroy;
+    g->cu.cuStreamSynchronize = fk_ssync;
     snprintf(g->name, sizeof g->name, "fake GPU");
     snprintf(g->name, sizeof g->name, "fake");
 }
@@ -780,6 +782,42 @@ static void test_exec_fake(void) {
         CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, &oom, &d));
         CHECK(oom && fk.live == 0 && fk.in_use == 0);
         CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, "out of device memory") != NULL);
+        if (mi == 0) { /* weights from memory, features borrowed in place, then repointed */
+            bg_diag_free(&d);
+            bg_diag_init(&d);
+            fk.limit = (size_t)1 << 40;
+            BgSafetensors st;
+            CHECK(bg_safetensors_load(wpath, &st, &d));
+            BgTensor shape = ft;
+            shape.data = NULL;
+            BgTensor ft2;
+            bg_tensor_alloc(&ft2, BG_DT_F32, 2, n, f);
+            BgCUdeviceptr x1 = (BgCUdeviceptr)(uintptr_t)ft.data, x2 = (BgCUdeviceptr)(uintptr_t)ft2.data;
+            CHECK(bg_gpu_run_bind_mem(&g, &gm, m, &gr, &shape, x1, NULL, &st, &run, NULL, &d));
+            CHECK(bg_gpu_run_input_ptr(p, &run) == x1);
+            run.mode = BG_EXEC_GRAPH;
+            fk.captures = 0;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.captures == 1);
+            bg_gpu_run_set_input(&g, p, &run, x2);
+            CHECK(bg_gpu_run_input_ptr(p, &run) == x2 && run.graph_exec == NULL);
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.captures == 2);
+            bg_gpu_run_set_input(&g, p, &run, x2); /* same pointer: the graph stays */
+            CHECK(run.graph_exec != NULL);
+            for (int k = 0; k < p->nbufs; k++) /* the parameters are the file's */
+                if ((p->bufs[k].role == BG_ROLE_PARAM || p->bufs[k].role == BG_ROLE_PARAM_SCALE) && p->bufs[k].inst >= 0 &&
+                    p->bufs[k].kind != BG_BUF_B1T)
+                    CHECK(memcmp((const void *)(uintptr_t)run.ptr[k], b.leaf[p->bufs[k].inst].data, run.bytes[k]) == 0);
+            bg_gpu_run_free(&g, &run);
+            CHECK_EQ_INT(fk.live, 0);
+            /* a tensor missing from memory names the in-memory source */
+            free(st.t[0].name);
+            st.t[0].name = strdup("renamed");
+            CHECK(!bg_gpu_run_bind_mem(&g, &gm, m, &gr, &shape, x1, NULL, &st, &run, NULL, &d));
+            CHECK(d.n > 0 && strstr(d.items[0].msg, "(in-memory weights)") == NULL); /* st.path: the file */
+            CHECK(d.n > 0 && strstr(d.items[0].msg, "no tensor named") != NULL);
+            bg_safetensors_free(&st);
+            bg_tensor_free(&ft2);
+        }
         bg_bindings_free(&b);
         bg_tensor_free(&ft);
         bg_graph_free(&gr);

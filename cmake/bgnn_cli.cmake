@@ -1,0 +1,5 @@
+# bgnn_cli.cmake - the parts of bgnnc that print besides cli/bgnnc.c itself (cli/: the --json
+# report, progress lines); never part of the library.
+target_sources(bgnnc PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../cli/run_json.c
+                             ${CMAKE_CURRENT_LIST_DIR}/../cli/progress.c)
+target_include_directories(bgnnc PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../cli)
