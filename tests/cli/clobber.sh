@@ -128,6 +128,9 @@ run)
     done
     each_spelling "run --logits (npy parameter next to the weights file)" --logits wst/w.npy \
         "$bgnnc" run mixed_model.bgnn --data data --weights wst/w.safetensors --logits @OUT@
+    cp data/graph.mtx other_graph.mtx
+    each_spelling "run --logits (--graph file)" --logits other_graph.mtx \
+        "$bgnnc" run model.bgnn --data data --graph other_graph.mtx --weights w.safetensors --logits @OUT@
     each_spelling "run --logits (cubin)" --logits model.cubin \
         "$bgnnc" run model.cubin --target gpu --data data --weights w.safetensors --logits @OUT@
     ok "run --logits fresh" "${run[@]}" logits.npy
