@@ -1,6 +1,6 @@
-// rowwise.cuh - per-row reductions (absmean, standardize, bin.center, log_softmax: one thread
-// per row, sequential, float64 where docs/semantics.md says so) and readout (one thread per
-// (graph, feature), nodes of the graph in order).
+// rowwise.cuh - per-row reductions (absmean: one warp per row; standardize, bin.center,
+// log_softmax: one thread per row; sequential, float64 where docs/semantics.md says so) and
+// readout (one thread per (graph, feature), nodes of the graph in order).
 //
 // Layouts (bgnn_common.cuh): x f32 [R][C] (readout: also b1 [N][ceil(C/32)], read as +-1);
 // absmean y f32[R]; graph_ptr int64[G+1] (graph g owns rows graph_ptr[g]..graph_ptr[g+1]-1).
@@ -13,13 +13,28 @@
 namespace bgnn {
 
 // absmean: y[r] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0.  pro maps
-// x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm prologue).
+// x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm prologue).  One
+// warp per row (the launch has 32 threads per row): the lanes read 32 consecutive columns at a
+// time and map them in parallel, then every lane adds the 32 terms in column order (the
+// shuffles do not depend on the running sum, so they overlap the chain of adds); the sum is
+// the sequential one, bit for bit.
 template <long long C, class Pro>
 __device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
-    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        const float *xr = x + r * C;
         double s = 0.0;
-        for (long long c = 0; c < C; c++) s = dadd(s, fabs((double)pro(c, x[r * C + c])));
-        y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+        for (long long c0 = 0; c0 < C; c0 += 32) {
+            const long long c = c0 + lane;
+            const double v = c < C ? fabs((double)pro(c, xr[c])) : 0.0;
+            if (c0 + 32 <= C) {
+#pragma unroll
+                for (int i = 0; i < 32; i++) s = dadd(s, __shfl_sync(0xffffffffu, v, i));
+            } else {
+                for (int i = 0; i < (int)(C - c0); i++) s = dadd(s, __shfl_sync(0xffffffffu, v, i));
+            }
+        }
+        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
 

@@ -101,8 +101,8 @@ if [[ -n $SAN ]]; then
     step memcheck 150 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     # racecheck runs blocks one by one: the fused kernel's grid barrier would wait forever, so
     # these two run the separate kernels (the same device code, phase by phase).
-    step racecheck 400 env BGNN_GPU_TEST_NO_COOP=1 BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
-    step synccheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool synccheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step racecheck 400 env BGNN_GPU_TEST_NO_COOP=1 BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step synccheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool synccheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     step memcheck_jit 120 "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/host_jit" "$ROOT"
     step memcheck_conc 150 env BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_concurrency"
     step racecheck_conc 300 env BGNN_EXEC=graph BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_concurrency"
@@ -110,7 +110,7 @@ if [[ -n $SAN ]]; then
     # graph only (the separate kernels' code; launching them one by one adds nothing).
     step memcheck_var 300 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step racecheck_var 400 env BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
-    step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     # The BSpMM microbenchmark's kernels (every CSR / FRDC / hub / grouped variant and method)
     # on its awkward shapes, when the benchmark is built (bench/run_bench.sh build).
     BENCH=${BGNN_BENCH_BIN:-$ROOT/.carry/bench/bspmm_bench}

@@ -313,11 +313,11 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             l->threads_per_row = tpr_for(in->type.kind, cols);
             break;
         case BG_OP_ABSMEAN: {
-            /* one thread per row of x (the output f32[R] may be laid out as one row) */
+            /* one warp per row of x (the output f32[R] may be laid out as one row) */
             int64_t xc;
             kshape(m->insts[a0].type, &l->rows, &xc);
             arg(l, use_value(&c, a0));
-            l->threads_per_row = 1;
+            l->threads_per_row = 32;
             break;
         }
         case BG_OP_STANDARDIZE:
