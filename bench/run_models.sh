@@ -46,7 +46,8 @@ if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
        cmake --build "$BUILD" --target bgnn -j"$(nproc)" &&
        cc -O2 -std=c11 -Wall -Wextra -fopenmp -I"$ROOT/include" $INCS \
           "$ROOT/bench/bgnn_time.c" "$ROOT/bench/rmat.c" \
-          "$BUILD/libbgnn.a" -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
+          "$BUILD/libbgnn.a" $([ "$(nm "$BUILD/libbgnn.a" 2>/dev/null | grep -c ' U inflate$')" != 0 ] && echo -lz) \
+          -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
     tail -n 30 "$OUT/build.log"
     echo "run_models.sh: build failed (log: $OUT/build.log)"
     exit 1
