@@ -3,7 +3,7 @@
  * no passes, and the whole pass table: the passes not in the default pipeline too), the IR
  * printer and the CUDA code generator (plan + manifest + kernels as text).
  * Any diagnostics are fine; crashes, leaks and undefined behaviour are not. */
-#include "bg.h"
+#include "codegen.h"
 #include <stdint.h>
 #include <stdlib.h>
 
