@@ -1,6 +1,6 @@
 // bench_util.cuh - what the microbenchmarks (bspmm_bench.cu, bmm_bench.cu) share: the CUDA
 // error checks CK and CK_STATUS, the median of event-timed launches, the measured device copy
-// bandwidth, and a CPU reference of the product (compiler/ref_ops.c) run over row blocks in
+// bandwidth, and a CPU reference of the product (reference/ref_ops.c) run over row blocks in
 // parallel.
 #ifndef BGNN_BENCH_UTIL_CUH
 #define BGNN_BENCH_UTIL_CUH

@@ -1,9 +1,9 @@
 // bmm_bench.cu - correctness and speed of every bmm.XYZ kernel of bgnn (templates/matmul.cuh,
-// templates/bmm_fb_tiled.cuh) against the CPU reference (compiler/ref_ops.c bg_ref_bmm) and
+// templates/bmm_fb_tiled.cuh) against the CPU reference (reference/ref_ops.c bg_ref_bmm) and
 // cuBLAS FP32 SGEMM / FP16 GEMM, in one run.  Build and run: bench/run_bmm_bench.sh.
 //
 // Kernels: all 8 XYZ in {F,B}^3, each as the code generator instantiates a plain product
-// (compiler/codegen/plan.c, cg_cuda.c): the same template, the same thin __global__ wrapper
+// (compiler/codegen/plan_build.c, cg_cuda.c): the same template, the same thin __global__ wrapper
 // (n, ngraphs, y, x, w), block 256, grid ceil(rows * threads_per_row / 256) with
 // threads_per_row = f32_tpr(M) (Z = F) or b1_tpr(M) (Z = B); bmm.FB* runs the tiled kernel
 // (bg_plan_bmm_fb_tiled: F x canonical B1 weights, no epilogue; 12 threads per row per 64

@@ -1,6 +1,6 @@
 // bspmm_bench.cu - correctness and speed of the fast binary BSpMM kernels (the CSR kernel
 // of templates/bspmm_fast.cuh, as the code generator uses it; the benchmark-only FRDC and
-// hub kernels of bench/kernels/) against the CPU reference (compiler/ref_ops.c
+// hub kernels of bench/kernels/) against the CPU reference (reference/ref_ops.c
 // bg_ref_bspmm, rows in parallel with bg_ref_bspmm_rows) and cuSPARSE FP32 SpMM, in one run.
 // Build and run: bench/run_bench.sh.
 //
@@ -8,9 +8,9 @@
 // Reddit-sized R-MAT graph (bench/rmat.h, rmat_graph: 232,965 nodes, ~114.6M directed
 // edges, symmetrised, seed 42), and awkward random shapes (N % 4 != 0, N % 32 != 0, isolated
 // nodes, empty tile rows, a 15,000-neighbour row; C not a multiple of 32, C > 1024).
-// Every graph is built by the product (runtime/graph.c bg_graph_from_coo), every adjacency
+// Every graph is built by the product (loaders/graph.c bg_graph_from_coo), every adjacency
 // is a BgAdj (bg_adj_build): self loops added (except where an awkward case says none, to get
-// isolated nodes), norm none and mean.  Work schedules: the runtime's (compiler/codegen/plan.c
+// isolated nodes), norm none and mean.  Work schedules: the runtime's (plan/plan.c
 // bg_plan_schedule), uploaded.
 //
 // Options: --quick (skip the R-MAT graphs), --rmat-only, --degord-only (only the R-MAT graph
@@ -216,7 +216,7 @@ static void make_rmat(HostGraph &h, long long n, long long M, uint64_t seed, boo
 }
 
 // ---- device graph ----------------------------------------------------------------------------
-// A work schedule of the runtime's bg_plan_schedule (compiler/codegen/plan.c) on the device:
+// A work schedule of the runtime's bg_plan_schedule (plan/plan.c) on the device:
 // its ITEMS array (a header row {nitems, nsplit, chunk, 0}, then one int4 per item), as the
 // runtime uploads it for the generated code.
 struct Sched {
@@ -380,7 +380,7 @@ static bool check_frdc(const HostGraph &h, const DevGraph &d) {
 }
 
 // ---- reference -------------------------------------------------------------------------------
-// y = bspmm.{prec}(a, x) by the project's oracle, bg_ref_bspmm (compiler/ref_ops.c), its rows
+// y = bspmm.{prec}(a, x) by the project's oracle, bg_ref_bspmm (reference/ref_ops.c), its rows
 // in blocks in parallel (bg_ref_bspmm_rows; method ANDNOT, which needs no transpose of x per
 // block): the raw words of y (b1 words or f32 bits), n x (B ? W : C).
 static void ref_bspmm(const char *prec, const BgAdj &a, const BgTensor &x, std::vector<u32> &y) {

@@ -18,7 +18,7 @@ extern "C" {
 #endif
 #include "loaders.h"
 /* The R-MAT graph of n nodes from the stream k = 0..M-1 (seed): every edge u != v in both
- * directions, built by the product's bg_graph_from_coo (runtime/graph.c: columns ascending,
+ * directions, built by the product's bg_graph_from_coo (loaders/graph.c: columns ascending,
  * duplicates merged), the stream generated and the rows built on all cores (OpenMP; parts
  * of the rows, one bg_graph_from_coo each, concatenated).  false with an error in d. */
 bool rmat_graph(int64_t n, int64_t M, uint64_t seed, BgGraph *out, BgDiagSink *d);

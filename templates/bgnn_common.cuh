@@ -113,7 +113,7 @@ __device__ __forceinline__ void store_all(long long rows, void *yp, F elem) {
     }
 }
 
-// ---- the grid-wide barrier of the fused kernel (compiler/codegen/plan.h) ----------------
+// ---- the grid-wide barrier of the fused kernel (plan/plan.h) ----------------
 // Every block of a cooperative launch arrives once; block 0 adds 2^31 - (blocks - 1), the
 // others 1, so the counter's top bit flips exactly when the last block arrives and the low
 // bits return to their value before the barrier: the same word serves every barrier of

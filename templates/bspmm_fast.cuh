@@ -18,7 +18,7 @@
 // [W][N] layout costs W sectors per neighbour).
 //
 // Work decomposition: a SCHEDULE (built once per graph by the runtime on the host:
-// compiler/codegen/plan.c bg_plan_schedule, plan.h GRAPH array ITEMS) lists work items
+// plan/plan.c bg_plan_schedule, plan.h GRAPH array ITEMS) lists work items
 // {row, chunk k, chunks nk, split slot}: a row of d edges is ceil(d/chunk) items (>= 1, so
 // empty rows are written too); rows with nk > 1 get a split slot.  One warp per item
 // (grid-stride over items: any grid works).  Items of split rows add their integer partial

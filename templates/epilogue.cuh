@@ -14,7 +14,7 @@
 // Threshold tables: f32 [2][C]; row 0 the boundary float b_c, row 1 the direction d_c
 // (0.0f or 1.0f); bit(v) = (key(v) >= key(b_c)) ^ d_c with key the total order of float32
 // (-0 < +0) and a NaN v counted as -inf / +inf by its sign bit.  bgnn::threshold computes the
-// table by bisection over the keys of -inf..+inf, exactly as compiler/ref_ops.c does.
+// table by bisection over the keys of -inf..+inf, exactly as reference/ref_ops.c does.
 #ifndef BGNN_EPILOGUE_CUH
 #define BGNN_EPILOGUE_CUH
 

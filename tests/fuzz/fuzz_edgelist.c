@@ -1,7 +1,7 @@
 /* fuzz_edgelist.c - the edge-list text loader and the .npy edge-array loader
  * (loaders/io_edgelist.c; an input starting with the .npy magic goes to the latter, as
  * graph_load.c routes it) on hostile files, then the CSR graph builder and every adjacency
- * variant (runtime/graph.c) on what they accept. */
+ * variant (loaders/graph.c) on what they accept. */
 #include "loaders.h"
 #include "fuzz_util.h"
 
