@@ -39,6 +39,16 @@ static Cost buf_cost(const BgPlan *p, const BgPlanBuf *b, int64_t n_self) {
     return k;
 }
 
+/* The compulsory bytes of one launch: every buffer it reads or writes, once. */
+static Cost launch_cost(const BgPlan *p, const BgPlanLaunch *l) {
+    Cost k = {0, 0, 0, 0};
+    for (int a = 0; a < l->nargs; a++) {
+        Cost b = buf_cost(p, &p->bufs[l->args[a]], 1);
+        k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
+    }
+    return k;
+}
+
 static double eval(Cost k, int64_t n, int64_t e, int64_t g) {
     return k.c + k.n * (double)n + k.e * (double)e + k.g * (double)g;
 }
@@ -75,11 +85,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_sb_printf(&s, "%-24s %-40s %12s\n", "launch", "bytes moved (at least)", "at sizes");
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
-        Cost k = {0, 0, 0, 0};
-        for (int a = 0; a < l->nargs; a++) {
-            Cost b = buf_cost(p, &p->bufs[l->args[a]], 1);
-            k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
-        }
+        Cost k = launch_cost(p, l);
         total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
         BgStrBuf f = {0};
         fmt_cost(&f, k);
@@ -145,11 +151,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_json_array(&j, "launches");
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
-        Cost k = {0, 0, 0, 0};
-        for (int a = 0; a < l->nargs; a++) {
-            Cost b = buf_cost(p, &p->bufs[l->args[a]], 1);
-            k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
-        }
+        Cost k = launch_cost(p, l);
         total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
         bg_json_object(&j, NULL);
         bg_json_string(&j, "kernel", l->kernel);
