@@ -245,9 +245,8 @@ static int cmd_compile(int argc, char **argv) {
         }
         BgModule *m = bg_compile_file(a, model, &o, &d);
         if (m && stats) {
-            BgPlan *p = bg_plan_build(m, a, &d);
+            BgPlan *p = bg_plan_build(m, arch, a, &d);
             if (p) {
-                p->arch = arch;
                 char *s = json ? bg_plan_stats_json(p, sz[0], sz[1], sz[2]) : bg_plan_stats(p, sz[0], sz[1], sz[2]);
                 fputs(s, stdout);
                 free(s);

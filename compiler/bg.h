@@ -120,6 +120,10 @@ typedef enum { BG_RED_SUM, BG_RED_MEAN, BG_RED_MAX } BgReduce;
 /* How a BSPMM with 0/1 adjacency and b1 activations reduces +-1 values (reference-notes
  * section 4); the result is the same, the kernels differ. */
 typedef enum { BG_METHOD_AUTO, BG_METHOD_IFELSE, BG_METHOD_ANDNOT, BG_METHOD_POPC2 } BgMethod;
+/* Which kernel computes a bmm.BB* (the result is the same): AUTO lets the plan choose by shape
+ * (codegen/plan_build.c bg_plan_bmm_tc), POPC the popcount kernel (templates/matmul.cuh), TC
+ * the bit tensor cores (templates/bmm_bb_tc.cuh, sm_80 and later). */
+typedef enum { BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC } BgBmmPath;
 
 typedef struct BgAttrs {
     const char *name;   /* INPUT/OUTPUT: model-level name; PARAM/PARAM_SCALE: tensor name */
@@ -130,6 +134,7 @@ typedef struct BgAttrs {
     float eps;          /* BATCHNORM, STANDARDIZE */
     BgReduce reduce;    /* READOUT */
     BgMethod method;    /* BSPMM */
+    BgBmmPath path;     /* BMM (b1 x b1) */
 } BgAttrs;
 
 /* Steps: the fused prologue / epilogue of an instruction and the chain of a THRESHOLD

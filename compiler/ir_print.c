@@ -98,6 +98,9 @@ char *bg_ir_print(const BgModule *m) {
         case BG_OP_BSPMM_MM:
             if (a->method != BG_METHOD_AUTO) put(&o, " method=%s", method_name(a->method));
             break;
+        case BG_OP_BMM:
+            if (a->path != BG_BMM_PATH_AUTO) put(&o, " path=%s", a->path == BG_BMM_PATH_TC ? "tc" : "popc");
+            break;
         case BG_OP_BATCHNORM:
         case BG_OP_STANDARDIZE: put(&o, " eps=%g", (double)a->eps); break;
         case BG_OP_READOUT: put(&o, " op=%s", reduce_name(a->reduce)); break;

@@ -540,9 +540,15 @@ static Val call_op(Sema *s, Call *c) {
 
     if (strcmp(n, "bmm") == 0) {
         if (!variant_ok(s, c, true) || !check_arity(s, c, 2, 2, "(x, W)")) return POISON;
-        check_attrs_used(s, c, "");
+        static const char *const paths[] = {"auto", "popc", "tc", NULL};
+        int path = attr_choice(s, c, "path", paths, 0);
+        check_attrs_used(s, c, "path");
         Val x = operand(s, c, 0), w = param_operand(s, c, 1);
-        if (!x.ok || !w.ok) return POISON;
+        if (!x.ok || !w.ok || path == -2) return POISON;
+        if (path != BG_BMM_PATH_AUTO && (e->variant[0] != 'B' || e->variant[1] != 'B')) {
+            err(s, BG_E_BAD_ATTR, loc, "%s: path applies to bmm.BB* only (b1 activations and b1 weights)", c->what);
+            return POISON;
+        }
         if (!want_prec(s, c, &x, e->variant[0], "activation") || !want_prec(s, c, &w, e->variant[1], "weight"))
             return POISON;
         if (x.type.rank != 2 || w.type.rank != 2 || x.type.dim[1] != w.type.dim[0]) {
@@ -551,7 +557,9 @@ static Val call_op(Sema *s, Call *c) {
             return POISON;
         }
         BgType t = bg_type_make(e->variant[2] == 'B' ? BG_TY_B1 : BG_TY_F32, 2, x.type.dim[0], w.type.dim[1]);
-        return emit2(s, BG_OP_BMM, e->variant, t, x.ref, w.ref, loc);
+        Val v = emit2(s, BG_OP_BMM, e->variant, t, x.ref, w.ref, loc);
+        s->m->insts[v.ref].attrs.path = (BgBmmPath)path;
+        return v;
     }
     if (strcmp(n, "bspmm") == 0) {
         if (!variant_ok(s, c, true) || !check_arity(s, c, 2, 2, "(A, x)")) return POISON;

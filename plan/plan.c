@@ -72,6 +72,13 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt) {
     return tpt * (cols <= 32 ? (cols + 31) / 32 : (cols + 63) / 64);
 }
 
+int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols) {
+    if (cols < 1) cols = 1;
+    const int64_t bm = cols > 128 ? 128 : 256;
+    const int64_t bn = cols > 128 ? 256 : cols > 64 ? 128 : 16 * ((cols + 15) / 16);
+    return (256 * ((cols + bn - 1) / bn) + bm - 1) / bm;
+}
+
 int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {

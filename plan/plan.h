@@ -230,6 +230,10 @@ int bg_plan_phases(const BgPlan *p, int *phase);
  * bench/bmm_bench.cu --fbt-tpr tries others. */
 #define BG_PLAN_FBT_TPT 12
 int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
+/* Threads per row of the tensor-core BB product's launch (templates/bmm_bb_tc.cuh) for `cols`
+ * outputs: about one 256-thread block per output tile of its TcShape (128 x 256 from cols >
+ * 128, 256 x 128 from cols > 64, else 256 x 16 ceil(cols / 16)). */
+int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in

@@ -8,7 +8,8 @@
 # memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
 # synthetic graphs), memcheck and racecheck on the variant x method test (quick mode: two
 # models, small graphs and one row of 10000 neighbours), memcheck and racecheck on the
-# BSpMM benchmark's kernels (--check-only, when .carry/bench/bspmm_bench is built), and
+# BSpMM benchmark's kernels (--check-only, when .carry/bench/bspmm_bench is built), the same
+# three tools on the bit-tensor-core BMM benchmark (when .carry/bench/bmm_tc_bench is built), and
 # ctest -LE gpu.  Logs go to $OUT/<step>.log; a table of steps, results and times ends the
 # output.  Data: BGNN_DATA_DIR (default $PWD/.carry/data, holding cora/ and mutag/).
 # SUITE_SKIP="memcheck racecheck" leaves steps out (default: cpu_tests, which CI runs);
@@ -117,6 +118,15 @@ if [[ -n $SAN ]]; then
     if [[ -x $BENCH ]]; then
         step memcheck_bsp 200 "$SAN" --tool memcheck --error-exitcode 3 "$BENCH" --check-only
         step racecheck_bsp 300 "$SAN" --tool racecheck --error-exitcode 3 "$BENCH" --check-only
+    fi
+    # The bit-tensor-core BMM (templates/bmm_bb_tc.cuh) on the awkward shapes of its benchmark
+    # (every tile configuration, K not a multiple of 256, N = 1, M = 1), when it is built
+    # (bench/run_bmm_tc_bench.sh build).
+    TCB=${BGNN_BMM_TC_BENCH_BIN:-$ROOT/.carry/bench/bmm_tc_bench}
+    if [[ -x $TCB ]]; then
+        step memcheck_tc 200 "$SAN" --tool memcheck --error-exitcode 3 "$TCB" --check-only
+        step racecheck_tc 300 "$SAN" --tool racecheck --error-exitcode 3 "$TCB" --check-only
+        step synccheck_tc 200 "$SAN" --tool synccheck --error-exitcode 3 "$TCB" --check-only
     fi
 else
     RESULTS+=("$(printf '%-12s %-8s %6s  %s' sanitizer missing - "compute-sanitizer not found")")

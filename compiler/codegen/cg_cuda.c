@@ -29,9 +29,7 @@ BgCodeHeader *bg_codegen_templates(int *n) {
 }
 
 BgPlan *bg_codegen_plan(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d) {
-    BgPlan *p = bg_plan_build(m, a, d);
-    if (p) p->arch = bg_arena_strdup(a, arch ? arch : m->arch ? m->arch : "sm_90");
-    return p;
+    return bg_plan_build(m, arch, a, d);
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -56,6 +54,12 @@ static int64_t kcols(BgType t) {
 static bool krow_vector(BgType t) { return t.rank == 1 && t.dim[0] >= 0; }
 
 static char letter(BgType t) { return t.kind == BG_TY_B1 ? 'B' : 'F'; }
+
+/* The plan's compute capability (90 for sm_90); 0 when unknown. */
+static int plan_sm(const BgPlan *p) {
+    int sm = 0;
+    return p->arch && bg_arch_parse(p->arch, &sm) ? sm : 0;
+}
 
 static const char *base_name(const char *path) {
     const char *s = strrchr(path, '/');
@@ -319,6 +323,11 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     }
     case BG_OP_BMM: {
         bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
+        if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) { /* bit tensor cores (plan.c gives its shape) */
+            bg_emit_line(e, "bgnn::bmm_bb_tc<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
+                         (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
+            break;
+        }
         if (bg_plan_bmm_fb_tiled(in, wt)) { /* the tiled FB kernel (plan.c gives its shape) */
             /* its batchnorm prologue: BN 0 none, 1 mean/var, 2 + gamma, 3 + beta, 4 + both */
             int bn = 0, k = step_first_arg(in, l->nargs);
@@ -552,11 +561,13 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     }
     static const char *const fam_hdr[6] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh",
                                            "epilogue.cuh"};
-    bool fb_tiled = false;
+    bool fb_tiled = false, bb_tc = false;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgInst *in = &m->insts[p->launches[i].inst];
-        if (in->op == BG_OP_BMM && bg_plan_bmm_fb_tiled(in, p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T))
-            fb_tiled = true;
+        if (in->op != BG_OP_BMM) continue;
+        const bool wt = p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T;
+        if (bg_plan_bmm_fb_tiled(in, wt)) fb_tiled = true;
+        if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) bb_tc = true;
     }
 
     BgEmit e;
@@ -569,6 +580,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     for (int k = 0; k < 6; k++)
         if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
+    if (bb_tc) bg_emit_line(&e, "#include \"bmm_bb_tc.cuh\""); /* includes bmm_fb_tiled.cuh (its shared block) */
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {
             bg_emit_line(&e, "#include \"bspmm_fast.cuh\"");

@@ -8,9 +8,10 @@
 #include "bg.h"
 #include "plan.h"
 
-/* plan_build.c: builds the plan of a verified module (arena-allocated).  NULL with an error
- * (E_INTERNAL, or E_LIMIT for a model too large) when the module cannot be planned. */
-BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d);
+/* plan_build.c: builds the plan of a verified module for GPU architecture arch ("sm_90"; NULL:
+ * the module's, else sm_90) (arena-allocated).  NULL with an error (E_INTERNAL, or E_LIMIT
+ * for a model too large) when the module cannot be planned. */
+BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d);
 /* Whether a BSPMM instruction runs the fast aggregation (templates/bspmm_fast.cuh): a B
  * activation over an adjacency B with unit column factors (norm none or mean), no fused
  * steps.  Its launch: rows = ITEMS(g), one warp per item; args out, ROWPTR, COL, ROWF, x,
@@ -20,6 +21,13 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
  * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
  * (32 when M <= 32), about 21 rows a block. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
+/* Whether a BMM instruction runs on the bit tensor cores (templates/bmm_bb_tc.cuh): a bmm.BB*
+ * with its b1 weight transposed (B1T), on sm >= 80, with path tc, or path auto and K >=
+ * BG_PLAN_TC_MIN_K (bench/bmm_tc_bench.cu: from K = 512 up the tensor cores win on every
+ * example shape; at K = 64 the popcount kernel does).  Its launch: about one block per output
+ * tile (bg_plan_bmm_tc_threads_per_row). */
+#define BG_PLAN_TC_MIN_K 512
+bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed, int sm);
 
 /* cg_cuda.c: the generated translation unit for a module: deterministic text, one
  * specialised kernel per launch, provenance comments, the manifest embedded.  arch:

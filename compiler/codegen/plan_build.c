@@ -19,6 +19,7 @@ typedef struct PlanCtx {
     int *graph_of;  /* per inst: graph table index of a GRAPH, or -1 */
     int (*garr_buf)[BG_GARR_COUNT]; /* per graph table entry: buffer of each shared array, or -1 */
     int gptr_buf;
+    int sm; /* the target's compute capability (90 for sm_90), 0 unknown */
 } PlanCtx;
 
 bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
@@ -213,7 +214,15 @@ static bool is_b1_param(const BgModule *m, BgRef r) {
     return m->insts[r].op == BG_OP_PARAM && m->insts[r].type.kind == BG_TY_B1;
 }
 
-BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
+bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed, int sm) {
+    if (in->op != BG_OP_BMM || in->prec[0] != 'B' || in->prec[1] != 'B' || !weight_transposed || sm < 80)
+        return false;
+    if (in->attrs.path != BG_BMM_PATH_AUTO) return in->attrs.path == BG_BMM_PATH_TC;
+    const BgType *x = &m->insts[in->args[0]].type;
+    return x->rank == 2 && x->dim[1] >= BG_PLAN_TC_MIN_K;
+}
+
+BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d) {
     PlanCtx c;
     memset(&c, 0, sizeof c);
     c.m = m;
@@ -221,7 +230,8 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
     c.d = d;
     c.p = bg_arena_alloc(a, sizeof *c.p);
     c.p->model = m->name ? m->name : "model";
-    c.p->arch = m->arch;
+    c.p->arch = bg_arena_strdup(a, arch ? arch : m->arch ? m->arch : "sm_90");
+    if (!bg_arch_parse(c.p->arch, &c.sm)) c.sm = 0;
     c.p->version = BG_VERSION_STRING;
     c.gptr_buf = -1;
     int n = m->ninsts;
@@ -345,6 +355,8 @@ BgPlan *bg_plan_build(const BgModule *m, BgArena *a, BgDiagSink *d) {
             l->threads_per_row = tpr_for(in->type.kind, cols);
             if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
                 l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
+            if (bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm)) /* about one block a tile */
+                l->threads_per_row = (int)bg_plan_bmm_tc_threads_per_row(cols);
             break;
         }
         case BG_OP_BSPMM: {

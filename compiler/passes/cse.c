@@ -15,7 +15,7 @@ static bool attrs_eq(BgOp op, const BgAttrs *a, const BgAttrs *b) {
     /* A graph's name is only its source spelling; what it denotes is self_loops + norm. */
     if (op != BG_OP_GRAPH && (!str_eq(a->name, b->name) || !str_eq(a->file, b->file))) return false;
     return a->transposed == b->transposed && a->self_loops == b->self_loops && a->norm == b->norm &&
-           a->eps == b->eps && a->reduce == b->reduce && a->method == b->method;
+           a->eps == b->eps && a->reduce == b->reduce && a->method == b->method && a->path == b->path;
 }
 
 static bool same(const BgInst *x, const BgInst *y) {
@@ -53,7 +53,7 @@ static uint64_t hash_inst(const BgInst *x) {
     const BgAttrs *a = &x->attrs;
     if (x->op != BG_OP_GRAPH) h = hash_str(hash_str(h, a->name), a->file);
     h = bg_hash_mix(h, (uint64_t)a->transposed * 2u + a->self_loops);
-    h = bg_hash_mix(h, ((uint64_t)a->norm << 16) ^ ((uint64_t)a->reduce << 8) ^ (uint64_t)a->method);
+    h = bg_hash_mix(h, ((uint64_t)a->path << 24) ^ ((uint64_t)a->norm << 16) ^ ((uint64_t)a->reduce << 8) ^ (uint64_t)a->method);
     return hash_float(h, a->eps);
 }
 

@@ -9,7 +9,8 @@
  * Z in {F, B} x method {ifelse, andnot, popc2, auto}; add.FFF / add.FFB (tensor + tensor
  * and + bias vector), add.BBF, add.BBB; concat of F and of B values; and a few fused forms
  * the passes make (bspmm.BBB + bias per method, bspmm + relu, bmm + batchnorm prologue,
- * bmm.BBB + bias).  Before anything runs, each output's producer in the compiled IR is
+ * bmm.BBB + bias), and bmm.BBF / bmm.BBB / bmm.BBB + bias on the bit tensor cores (path: tc,
+ * templates/bmm_bb_tc.cuh).  Before anything runs, each output's producer in the compiled IR is
  * checked to be the op, precisions, adjacency and method it is meant to test.
  * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33); concat widths 2 to 521.
  * A shape is (model, graph): 5 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
@@ -99,6 +100,7 @@ typedef struct OutSpec {
     int twin_f;     /* a B output's F twin (same op and operands): B must be bin(F); -1 */
     int twin_m;     /* the ifelse twin of a bspmm with another method: identical; -1 */
     int inst;       /* the producer's instruction in the compiled module */
+    BgBmmPath path; /* bmm.BB*: the kernel its producer must ask for (AUTO: any) */
 } OutSpec;
 
 typedef struct Model {
@@ -161,6 +163,16 @@ static void gen_bmm(Model *md, BgStrBuf *b) {
         snprintf(expr, sizeof expr, "bmm.%s(%s, %s)", prec, x == 'F' ? "X" : "xb", w);
         OutSpec *o = emit(md, b, name, expr, BG_OP_BMM, prec);
         if (z == 'B') o->twin_f = md->nouts - 2;
+    }
+    /* bmm.BB* on the bit tensor cores whatever the shape (auto picks them from K = 512 up) */
+    for (int v = 0; v < 2; v++) {
+        char name[32], expr[64], prec[4] = {'B', 'B', v ? 'B' : 'F', 0};
+        snprintf(name, sizeof name, "bmm_%s_tc", prec);
+        snprintf(expr, sizeof expr, "bmm.%s(xb, Wc) { path: tc }", prec);
+        OutSpec *o = emit(md, b, name, expr, BG_OP_BMM, prec);
+        snprintf(o->key, sizeof o->key, "bmm.%s tc", prec);
+        o->path = BG_BMM_PATH_TC;
+        if (v) o->twin_f = md->nouts - 2;
     }
 }
 
@@ -236,6 +248,10 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     o = emit(md, b, "ep_bmm_BBB", "add.FFB(bmm.BBF(xb, Wb), bm)", BG_OP_BMM, "BBB");
     snprintf(o->key, sizeof o->key, "bmm.BBB +bias");
     o->fused = true;
+    o = emit(md, b, "ep_bmm_BBB_tc", "add.FFB(bmm.BBF(xb, Wb) { path: tc }, bm)", BG_OP_BMM, "BBB");
+    snprintf(o->key, sizeof o->key, "bmm.BBB tc +bias");
+    o->fused = true;
+    o->path = BG_BMM_PATH_TC;
 }
 
 /* The source of model idx. */
@@ -269,6 +285,10 @@ static void gen_model(Model *md, int idx) {
 static bool producer_ok(const BgModule *m, const OutSpec *o, const BgInst *p, char *why, size_t n) {
     if (p->op != o->op || (o->prec[0] && strcmp(p->prec, o->prec) != 0)) {
         snprintf(why, n, "is %s%s%s", bg_op_info(p->op)->name, p->prec[0] ? "." : "", p->prec);
+        return false;
+    }
+    if (o->path != BG_BMM_PATH_AUTO && p->attrs.path != o->path) {
+        snprintf(why, n, "asks for path %d", (int)p->attrs.path);
         return false;
     }
     if ((p->nsteps > 0) != o->fused) {

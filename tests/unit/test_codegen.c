@@ -189,7 +189,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         free(r);
         goto out;
     }
-    BgPlan *p = bg_plan_build(m, a, &d);
+    BgPlan *p = bg_plan_build(m, NULL, a, &d);
     CHECK(p != NULL);
     if (!p) goto out;
     CHECK(p->nlaunches > 0);
@@ -198,9 +198,12 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         const BgPlanLaunch *l = &p->launches[i];
         CHECK(l->nargs >= 1 && p->bufs[l->args[0]].role == BG_ROLE_TEMP);
         CHECK(l->block_size % 32 == 0 && l->threads_per_row >= 1);
-        /* one warp per b1 output word, except the tiled FB kernel (a block per 32 x 64 tile) */
-        if (p->bufs[l->args[0]].kind == BG_BUF_B1 &&
-            !bg_plan_bmm_fb_tiled(&m->insts[l->inst], p->bufs[l->args[2]].kind == BG_BUF_B1T))
+        /* one warp per b1 output word, except the tiled FB kernel (a block per 32 x 64 tile) and
+         * the tensor-core BB product (a block per tile of up to 256 x 256) */
+        const bool wt = l->nargs > 2 && p->bufs[l->args[2]].kind == BG_BUF_B1T;
+        if (bg_plan_bmm_tc(m, &m->insts[l->inst], wt, 90))
+            CHECK(l->threads_per_row == bg_plan_bmm_tc_threads_per_row(m->insts[l->inst].type.dim[1]));
+        else if (p->bufs[l->args[0]].kind == BG_BUF_B1 && !bg_plan_bmm_fb_tiled(&m->insts[l->inst], wt))
             CHECK(l->threads_per_row % 32 == 0);
         if (bg_plan_bmm_fb_tiled(&m->insts[l->inst], false)) CHECK(l->block_size == 256);
         for (int k = 1; k < l->nargs; k++) CHECK(l->args[k] >= 0 && l->args[k] < p->nbufs);

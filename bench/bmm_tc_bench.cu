@@ -1,0 +1,385 @@
+// bmm_tc_bench.cu - bgnn's bmm.BB{F,B} on the bit tensor cores (templates/bmm_bb_tc.cuh)
+// against its popcount kernel (templates/matmul.cuh, as the code generator instantiates it),
+// cuBLAS INT8 GEMM and FP16 GEMM of the same logical shape (+-1 operands as int8 / half),
+// and the b1 mma peak measured by a bare loop of independent mma.sync in the same run.
+// Build and run: bench/run_bmm_tc_bench.sh.
+//
+// Shapes [R, K] x [K, M]: the BB products of every example model (Cora 2708 rows, CiteSeer
+// 3327, the Reddit-size benchmark graph 232965: K = input width, M = output width), two large
+// BNN-style shapes (65536 x 4096 x 4096 and 232965 x 1024 x 1024), and check-only shapes with
+// K not a multiple of 256, N = 1, M = 1, M not a multiple of 8 or 32.
+//
+// Checks, every shape: the tensor-core result equals the popcount kernel's, every word of the
+// output (f32 bits and b1 words, padding bits included); the popcount kernel equals the CPU
+// reference (reference/ref_ops.c bg_ref_bmm) on all rows (R <= 4096) or 64 sampled rows; on
+// timed shapes cuBLAS INT8 (int32 out) and FP16 (fp32 accumulate, f32 out) give the same
+// integers as bmm.BBF (their K and M zero-padded to multiples of 16, which INT8 GEMM needs).
+// Operands: random bits (padding bits 0); x b1 [R][KW], w b1t [M][KW].
+//
+// Timing: median of --reps launches (default 50), each timed alone with CUDA events after 3
+// warm-ups, back to back on the same buffers (operands of the large shapes exceed or fill
+// the L2; the small ones sit in L2 for every kernel alike).  bit-ops = 2 R K M (one AND and
+// one add per bit pair, as flops count a GEMM); the b1 peak is 2 * 16 * 8 * 256 bit-ops per
+// mma.sync.m16n8k256 over the measured mma rate.
+// Exit status: 0 all checks passed, 1 a check failed, 2 a CUDA / cuBLAS error, 77 no GPU.
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "bg.h"
+#include "plan.h"
+#include "ref_ops.h"
+}
+
+#include "../templates/bgnn_common.cuh"
+#include "../templates/epilogue.cuh"
+#include "../templates/matmul.cuh"
+#include "../templates/bmm_bb_tc.cuh"
+#include "bench_util.cuh"
+
+using bgnn::u32;
+
+#define CKB(x) CK_STATUS(x, CUBLAS_STATUS_SUCCESS, "cublas")
+
+static int g_reps = 50;
+static std::string g_only; // --only SUBSTR: the shapes whose name contains SUBSTR
+static bool g_check_only = false; // --check-only: the check-only shapes, no timing (sanitizer runs)
+static int g_ok = 0, g_fail = 0;
+static double g_peak = 0; // measured b1 bit-ops/s
+
+static void report(const std::string &what, bool ok, const std::string &note) {
+    printf("  check %-58s %s%s\n", what.c_str(), ok ? "OK" : "FAIL", note.c_str());
+    (ok ? g_ok : g_fail)++;
+    fflush(stdout);
+}
+
+// ---- the b1 peak: independent mma.sync chains, no memory ---------------------------------
+__global__ void __launch_bounds__(128) k_mma_peak(int iters, int *sink) {
+    u32 a[4] = {0xaaaaaaaau ^ threadIdx.x, 0x55555555u, 0xccccccccu, 0x33333333u};
+    int d[16][4] = {};
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int j = 0; j < 16; j++) bgnn::mma_b1_and(d[j], a, 0xf0f0f0f0u + it, 0x0f0f0f0fu);
+    }
+    int s = 0;
+#pragma unroll
+    for (int j = 0; j < 16; j++) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];
+    if (s == 0x7fffffff) sink[blockIdx.x] = s; // never true; keeps the chains alive
+}
+static double measure_b1_peak(int sms) {
+    int *sink;
+    CK(cudaMalloc(&sink, sizeof(int) * 65536));
+    const int blocks = sms * 8, iters = 4096;
+    const float ms = median_ms([&](int) { k_mma_peak<<<blocks, 128>>>(iters, sink); }, 2, 9);
+    CK(cudaGetLastError());
+    CK(cudaFree(sink));
+    const double mmas = (double)blocks * 4 * iters * 16;
+    return mmas * 2.0 * 16 * 8 * 256 / (ms * 1e-3);
+}
+
+// ---- operands ------------------------------------------------------------------------------
+__host__ __device__ __forceinline__ u32 mix32(uint64_t v) {
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    v ^= v >> 33;
+    v *= 0xc4ceb9fe1a85ec53ull;
+    v ^= v >> 33;
+    return (u32)v;
+}
+// A [rows][KW] of random bits, padding bits 0; also as int8 / half +-1 [rows][KP] when given
+// (columns K..KP-1 left as they are: zero).
+__global__ void k_fill_bits(u32 *b, int8_t *i8, __half *h, long long rows, long long K, long long KP, uint64_t seed) {
+    const long long KW = bgnn::words_of(K), n = rows * KW;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+        const long long r = e / KW, w = e % KW;
+        const u32 v = mix32(seed * 0x9e3779b97f4a7c15ull + (uint64_t)e) & bgnn::word_mask(K, w);
+        b[e] = v;
+        for (int j = 0; j < 32 && 32 * w + j < K; j++) {
+            const long long k = 32 * w + j;
+            const int s = (v >> j) & 1u ? 1 : -1;
+            if (i8) i8[r * KP + k] = (int8_t)s;
+            if (h) h[r * KP + k] = __float2half_rn((float)s);
+        }
+    }
+}
+
+// ---- kernels under test: thin wrappers as cg_cuda.c emits them -----------------------------
+template <char Z, long long K, long long M>
+__global__ void __launch_bounds__(256) k_popc(long long n, void *y, const u32 *x, const u32 *w) {
+    bgnn::bmm<'B', 'B', Z, K, M, true>(n, y, x, w);
+}
+template <char Z, long long K, long long M>
+__global__ void __launch_bounds__(256) k_tc(long long n, void *y, const u32 *x, const u32 *w) {
+    bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w);
+}
+// The plan's grids (plan/plan.c): popcount one thread per f32 output / one warp per b1 word;
+// tensor cores bg_plan_bmm_tc_threads_per_row (about one block a tile).
+template <char Z, long long K, long long M>
+static void launch(bool tc, long long n, void *y, const u32 *x, const u32 *w) {
+    const long long tpr = tc ? (long long)bg_plan_bmm_tc_threads_per_row(M) : (Z == 'B' ? bgnn::b1_tpr(M) : bgnn::f32_tpr(M));
+    const long long T = n * tpr;
+    if (T <= 0) return;
+    const dim3 g((unsigned)std::min((T + 255) / 256, 1LL << 30)), b(256);
+    if (tc) k_tc<Z, K, M><<<g, b>>>(n, y, x, w);
+    else k_popc<Z, K, M><<<g, b>>>(n, y, x, w);
+    CK(cudaGetLastError());
+}
+
+// ---- cuBLAS: row-major Y[R][M] = X[R][K] W[K][M], W given as Wt [M][K]: column-major
+// Y^T (M x R) = op_T(Wt as K x M) * X^T (K x R), the TN form INT8 GEMM asks for.  K and M are
+// padded to multiples of 16 with zeros (INT8 GEMM needs leading dimensions that are multiples
+// of 4): the padding adds 0 to every sum, so the product is the same, with Y [R][MP].
+static long long pad16(long long v) { return (v + 15) / 16 * 16; }
+static void gemm_i8(cublasHandle_t h, long long R, long long K, long long M, const int8_t *x, const int8_t *wt, int *y) {
+    const int one = 1, zero = 0;
+    const int KP = (int)pad16(K), MP = (int)pad16(M);
+    CKB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, MP, (int)R, KP, &one, wt, CUDA_R_8I, KP, x, CUDA_R_8I, KP, &zero, y,
+                     CUDA_R_32I, MP, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+}
+static void gemm_f16(cublasHandle_t h, long long R, long long K, long long M, const __half *x, const __half *wt, float *y) {
+    const float one = 1.0f, zero = 0.0f;
+    const int KP = (int)pad16(K), MP = (int)pad16(M);
+    CKB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, MP, (int)R, KP, &one, wt, CUDA_R_16F, KP, x, CUDA_R_16F, KP, &zero, y,
+                     CUDA_R_32F, MP, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+struct Shape {
+    const char *name;
+    long long R, K, M;
+    bool timed;
+};
+struct Row {
+    std::string name, kernel;
+    long long R, K, M;
+    double us;
+};
+static std::vector<Row> g_rows;
+
+template <class T> static T *dalloc(size_t n) {
+    T *p = nullptr;
+    CK(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T)));
+    return p;
+}
+template <class T> static std::vector<T> fetch(const T *d, size_t n) {
+    std::vector<T> h(std::max<size_t>(1, n));
+    CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+template <long long K, long long M>
+static void run_shape(const Shape &s, cublasHandle_t cb) {
+    constexpr long long KW = bgnn::words_of(K), MW = bgnn::words_of(M);
+    const long long R = s.R;
+    using S = bgnn::TcShape<M>;
+    printf("%s: R %lld K %lld M %lld (tensor-core tile %d x %d, %d x %d warps)\n", s.name, R, K, M, S::BM, S::BN,
+           S::WARPS_M, S::WARPS_N);
+    fflush(stdout);
+    u32 *x = dalloc<u32>((size_t)(R * KW)), *w = dalloc<u32>((size_t)(M * KW));
+    const long long KP = pad16(K), MP = pad16(M);
+    int8_t *x8 = nullptr, *w8 = nullptr;
+    __half *x16 = nullptr, *w16 = nullptr;
+    if (s.timed) {
+        x8 = dalloc<int8_t>((size_t)(R * KP));
+        w8 = dalloc<int8_t>((size_t)(MP * KP));
+        x16 = dalloc<__half>((size_t)(R * KP));
+        w16 = dalloc<__half>((size_t)(MP * KP));
+        CK(cudaMemset(x8, 0, (size_t)(R * KP)));
+        CK(cudaMemset(w8, 0, (size_t)(MP * KP)));
+        CK(cudaMemset(x16, 0, 2 * (size_t)(R * KP)));
+        CK(cudaMemset(w16, 0, 2 * (size_t)(MP * KP)));
+    }
+    k_fill_bits<<<4096, 256>>>(x, x8, x16, R, K, KP, 1000 + (uint64_t)R * 7 + (uint64_t)K);
+    k_fill_bits<<<4096, 256>>>(w, w8, w16, M, K, KP, 2000 + (uint64_t)M * 13 + (uint64_t)K);
+    CK(cudaGetLastError());
+    float *yf_p = dalloc<float>((size_t)(R * M)), *yf_t = dalloc<float>((size_t)(R * M));
+    u32 *yb_p = dalloc<u32>((size_t)(R * MW)), *yb_t = dalloc<u32>((size_t)(R * MW));
+    CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
+    CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
+    launch<'F', K, M>(false, R, yf_p, x, w);
+    launch<'F', K, M>(true, R, yf_t, x, w);
+    launch<'B', K, M>(false, R, yb_p, x, w);
+    launch<'B', K, M>(true, R, yb_t, x, w);
+    CK(cudaDeviceSynchronize());
+    const std::vector<float> hf_p = fetch(yf_p, (size_t)(R * M)), hf_t = fetch(yf_t, (size_t)(R * M));
+    const std::vector<u32> hb_p = fetch(yb_p, (size_t)(R * MW)), hb_t = fetch(yb_t, (size_t)(R * MW));
+    auto compare = [&](const char *what, const void *a, const void *b, long long words) {
+        long long bad = 0, first = -1;
+        for (long long i = 0; i < words; i++)
+            if (((const u32 *)a)[i] != ((const u32 *)b)[i]) {
+                if (first < 0) first = i;
+                bad++;
+            }
+        char note[160] = "";
+        if (bad) snprintf(note, sizeof note, ": %lld of %lld words differ, first at %lld", bad, words, first);
+        report(std::string(s.name) + " " + what, bad == 0, note);
+    };
+    compare("bmm.BBF tensor cores == popcount", hf_t.data(), hf_p.data(), R * M);
+    compare("bmm.BBB tensor cores == popcount", hb_t.data(), hb_p.data(), R * MW);
+    // The popcount kernel against the CPU reference, on all rows or 64 sampled ones.
+    {
+        std::vector<long long> rows;
+        if (R <= 4096)
+            for (long long r = 0; r < R; r++) rows.push_back(r);
+        else
+            for (long long i = 0; i < 64; i++) rows.push_back(i < 2 ? (i ? R - 1 : 0) : (long long)(mix32(77 + i) % R));
+        const std::vector<u32> hx = fetch(x, (size_t)(R * KW)), hw = fetch(w, (size_t)(M * KW));
+        BgTensor tx, tw, yf, yb;
+        if (rows.empty()) rows.push_back(-1); // R = 0: one dummy row, nothing compared
+        if (!bg_tensor_alloc(&tx, BG_DT_B1, 2, (int64_t)rows.size(), K) || !bg_tensor_alloc(&tw, BG_DT_B1, 2, K, M)) {
+            fprintf(stderr, "host allocation failed\n");
+            exit(2);
+        }
+        for (size_t i = 0; i < rows.size(); i++)
+            if (rows[i] >= 0) memcpy((u32 *)tx.data + i * KW, &hx[(size_t)(rows[i] * KW)], 4 * (size_t)KW);
+        for (long long o = 0; o < M; o++) // canonical [K][M] from b1t [M][KW]
+            for (long long k = 0; k < K; k++)
+                if ((hw[(size_t)(o * KW + k / 32)] >> (k % 32)) & 1u)
+                    ((u32 *)tw.data)[k * tw.words_per_row + o / 32] |= 1u << (o % 32);
+        if (!bg_ref_bmm("BBF", &tx, &tw, &yf) || !bg_ref_bmm("BBB", &tx, &tw, &yb)) {
+            fprintf(stderr, "bg_ref_bmm refused the operands\n");
+            exit(2);
+        }
+        long long badf = 0, badb = 0;
+        for (size_t i = 0; i < rows.size() && rows[0] >= 0; i++) {
+            badf += memcmp((const float *)yf.data + i * M, &hf_p[(size_t)(rows[i] * M)], 4 * (size_t)M) != 0;
+            badb += memcmp((const u32 *)yb.data + i * yb.words_per_row, &hb_p[(size_t)(rows[i] * MW)], 4 * (size_t)MW) != 0;
+        }
+        char note[96];
+        snprintf(note, sizeof note, " (%zu rows)%s", rows[0] >= 0 ? rows.size() : (size_t)0, badf + badb ? ": rows differ" : "");
+        report(std::string(s.name) + " popcount == CPU reference (BBF, BBB)", badf + badb == 0, note);
+        for (BgTensor *t : {&tx, &tw, &yf, &yb}) bg_tensor_free(t);
+    }
+    if (s.timed) {
+        int *y32 = dalloc<int>((size_t)(R * MP));
+        float *y16 = dalloc<float>((size_t)(R * MP));
+        gemm_i8(cb, R, K, M, x8, w8, y32);
+        gemm_f16(cb, R, K, M, x16, w16, y16);
+        CK(cudaDeviceSynchronize());
+        {
+            const std::vector<int> h32 = fetch(y32, (size_t)(R * MP));
+            const std::vector<float> h16 = fetch(y16, (size_t)(R * MP));
+            long long b8 = 0, b16 = 0;
+            for (long long r = 0; r < R; r++)
+                for (long long o = 0; o < M; o++) {
+                    b8 += (float)h32[(size_t)(r * MP + o)] != hf_t[(size_t)(r * M + o)];
+                    b16 += h16[(size_t)(r * MP + o)] != hf_t[(size_t)(r * M + o)];
+                }
+            report(std::string(s.name) + " cuBLAS INT8 == bmm.BBF", b8 == 0, b8 ? ": " + std::to_string(b8) + " differ" : "");
+            report(std::string(s.name) + " cuBLAS FP16 == bmm.BBF", b16 == 0, b16 ? ": " + std::to_string(b16) + " differ" : "");
+        }
+        auto add = [&](const char *kernel, float ms) {
+            g_rows.push_back(Row{s.name, kernel, R, K, M, ms * 1e3});
+            const double ops = 2.0 * R * K * M;
+            printf("  %-28s %10.2f us  %8.1f T bit-op/s  %5.1f%% of b1 peak\n", kernel, ms * 1e3, ops / (ms * 1e-3) / 1e12,
+                   100.0 * ops / (ms * 1e-3) / g_peak);
+            fflush(stdout);
+        };
+        add("bgnn popcount BBF", median_ms([&](int) { launch<'F', K, M>(false, R, yf_p, x, w); }, 3, g_reps));
+        add("bgnn tensor cores BBF", median_ms([&](int) { launch<'F', K, M>(true, R, yf_t, x, w); }, 3, g_reps));
+        add("bgnn popcount BBB", median_ms([&](int) { launch<'B', K, M>(false, R, yb_p, x, w); }, 3, g_reps));
+        add("bgnn tensor cores BBB", median_ms([&](int) { launch<'B', K, M>(true, R, yb_t, x, w); }, 3, g_reps));
+        add("cuBLAS INT8 (int32 out)", median_ms([&](int) { gemm_i8(cb, R, K, M, x8, w8, y32); }, 3, g_reps));
+        add("cuBLAS FP16 (fp32 acc, out)", median_ms([&](int) { gemm_f16(cb, R, K, M, x16, w16, y16); }, 3, g_reps));
+        CK(cudaFree(y32));
+        CK(cudaFree(y16));
+    }
+    for (void *p : {(void *)x, (void *)w, (void *)x8, (void *)w8, (void *)x16, (void *)w16, (void *)yf_p, (void *)yf_t,
+                    (void *)yb_p, (void *)yb_t})
+        if (p) CK(cudaFree(p));
+}
+
+// The (K, M) of every shape are template arguments of the kernels.
+#define BG_TC_SHAPES(X)                                                                               \
+    X(1433, 64) X(64, 64) X(64, 7) X(3703, 64) X(64, 6) X(602, 128) X(128, 41) X(4096, 4096)           \
+    X(1024, 1024) X(1, 1) X(256, 1) X(255, 8) X(257, 7) X(300, 33) X(513, 64) X(100, 130) X(1000, 65)  \
+    X(4096, 257) X(64, 300) X(32, 256) X(96, 96) X(2049, 129) X(31, 31) X(769, 40) X(200, 500) X(7, 2)
+static void dispatch(const Shape &s, cublasHandle_t cb) {
+#define X(KK, MM) \
+    if (s.K == KK && s.M == MM) return run_shape<KK, MM>(s, cb);
+    BG_TC_SHAPES(X)
+#undef X
+    fprintf(stderr, "no kernels instantiated for K=%lld M=%lld\n", s.K, s.M);
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, atoi(argv[++i]));
+        else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
+        else if (!strcmp(argv[i], "--check-only")) g_check_only = true;
+        else {
+            fprintf(stderr, "usage: %s [--reps R] [--quick] [--only SUBSTR] [--check-only]\n", argv[0]);
+            return 2;
+        }
+    }
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("bmm_tc_bench: no CUDA GPU available; nothing to run.\n");
+        return 77;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major < 8) {
+        printf("bmm_tc_bench: %s is sm_%d%d; b1 mma needs sm_80 or later.\n", prop.name, prop.major, prop.minor);
+        return 77;
+    }
+    cublasHandle_t cb;
+    CKB(cublasCreate(&cb));
+    g_peak = g_check_only ? 1.0 : measure_b1_peak(prop.multiProcessorCount);
+    printf("GPU: %s (sm_%d%d), %d SMs; b1 mma.sync peak measured %.2f P bit-op/s (AND form, 16 chains a warp)\n",
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount, g_peak / 1e15);
+    printf("timing: median of %d launches (CUDA events) after 3 warm-ups\n", g_reps);
+    std::vector<Shape> shapes = {
+        // the examples' BB products (R = the dataset's nodes)
+        {"cora gcn_full l1", 2708, 1433, 64, true},   {"cora sage l2", 2708, 64, 64, true},
+        {"cora indgcn_full l2", 2708, 64, 7, true},   {"citeseer gcn_full l1", 3327, 3703, 64, true},
+        {"citeseer sage l2", 3327, 64, 6, true},      {"reddit gcn_full l1", 232965, 602, 128, true},
+        {"reddit gcn_full l2", 232965, 128, 41, true},
+        // large BNN-style shapes
+        {"bnn 65536x4096x4096", 65536, 4096, 4096, true}, {"bnn 232965x1024x1024", 232965, 1024, 1024, true},
+        // check-only awkward shapes
+        {"awk", 1, 1, 1, false},       {"awk", 1, 256, 1, false},      {"awk", 5, 255, 8, false},
+        {"awk", 31, 257, 7, false},    {"awk", 33, 300, 33, false},    {"awk", 67, 513, 64, false},
+        {"awk", 100, 100, 130, false}, {"awk", 129, 1000, 65, false},  {"awk", 3, 4096, 257, false},
+        {"awk", 257, 64, 300, false},  {"awk", 1000, 32, 256, false},  {"awk", 77, 96, 96, false},
+        {"awk", 513, 2049, 129, false}, {"awk", 2, 31, 31, false},     {"awk", 17, 769, 40, false},
+        {"awk", 300, 200, 500, false}, {"awk", 1, 7, 2, false},        {"awk", 1, 1024, 1024, false},
+        {"awk", 4097, 64, 7, false},   {"awk", 1001, 1433, 64, false}, {"awk", 0, 64, 64, false},
+    };
+    for (const Shape &s : shapes)
+        if ((!quick || !s.timed || s.R < 100000) && (!g_check_only || !s.timed) && strstr(s.name, g_only.c_str()))
+            dispatch(s, cb);
+    CKB(cublasDestroy(cb));
+
+    printf("\n==== bmm.BB on bit tensor cores, %s, b1 peak %.2f P bit-op/s (median of %d launches) ====\n", prop.name,
+           g_peak / 1e15, g_reps);
+    printf("%-22s %7s %5s %5s %-28s %10s %9s %7s %7s %7s %7s\n", "shape", "R", "K", "M", "kernel", "time_us", "Tbitop/s",
+           "%peak", "vs_popc", "vs_int8", "vs_fp16");
+    for (size_t i = 0; i < g_rows.size(); i++) {
+        const Row &r = g_rows[i];
+        double popc = 0, i8 = 0, f16 = 0;
+        for (const Row &o : g_rows)
+            if (o.name == r.name) {
+                const bool zb = r.kernel.back() == 'B';
+                if (o.kernel == (zb ? "bgnn popcount BBB" : "bgnn popcount BBF")) popc = o.us;
+                if (o.kernel.rfind("cuBLAS INT8", 0) == 0) i8 = o.us;
+                if (o.kernel.rfind("cuBLAS FP16", 0) == 0) f16 = o.us;
+            }
+        const double ops = 2.0 * r.R * r.K * r.M, rate = ops / (r.us * 1e-6);
+        printf("%-22s %7lld %5lld %5lld %-28s %10.2f %9.1f %7.1f %7.2f %7.2f %7.2f\n", r.name.c_str(), r.R, r.K, r.M,
+               r.kernel.c_str(), r.us, rate / 1e12, 100.0 * rate / g_peak, popc / r.us, i8 / r.us, f16 / r.us);
+    }
+    printf("checks: %d OK, %d FAIL\n%s\n", g_ok, g_fail, g_fail ? "FAIL" : "ALL CHECKS PASSED");
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run_bmm_tc_bench.sh - build (CMake-free) and run the bit-tensor-core BMM microbenchmark
+# (bench/bmm_tc_bench.cu): bmm.BB{F,B} on mma.sync b1 against bgnn's popcount kernel, cuBLAS
+# INT8 and FP16 GEMM and the measured b1 peak, checked against bg_ref_bmm.
+#   bench/run_bmm_tc_bench.sh build          # build only -> ${BGNN_BMM_TC_BENCH_BIN:-.carry/bench/bmm_tc_bench}
+#   bench/run_bmm_tc_bench.sh [bench args]   # build if missing, then run; log to $OUT/bmm_tc_bench.log
+# Bench args: --reps R (default 50), --quick (no 232965-row timed shapes), --only SUBSTR (shapes
+# whose name contains SUBSTR), --check-only (the awkward shapes' checks, no timing: for
+# compute-sanitizer, tools/gpu_suite.sh).  Needs nvcc (CUDA
+# 12.4+/13), cuBLAS, gcc.  Exit status: the benchmark's (0 ok, 1 a check failed, 2 a CUDA /
+# cuBLAS error, 77 no GPU or one older than sm_80).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BGNN_BMM_TC_BENCH_BIN:-.carry/bench/bmm_tc_bench}
+# shellcheck source=bench/product_lib.sh
+. bench/product_lib.sh
+build() {
+    local obj incs; obj=$(dirname "$BIN")/bmm_tc_obj
+    bg_product_lib "$obj"
+    incs=$(bg_product_incs)
+    # shellcheck disable=SC2086
+    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
+        bench/bmm_tc_bench.cu -o "$BIN" -L"$obj" -lbgprod -lcublas -lgomp -lm
+}
+if [ "${1:-}" = build ]; then build; exit 0; fi
+[ -x "$BIN" ] || build
+out=${OUT:-.}
+mkdir -p "$out"
+"$BIN" "$@" 2>&1 | tee "$out/bmm_tc_bench.log"
