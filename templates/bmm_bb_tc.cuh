@@ -201,14 +201,14 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
         cp_async_commit();
         for (long long ks = 0; ks < KS; ks++) {
             const int st = (int)(ks & 1);
+            cp_async_wait<0>();
+            // One barrier a step: stage st has landed for every thread, and every warp is done
+            // with stage st ^ 1 (read at step ks - 1), which the next copy overwrites.
+            __syncthreads();
             if (ks + 1 < KS) {
-                ld.load(st ^ 1, ks + 1);
+                ld.load(st ^ 1, ks + 1); // in flight while this step computes
                 cp_async_commit();
-                cp_async_wait<1>();
-            } else {
-                cp_async_wait<0>();
             }
-            __syncthreads(); // stage st has landed for every thread
             u32 a[S::MI][4];
 #pragma unroll
             for (int i = 0; i < S::MI; i++) tc_frag<false>(a[i], sm, st, wr + 16 * i, lane);
@@ -231,7 +231,6 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
                     mma_b1_and(cnt[q], f, ~0u, ~0u);
                 }
             }
-            __syncthreads(); // stage st is consumed before the copy two steps on overwrites it
         }
 #pragma unroll
         for (int q = 0; q < S::TPW; q++) {
