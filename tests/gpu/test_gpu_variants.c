@@ -110,7 +110,7 @@ typedef struct Model {
     int nouts;
     BgArena *arena;
     BgModule *mod;      /* default pipeline: what runs on the GPU */
-    BgModule *lowered;  /* no passes: the weights' layout, and the reference self-check */
+    BgModule *lowered;  /* no passes but fp-order: the weights' layout, the reference self-check */
     char wpath[700];
     unsigned char *cubin;
     size_t len;
@@ -322,14 +322,17 @@ static bool check_producers(Model *md) {
     return ok;
 }
 
-/* Front end: the model through the default pipeline and without passes; random weights. */
+/* Front end: the model through the default pipeline and without passes (but fp-order, so
+ * that both follow the same recorded float orders: the default, non-strict ones, which the
+ * GPU kernels must reproduce); random weights. */
 static bool compile_model(Model *md, const char *tmpdir) {
     BgDiagSink d;
     bg_diag_init(&d);
     md->arena = bg_arena_new();
-    static const char *const none[1] = {NULL};
+    static const char *const none[1] = {"fp-order"};
     BgCompileOpts lo = {0};
     lo.passes = none;
+    lo.npasses = 1;
     size_t len = strlen(md->text);
     md->lowered = bg_compile_text(md->arena, md->name, md->text, len, &lo, &d);
     md->mod = bg_compile_text(md->arena, md->name, md->text, len, NULL, &d);
