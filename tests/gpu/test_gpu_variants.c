@@ -11,10 +11,13 @@
  * the passes make (bspmm.BBB + bias per method, bspmm + relu, bmm + batchnorm prologue,
  * bmm.BBB + bias).  Before anything runs, each output's producer in the compiled IR is
  * checked to be the op, precisions, adjacency and method it is meant to test.
- * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33); concat widths 2 to 521.
- * A shape is (model, graph): 5 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
+ * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33), (600, 33); concat widths
+ * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
+ * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
+ * kernel (no epilogue) and on matmul.cuh's (with one); bmm.FF* is seq+fma everywhere.
+ * A shape is (model, graph): 6 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
- * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 40 shapes.
+ * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 48 shapes.
  *
  * Per shape: the model (JIT: code generator + NVRTC, compiled once per model, in parallel
  * threads; through the disk cache only when BGNN_CACHE_DIR is set) runs on a non-default stream in every execution mode (fused cooperative kernel,
@@ -75,7 +78,7 @@ static const Decl decls[NDECL] = {
 typedef struct Widths {
     int k, m, fdecl;
 } Widths;
-static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}};
+static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}, {600, 33, 0}};
 static const int quick_models[] = {0, 3};
 
 typedef enum { G_RANDOM, G_POWER, G_HUB } GraphKind;
