@@ -313,23 +313,6 @@ static void local_check(const BgModule *md, int i, const BgTensor *vals, Tally *
     bg_tensor_free(&yd);
 }
 
-static bool run_values(const BgModule *m, BgGraph *g, const BgTensor *feat, const char *wpath, BgInterpResult *r,
-                       BgTensor **vals) {
-    BgDiagSink d;
-    bg_diag_init(&d);
-    BgBindings b;
-    memset(&b, 0, sizeof b);
-    bool ok = bg_bind(m, g, feat, wpath, &b, &d) && bg_interp_run(m, &b, r, vals, &d);
-    if (!ok) {
-        char *s = bg_diag_render(&d);
-        fprintf(stderr, "%s", s);
-        free(s);
-    }
-    bg_bindings_free(&b);
-    bg_diag_free(&d);
-    return ok;
-}
-
 /* The default module md against the strict ms (the same instructions, other orders). */
 static void compare(const char *what, const BgModule *ms, const BgModule *md, BgGraph *g, const BgTensor *feat,
                     const char *wpath, Tally *t) {
@@ -339,7 +322,7 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
     memset(&rs, 0, sizeof rs);
     memset(&rd, 0, sizeof rd);
     BgTensor *vs = NULL, *vd = NULL;
-    bool ok = run_values(ms, g, feat, wpath, &rs, &vs) && run_values(md, g, feat, wpath, &rd, &vd);
+    bool ok = diff_run_values(ms, g, feat, wpath, &rs, &vs) && diff_run_values(md, g, feat, wpath, &rd, &vd);
     CHECK(ok);
     long mflips = 0;
     for (int i = 0; ok && i < md->ninsts; i++) {
@@ -521,7 +504,7 @@ static void check_cora(const char *src) {
             BgTensor *v1 = NULL;
             memset(&r1, 0, sizeof r1);
             /* the local check on Cora's real values (products, flips) */
-            if (run_values(ms, &ds.graph, &ds.features, wpath, &r1, &v1))
+            if (diff_run_values(ms, &ds.graph, &ds.features, wpath, &r1, &v1))
                 for (int q = 0; q < md->ninsts; q++) {
                     BgFpOrder fp = bg_inst_fp(md, &md->insts[q]);
                     if (md->insts[q].op == BG_OP_BMM && (fp.fma || fp.kind == BG_FP_SPLITK))
