@@ -524,6 +524,9 @@ static int run_gpu(const RunArgs *ra) {
             goto done;
     }
     if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
+    if (ra->cubin && ra->fp_strict && !gm.plan->fp_strict)
+        fprintf(stderr, "bgnnc: note: %s was compiled without --fp-strict; it runs the float orders it "
+                        "records (bgnnc MODEL.bgnn --fp-strict -o FILE makes a strict one)\n", ra->model);
     double t1 = now_ms();
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
     if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
