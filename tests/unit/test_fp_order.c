@@ -16,8 +16,9 @@
  *    only where |t_strict| <= B (flips counted and printed).  End to end: float outputs within
  *    1e-5 of the row's largest magnitude wherever no bit of the model flipped (a flipped bit
  *    may change everything downstream; its cause is the local check above).
- * 4. On Cora with every example's trained weights: the predicted classes of the default and
- *    the strict orders agree on at least 99.9% of the nodes (flips and agreement printed). */
+ * 4. On Cora (and CiteSeer) with every example's trained weights: the predicted classes of the
+ *    default and the strict orders agree on at least 99.9% of the nodes, and the local check
+ *    holds on the real values (flips and agreement printed). */
 #include "reference.h"
 #include "bgtest.h"
 #include "difftest.h"
@@ -453,7 +454,7 @@ static void check_random(int nmodels, BgGraph *g, Tally *t, Tally *tsplit) {
     free(text);
 }
 
-/* ---- 4. Cora with the trained weights: the predictions ----------------------------------- */
+/* ---- 4. Cora and CiteSeer with the trained weights: the predictions ----------------------------------- */
 
 static int64_t argmax_row(const BgTensor *y, int64_t r) {
     int64_t cols = bg_tensor_cols(y), best = 0;
@@ -463,24 +464,26 @@ static int64_t argmax_row(const BgTensor *y, int64_t r) {
     return best;
 }
 
-static void check_cora(const char *src) {
+/* ds: "cora" (models in examples/) or "citeseer" (examples/citeseer/); weights NAME_ds. */
+static void check_trained(const char *src, const char *ds_name) {
     static const char *const models[] = {"gcn_bin", "gcn_fp32", "gcn_full", "indgcn_bin", "indgcn_full",
                                          "sage_bin", "sage_full", "saint_bin", "saint_full", NULL};
     char dpath[4096];
-    snprintf(dpath, sizeof dpath, "%s/cora", bg_default_data_root());
+    snprintf(dpath, sizeof dpath, "%s/%s", bg_default_data_root(), ds_name);
+    bool cora = strcmp(ds_name, "cora") == 0;
     BgDataset ds;
     memset(&ds, 0, sizeof ds);
     BgDiagSink d;
     bg_diag_init(&d);
     if (!bg_dataset_load(dpath, &ds, &d)) {
-        printf("[note] no Cora under %s: the accuracy check is skipped\n", dpath);
+        printf("[note] no %s under %s: the accuracy check is skipped\n", ds_name, dpath);
         bg_diag_free(&d);
         return;
     }
     for (int i = 0; models[i]; i++) {
         char path[4096], wpath[4096];
-        snprintf(path, sizeof path, "%s/examples/%s.bgnn", src, models[i]);
-        snprintf(wpath, sizeof wpath, "%s/examples/weights/%s_cora.safetensors", src, models[i]);
+        snprintf(path, sizeof path, "%s/examples/%s%s.bgnn", src, cora ? "" : "citeseer/", models[i]);
+        snprintf(wpath, sizeof wpath, "%s/examples/weights/%s_%s.safetensors", src, models[i], ds_name);
         BgArena *a = bg_arena_new();
         BgModule *ms = compile_model(a, path, NULL, true, false), *md = compile_model(a, path, NULL, false, false);
         BgInterpResult rs, rd;
@@ -512,9 +515,9 @@ static void check_cora(const char *src) {
                 }
             if (v1) bg_interp_values_free(ms, v1);
             bg_interp_result_free(&r1);
-            printf("cora %-12s predictions equal on %lld of %lld nodes (%.3f%%), logits rows bit-identical %lld; "
+            printf("%-8s %-12s predictions equal on %lld of %lld nodes (%.3f%%), logits rows bit-identical %lld; "
                    "%ld reordered products, %ld sign flips of %ld elements (%ld away from zero)\n",
-                   models[i], (long long)same, (long long)n, 100.0 * (double)same / (double)n, (long long)bitsame,
+                   ds_name, models[i], (long long)same, (long long)n, 100.0 * (double)same / (double)n, (long long)bitsame,
                    one.insts, one.flips, one.elems, one.flips_bad);
             CHECK(same * 1000 >= n * 999);
             CHECK(one.flips_bad == 0 && one.bound_bad == 0);
@@ -560,6 +563,7 @@ int main(void) {
     print_tally("random models (split-k in chunks of 8 forced)", &ts);
     CHECK(ts.insts >= tr.insts && ts.insts > nmodels / 2);
     bg_graph_free(&g);
-    check_cora(src);
+    check_trained(src, "cora");
+    check_trained(src, "citeseer");
     return bg_test_finish();
 }
