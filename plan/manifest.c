@@ -5,7 +5,7 @@
  * or comma-separated dims, N and G for the run-time dims; rows are N, N+1, G, G+1,
  * nnz(g), items(g), items1(g), splits(g) (graph g's schedule sizes, plan.h) or a decimal constant):
  *
- *   bgnn-manifest 1
+ *   bgnn-manifest 2
  *   bgnn 0.1.0
  *   model gcn_bin
  *   arch sm_90                       ("-" when none)
