@@ -19,6 +19,7 @@ struct bgnn_context {
     BgGpu gpu;
     char *cache_dir;        /* NULL: no disk cache */
     char arch[16];
+    bool fp_strict;         /* compile with --fp-strict (bgnn_context_options) */
     char devname[200];
     char *err;              /* last error text (malloc'd) */
 };
@@ -190,6 +191,7 @@ bgnn_status bgnn_context_create(const bgnn_context_options *o, bgnn_context **ou
     c->target = BGNN_TARGET_CPU;
     if (opt.target != BGNN_TARGET_AUTO && opt.target != BGNN_TARGET_CPU && opt.target != BGNN_TARGET_GPU)
         return fail_msg(c, BGNN_ERR_INVALID_ARG, "bgnn_context_create: unknown target %d", (int)opt.target);
+    c->fp_strict = opt.fp_strict != 0;
     if (!opt.disable_cache) {
         c->cache_dir = opt.cache_dir && *opt.cache_dir ? xstrdup(opt.cache_dir) : bg_cache_default_dir();
     }
@@ -270,7 +272,8 @@ bgnn_status bgnn_model_compile(bgnn_context *c, const char *src, size_t n, const
     m->arena = bg_arena_new();
     BgDiagSink d;
     bg_diag_init(&d);
-    m->m = bg_compile_text(m->arena, m->src_name, m->src, n, NULL, &d);
+    BgCompileOpts co = {.fp_strict = c->fp_strict};
+    m->m = bg_compile_text(m->arena, m->src_name, m->src, n, &co, &d);
     bool ok = m->m != NULL;
     if (ok && c->target == BGNN_TARGET_GPU) {
         unsigned char *cubin = NULL;

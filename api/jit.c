@@ -48,7 +48,12 @@ bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const 
     opts = bg_nvrtc_options_canon(&req);
     char ver[32];
     snprintf(ver, sizeof ver, "%d.%d", nv->major, nv->minor);
-    bg_cache_key(src, opts, arch, ver, info->key);
+    /* the float semantics are part of the key (the source's manifest records them too): a
+     * strict and a default compile never share an entry */
+    char *kopts = bg_xmalloc(strlen(opts) + 32);
+    snprintf(kopts, strlen(opts) + 32, "%s%s", opts, m->fp_strict ? " --bgnn-fp-strict" : "");
+    bg_cache_key(src, kopts, arch, ver, info->key);
+    free(kopts);
     bool use_cache = cache_dir && *cache_dir && !bg_cache_disabled();
     if (use_cache) {
         BgCacheStatus st = BG_CACHE_MISS;

@@ -34,6 +34,27 @@
 #define BG_DIM_N (-1) /* number of nodes, known at run time */
 #define BG_DIM_G (-2) /* number of graphs in a batch, known at run time */
 
+/* ===== fporder.c: the order of a float reduction (docs/semantics.md, section 2) ======
+ * Chosen per IR instruction by the compiler (pass fp-order), printed in the IR (`fp=...`),
+ * carried per launch in the plan and its manifest, and followed exactly by the CPU reference
+ * and the CUDA templates.  NONE: the instruction does no float reduction.  SEQ: from +0.0f,
+ * k ascending, every step rounded.  SPLITK: k cut into `split` chunks of `chunk` consecutive
+ * k (the last one shorter; split = ceil(K / chunk)), each summed as SEQ from +0.0f, the partial
+ * sums combined by the left fold ((p0 + p1) + p2) + ...  fma: each step of a product is
+ * acc = fmaf(x, w, acc) (one rounding) instead of fl(acc + fl(x * w)). */
+typedef enum { BG_FP_NONE, BG_FP_SEQ, BG_FP_SPLITK } BgFpKind;
+typedef struct BgFpOrder {
+    uint8_t kind;   /* BgFpKind */
+    bool fma;
+    int32_t split;  /* SPLITK: number of chunks (>= 2); else 0 */
+    int32_t chunk;  /* SPLITK: k per chunk (>= 1); else 0 */
+} BgFpOrder;
+/* "-", "seq", "seq+fma", "splitk(6x256)", "splitk(6x256)+fma" into buf (returns buf; n >= 40). */
+char *bg_fp_order_str(BgFpOrder o, char *buf, size_t n);
+/* Parses that text; false when malformed (counts 1 .. 2^24). */
+bool bg_fp_order_parse(const char *s, BgFpOrder *o);
+bool bg_fp_order_eq(BgFpOrder a, BgFpOrder b);
+
 /* ===== arena.c: bump allocator; one per compilation ================================= */
 typedef struct BgArena BgArena;
 BgArena *bg_arena_new(void);

@@ -1,6 +1,7 @@
 /* bgnnc.c - the command-line driver; the only place in bgnn that prints or exits.
  *
  *   bgnnc MODEL [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=a,b] [--print-after=PASS|all]
+ *         [--fp-strict]                                 (also on run and gen-weights)
  *   bgnnc MODEL -o model.cubin [--arch sm_XX]          (AOT: code generation + NVRTC, no cache)
  *   bgnnc run MODEL.bgnn|model.cubin --data DIR --weights FILE [--target cpu|gpu|auto] [--graph FILE] [--logits OUT.npy]
  *   bgnnc gen-weights MODEL --seed N -o W.safetensors
@@ -24,10 +25,11 @@ enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: bgnnc MODEL.bgnn [--emit=ast|ir|cuda|cubin] [--arch=sm_XX] [-o FILE] [--passes=P1,P2] [--print-after=PASS|all]\n"
+    "                        [--fp-strict]\n"
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
     "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G] [--json]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
-    "                 [--graph FILE] [--logits OUT.npy] [--repeat N] [--profile] [--json]\n"
+    "                 [--graph FILE] [--logits OUT.npy] [--repeat N] [--profile] [--json] [--fp-strict]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
@@ -42,6 +44,10 @@ static const char usage_text[] =
     "  --passes=LIST      run these passes (comma separated) instead of the default pipeline;\n"
     "                     --passes= (empty) stops after lowering\n"
     "  --print-after=PASS print the IR after PASS (or after every pass: all)\n"
+    "  --fp-strict        every float reduction in index order from +0, no fma, no\n"
+    "                     reassociation (docs/semantics.md section 2); by default the\n"
+    "                     compiler chooses and records the order (fp= in the IR); a cubin\n"
+    "                     keeps the orders it was compiled with\n"
     "  -o FILE            write the output to FILE (atomically) instead of stdout\n"
     "  --data DIR         dataset directory (graph.mtx or another graph file, features.npy,\n"
     "                     labels.npy, splits; docs/formats.md)\n"
@@ -169,12 +175,13 @@ static bool write_cubin(const BgModule *m, const char *arch, const char *out, Bg
 static int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *emit = NULL, *out = NULL, *passes = NULL, *after = NULL;
     const char *arch = NULL;
-    bool stats = false, json = false;
+    bool stats = false, json = false, fp_strict = false;
     long long sz[3] = {2708, 10556, 1}; /* --stats sizes: Cora's N and E, one graph */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--emit=", 7) == 0) emit = a + 7;
         else if (strcmp(a, "--stats") == 0) stats = true;
+        else if (strcmp(a, "--fp-strict") == 0) fp_strict = true;
         else if (strcmp(a, "--json") == 0) json = true;
         else if (strncmp(a, "--nodes=", 8) == 0 || strncmp(a, "--edges=", 8) == 0 || strncmp(a, "--graphs=", 9) == 0) {
             const char *v = strchr(a, '=') + 1;
@@ -233,6 +240,7 @@ static int cmd_compile(int argc, char **argv) {
         }
     } else {
         BgCompileOpts o = {0};
+        o.fp_strict = fp_strict;
         int np = 0;
         if (passes) {
             o.passes = split_list(a, passes, &np);
@@ -368,6 +376,7 @@ typedef struct RunArgs {
     const char *model, *data, *weights, *logits, *graph;
     long repeat;
     bool profile;
+    bool fp_strict;     /* --fp-strict */
     bool cubin;
     bool json;
 } RunArgs;
@@ -421,7 +430,7 @@ static int run_cpu(const RunArgs *ra) {
     BgBindings b;
     memset(&b, 0, sizeof b);
     double t0 = now_ms();
-    BgModule *m = bg_compile_file(a, ra->model, NULL, &d);
+    BgModule *m = bg_compile_file(a, ra->model, &(BgCompileOpts){.fp_strict = ra->fp_strict}, &d);
     double t1 = now_ms();
     int urc = refuse_param_clobber(ra, m);
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
@@ -507,13 +516,16 @@ static int run_gpu(const RunArgs *ra) {
         cubin = (unsigned char *)bg_read_file(ra->model, &len, &d);
         if (!cubin) goto done;
     } else {
-        m = bg_compile_file(a, ra->model, NULL, &d);
+        m = bg_compile_file(a, ra->model, &(BgCompileOpts){.fp_strict = ra->fp_strict}, &d);
         cache_dir = bg_cache_default_dir();
         if ((urc = refuse_param_clobber(ra, m)) != 0 || !m || !bg_nvrtc_load(&g.nv, &d) ||
             !bg_jit_cubin(m, g.arch, &g.nv, cache_dir, &cubin, &len, &ji, &d))
             goto done;
     }
     if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
+    if (ra->cubin && ra->fp_strict && !gm.plan->fp_strict)
+        fprintf(stderr, "bgnnc: note: %s was compiled without --fp-strict; it runs the float orders it "
+                        "records (bgnnc MODEL.bgnn --fp-strict -o FILE makes a strict one)\n", ra->model);
     double t1 = now_ms();
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
     if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
@@ -648,6 +660,9 @@ static int cmd_run(int argc, char **argv) {
         } else if (strcmp(a, "--json") == 0) {
             ra.json = true;
             continue;
+        } else if (strcmp(a, "--fp-strict") == 0) {
+            ra.fp_strict = true;
+            continue;
         } else if (strcmp(a, "--repeat") == 0) {
             if (++i >= argc) return usage_error("%s needs a number", a);
             char *end;
@@ -696,6 +711,7 @@ static int cmd_gen_weights(int argc, char **argv) {
             if (errno || *end) return usage_error("--seed must be a whole number, got '%s'", argv[i]);
             have_seed = true;
         } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--fp-strict") == 0) continue; /* the lowered IR has no order yet */
         else if (argv[i][0] == '-') return usage_error("unknown option '%s'", argv[i]);
         else model = argv[i];
     }

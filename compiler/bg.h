@@ -135,6 +135,8 @@ typedef struct BgAttrs {
     BgReduce reduce;    /* READOUT */
     BgMethod method;    /* BSPMM */
     BgBmmPath path;     /* BMM (b1 x b1) */
+    BgFpOrder fp;       /* float reductions (bg_inst_fp): the order pass fp-order chose; kind
+                         * NONE (the zero value) reads as SEQ */
 } BgAttrs;
 
 /* Steps: the fused prologue / epilogue of an instruction and the chain of a THRESHOLD
@@ -188,6 +190,7 @@ typedef struct BgModule {
     int ninsts, cap;
     const char *arch;   /* target attribute, e.g. "sm_90" (NULL = none) */
     bool fused;         /* fuse-model ran: the GPU runs the whole model as one kernel */
+    bool fp_strict;     /* --fp-strict: every float reduction SEQ without fma (fp-order) */
 } BgModule;
 
 BgModule *bg_module_new(BgArena *a, const BgSource *src, const char *name);
@@ -226,6 +229,12 @@ bool bg_inst_add_prologue(BgInst *in, BgStepKind k, float eps, const BgRef *slot
  * and the aggregation's activation letter prec[0] (docs/ir.md, section 4.2); "???" when an
  * operand is missing. */
 void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]);
+/* Whether in does a float reduction, and its order: kind NONE when it does none (bmm.BB*,
+ * elementwise ops, leaves, integer +-1 aggregations over unit-factor adjacencies), else
+ * attrs.fp with NONE read as SEQ (docs/semantics.md, section 2; docs/ir.md, `fp=`). */
+BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in);
+/* The K of a BMM (the columns of its activation x); 0 for any other instruction. */
+int64_t bg_inst_bmm_k(const BgModule *m, const BgInst *in);
 
 /* ===== sema.c: check the AST and lower it to IR ===================================== */
 BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d);
@@ -256,6 +265,7 @@ typedef struct BgCompileOpts {
     int npasses;
     void (*after)(const char *pass, const BgModule *m, void *ud);
     void *ud;
+    bool fp_strict;            /* --fp-strict (docs/semantics.md, section 2) */
 } BgCompileOpts;
 /* Reads (if text == NULL) and parses, checks, lowers and runs passes. */
 BgModule *bg_compile_file(BgArena *a, const char *path, const BgCompileOpts *o, BgDiagSink *d);

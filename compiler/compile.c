@@ -21,6 +21,7 @@ BgModule *bg_compile_text(BgArena *a, const char *name, const char *text, size_t
     if (!ast || d->nerrors > before) return NULL;
     BgModule *m = bg_sema_lower(a, ast, d);
     if (!m || d->nerrors > before) return NULL;
+    m->fp_strict = o && o->fp_strict;
     if (!bg_ir_verify(m, d)) return NULL;
     if (o && o->npasses == 0 && o->passes) return m; /* --passes= (empty): lowered IR */
     if (!bg_pass_run(m, o ? o->passes : NULL, o ? o->npasses : 0, d, o ? o->after : NULL, o ? o->ud : NULL))

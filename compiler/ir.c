@@ -164,3 +164,39 @@ void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]) {
     }
     if (in->prec[0]) out[2] = in->prec[0];
 }
+
+int64_t bg_inst_bmm_k(const BgModule *m, const BgInst *in) {
+    if (in->op != BG_OP_BMM || in->nargs < 1 || in->args[0] == BG_NONE || (int)in->args[0] >= m->ninsts)
+        return 0;
+    const BgType *t = &m->insts[in->args[0]].type;
+    return t->rank == 2 ? t->dim[1] : 0;
+}
+
+/* An aggregation's sum is a float reduction unless it adds +-1 over unit column factors
+ * (B activation, B adjacency, norm none or mean): an exact integer sum. */
+static bool agg_reduces(const BgModule *m, const BgInst *in) {
+    if (in->prec[0] != 'B' || in->prec[1] != 'B') return true;
+    BgRef g = in->nargs > 0 ? in->args[0] : BG_NONE;
+    if (g == BG_NONE || (int)g >= m->ninsts || m->insts[g].op != BG_OP_GRAPH) return true;
+    return m->insts[g].attrs.norm == BG_NORM_SYM;
+}
+
+BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in) {
+    bool reduces = false;
+    switch (in->op) {
+    case BG_OP_BMM: reduces = !(in->prec[0] == 'B' && in->prec[1] == 'B'); break;
+    case BG_OP_BSPMM:
+    case BG_OP_BSPMM_MM: reduces = agg_reduces(m, in); break;
+    case BG_OP_READOUT: reduces = in->attrs.reduce != BG_RED_MAX; break;
+    case BG_OP_ABSMEAN:
+    case BG_OP_STANDARDIZE:
+    case BG_OP_LOG_SOFTMAX:
+    case BG_OP_BIN_CENTER: reduces = true; break;
+    default: break;
+    }
+    BgFpOrder o = {0};
+    if (!reduces) return o;
+    o = in->attrs.fp;
+    if (o.kind == BG_FP_NONE) o.kind = BG_FP_SEQ;
+    return o;
+}

@@ -107,6 +107,11 @@ char *bg_ir_print(const BgModule *m) {
         case BG_OP_OUTPUT: put(&o, " \"%s\"", a->name); break;
         default: break;
         }
+        BgFpOrder fp = bg_inst_fp(m, in);
+        if (fp.kind != BG_FP_NONE) {
+            char fb[48];
+            put(&o, " fp=%s", bg_fp_order_str(fp, fb, sizeof fb));
+        }
         put(&o, " : %s", ty);
         if (m->src) {
             int line, col;

@@ -118,6 +118,27 @@ static void check_steps(V *v, int nbase) {
     }
 }
 
+/* The recorded float order (docs/semantics.md, section 2): only on a float reduction; fma
+ * only on a bmm.FF*; split-k only on a bmm with a float reduction, split = ceil(K / chunk). */
+static void check_fp(V *v) {
+    const BgInst *in = &v->m->insts[v->i];
+    BgFpOrder a = in->attrs.fp, fp = bg_inst_fp(v->m, in);
+    if (fp.kind == BG_FP_NONE) {
+        if ((a.kind != BG_FP_NONE && a.kind != BG_FP_SEQ) || a.fma) fail(v, "a float order on an instruction without a float reduction");
+        return;
+    }
+    if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK) { fail(v, "invalid float order"); return; }
+    bool bmm = in->op == BG_OP_BMM;
+    if (fp.fma && !(bmm && in->prec[0] == 'F' && in->prec[1] == 'F')) { fail(v, "fma is for a bmm.FF* only"); return; }
+    if (fp.kind == BG_FP_SEQ && (fp.split || fp.chunk)) { fail(v, "a seq order has no split"); return; }
+    if (fp.kind == BG_FP_SPLITK) {
+        int64_t k = bg_inst_bmm_k(v->m, in);
+        if (!bmm) { fail(v, "split-k is for a bmm only"); return; }
+        if (fp.chunk < 1 || fp.split < 2 || (int64_t)fp.split != (k + fp.chunk - 1) / fp.chunk)
+            fail(v, "split-k needs split = ceil(K / chunk) >= 2");
+    }
+}
+
 static void check_inst(V *v) {
     const BgInst *in = &v->m->insts[v->i];
     const BgOpInfo *info = bg_op_info(in->op);
@@ -144,6 +165,8 @@ static void check_inst(V *v) {
     }
     if ((info->flags & BG_OPF_PREC) && !prec_ok(in->prec)) { fail(v, "missing or invalid precision letters"); return; }
     check_steps(v, nbase);
+    if (!v->ok) return;
+    check_fp(v);
     if (!v->ok) return;
     const BgType *a0 = nbase > 0 ? arg(v, 0) : NULL;
     const BgType *a1 = nbase > 1 ? arg(v, 1) : NULL;

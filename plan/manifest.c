@@ -5,17 +5,20 @@
  * or comma-separated dims, N and G for the run-time dims; rows are N, N+1, G, G+1,
  * nnz(g), items(g), items1(g), splits(g) (graph g's schedule sizes, plan.h) or a decimal constant):
  *
- *   bgnn-manifest 1
+ *   bgnn-manifest 2
  *   bgnn 0.1.0
  *   model gcn_bin
  *   arch sm_90                       ("-" when none)
+ *   fp-strict false                  (compiled with --fp-strict: true)
  *   graphs 2
  *   graph 0 self_loops=true norm=none inst=0
  *   buffers 14
  *   buffer 0 kind=f32 role=input rows=N cols=1433 width=1433 shape=N,1433 name="X"
  *            transposed=false graph=-1 garr=- inst=2          (one line)
  *   launches 9
- *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2
+ *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2 fp=-
+ *                                    (fp: the float order, base.h bg_fp_order_str: "-" none, seq,
+ *                                     seq+fma, splitk(SxL), splitk(SxL)+fma)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
@@ -135,6 +138,7 @@ char *bg_manifest_write(const BgPlan *p) {
     line(&e, "bgnn %s", p->version ? p->version : BG_VERSION_STRING);
     line(&e, "model %s", p->model ? p->model : "model");
     line(&e, "arch %s", p->arch ? p->arch : "-");
+    line(&e, "fp-strict %s", bool_name(p->fp_strict));
     line(&e, "graphs %d", p->ngraphs);
     for (int i = 0; i < p->ngraphs; i++)
         line(&e, "graph %d self_loops=%s norm=%s inst=%d", i,
@@ -161,7 +165,8 @@ char *bg_manifest_write(const BgPlan *p) {
         put_rows(&e, l->rows);
         bg_sb_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
         for (int k = 0; k < l->nargs; k++) bg_sb_printf(&e, k ? ",%d" : "%d", l->args[k]);
-        bg_sb_append(&e, "\n", 1);
+        char fb[48];
+        bg_sb_printf(&e, " fp=%s\n", bg_fp_order_str(l->fp, fb, sizeof fb));
     }
     if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
     else line(&e, "fused 0 kernel=- block=0");
@@ -596,6 +601,12 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         }
         p->arch = bg_arena_strdup(a, r->tok[1]);
     }
+    if (!expect_line(r, "fp-strict", 2)) goto fail;
+    if (strcmp(r->tok[1], "true") == 0) p->fp_strict = true;
+    else if (strcmp(r->tok[1], "false") != 0) {
+        fail(r, "fp-strict must be true or false");
+        goto fail;
+    }
 
     if (!parse_count(r, "graphs", MAX_GRAPHS, &p->ngraphs)) goto fail;
     p->graphs = bg_arena_alloc(a, sizeof *p->graphs * (size_t)(p->ngraphs + 1));
@@ -655,7 +666,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->launches = bg_arena_alloc(a, sizeof *p->launches * (size_t)(p->nlaunches + 1));
     for (int i = 0; i < p->nlaunches; i++) {
         BgPlanLaunch *l = &p->launches[i];
-        if (!expect_item(r, "launch", 9, i)) goto fail;
+        if (!expect_item(r, "launch", 10, i)) goto fail;
         const char *kv = val(r, 2, "kernel");
         if (!kv) goto fail;
         if (!ident_ok(kv, false)) {
@@ -708,6 +719,12 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             l->args[l->nargs++] = (int)v;
             if (!comma) break;
             save = comma + 1;
+        }
+        const char *fv = val(r, 9, "fp");
+        if (!fv) goto fail;
+        if (!bg_fp_order_parse(fv, &l->fp)) {
+            fail(r, "malformed float order '%.40s'", fv);
+            goto fail;
         }
         if (p->bufs[l->args[0]].role != BG_ROLE_TEMP) {
             fail(r, "launch writes buffer %d, which is not a temporary", l->args[0]);

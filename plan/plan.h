@@ -86,7 +86,7 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 1
+#define BG_MANIFEST_VERSION 2 /* 2: the float orders (fp-strict line, fp= per launch) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -154,6 +154,8 @@ typedef struct BgPlanLaunch {
     int block_size;       /* threads per block, multiple of 32, <= 1024 */
     int nargs;            /* 1..BG_PLAN_MAX_ARGS */
     int args[BG_PLAN_MAX_ARGS]; /* buffer indices; args[0] = the output buffer */
+    BgFpOrder fp;         /* the recorded order of its float reduction (docs/semantics.md,
+                           * section 2; base.h); kind NONE when it does none */
 } BgPlanLaunch;
 
 typedef struct BgPlanOutput {
@@ -187,6 +189,7 @@ typedef struct BgPlan {
     bool fused;           /* the cubin has the one-kernel form (see above) */
     const char *fused_kernel; /* "bgnn_model" when fused, else NULL */
     int fused_block;      /* threads per block of the fused kernel */
+    bool fp_strict;       /* compiled with --fp-strict: every float reduction seq, no fma */
 } BgPlan;
 
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */

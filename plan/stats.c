@@ -68,7 +68,8 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         Cost k = buf_cost(p, &p->bufs[i], 1);
         mem.c += k.c; mem.n += k.n; mem.e += k.e; mem.g += k.g;
     }
-    bg_sb_printf(&s, "model %s (%s)\n", p->model, p->arch ? p->arch : "no arch");
+    bg_sb_printf(&s, "model %s (%s)%s\n", p->model, p->arch ? p->arch : "no arch",
+                 p->fp_strict ? ", --fp-strict" : "");
     if (p->fused) {
         int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
         int nph = bg_plan_phases(p, phase);
@@ -82,7 +83,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     }
     bg_sb_printf(&s, "sizes: N = %lld nodes, E = %lld graph entries (plus N self loops where declared), G = %lld\n",
                  (long long)n, (long long)e, (long long)g);
-    bg_sb_printf(&s, "%-24s %-40s %12s\n", "launch", "bytes moved (at least)", "at sizes");
+    bg_sb_printf(&s, "%-24s %-40s %12s  %s\n", "launch", "bytes moved (at least)", "at sizes", "float order");
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         Cost k = launch_cost(p, l);
@@ -90,7 +91,9 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         BgStrBuf f = {0};
         fmt_cost(&f, k);
         char *fs = bg_sb_take(&f);
-        bg_sb_printf(&s, "%-24s %-40s %12.0f\n", l->kernel, fs, eval(k, n, e, g));
+        char fb[48];
+        bg_sb_printf(&s, "%-24s %-40s %12.0f  %s\n", l->kernel, fs, eval(k, n, e, g),
+                     bg_fp_order_str(l->fp, fb, sizeof fb));
         free(fs);
     }
     BgStrBuf f = {0};
@@ -134,6 +137,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_json_string(&j, "model", p->model);
     bg_json_string(&j, "arch", p->arch);
     bg_json_bool(&j, "fused", p->fused);
+    bg_json_bool(&j, "fp_strict", p->fp_strict);
     if (p->fused) {
         bg_json_string(&j, "fused_kernel", p->fused_kernel);
         bg_json_int(&j, "phases", nph);
@@ -155,6 +159,8 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
         bg_json_object(&j, NULL);
         bg_json_string(&j, "kernel", l->kernel);
+        char fb[48];
+        bg_json_string(&j, "fp", bg_fp_order_str(l->fp, fb, sizeof fb));
         json_cost(&j, "bytes_moved", k, n, e, g);
         bg_json_end_object(&j);
     }

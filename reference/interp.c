@@ -139,7 +139,7 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
         switch (in->op) {
         case BG_OP_BIN: ok = tensor_copy(x, &t); break;
         case BG_OP_ABSMEAN: ok = bg_ref_absmean(x, &t); break;
-        case BG_OP_BMM: ok = bg_ref_bmm(prec, x, operand(in, 1, vals), &t); break;
+        case BG_OP_BMM: ok = bg_ref_bmm_fp(prec, x, operand(in, 1, vals), bg_inst_fp(m, in), &t); break;
         case BG_OP_ADD: ok = bg_ref_add(prec, x, operand(in, 1, vals), &t); break;
         case BG_OP_BSPMM: {
             const BgAdj *adj = adj_operand(in, 0, m, b);
@@ -195,7 +195,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
                bg_ref_scl(operand(in, 0, vals), operand(in, 1, vals), operand(in, 2, vals), y);
     case BG_OP_BMM:
         return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, false) &&
-               bg_ref_bmm(in->prec, operand(in, 0, vals), operand(in, 1, vals), y);
+               bg_ref_bmm_fp(in->prec, operand(in, 0, vals), operand(in, 1, vals), bg_inst_fp(m, in), y);
     case BG_OP_BSPMM: {
         const BgAdj *a = adj_operand(in, 0, m, b);
         return a && operand_ok(in, 1, vals, n, false) &&

@@ -1,7 +1,8 @@
 /* ref_ops.h - the CPU reference implementation of every IR op on host tensors.
  *
  * Each function computes one op exactly as docs/semantics.md prescribes (binary ops with
- * real bit packing and popcounts, float reductions sequential in index order, no FMA) and is
+ * real bit packing and popcounts, float reductions in the order the IR records: seq in index
+ * order without FMA unless the fp-order pass chose another, docs/semantics.md section 2) and is
  * the oracle the GPU kernels are tested against.  Conventions:
  *   - inputs are const host tensors (BgTensor / BgAdj from base.h and loaders.h); the output tensor *y is
  *     allocated here with bg_tensor_alloc (the caller frees it with bg_tensor_free);
@@ -24,8 +25,13 @@ bool bg_ref_bin(const BgTensor *x, BgTensor *y);
 bool bg_ref_absmean(const BgTensor *x, BgTensor *y);
 /* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]); rows (f32[R]) / cols (f32[C]) may be NULL. */
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
-/* bmm.XYZ: x [R,K] times w [K,M] (both row-major as in base.h) -> y [R,M]. */
+/* bmm.XYZ: x [R,K] times w [K,M] (both row-major as in base.h) -> y [R,M], float products
+ * in the order seq without fma. */
 bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTensor *y);
+/* The same in the recorded order fp (docs/semantics.md, section 2; ignored by bmm.BB*):
+ * seq, seq+fma (bmm.FF*: acc = fmaf(x, w, acc)), splitk(S x L) (chunks of L k from +0.0f,
+ * partials folded left to right), splitk+fma. */
+bool bg_ref_bmm_fp(const char prec[3], const BgTensor *x, const BgTensor *w, BgFpOrder fp, BgTensor *y);
 /* bspmm.XYZ: adjacency a (prec[1]: 'B' = pattern with row/col factors, 'F' = per-edge
  * weights) times x [N,C] -> y [N,C].  method selects the reduction for the popcount case
  * (B activation, B adjacency, every neighbour's column factor exactly 1); AUTO = POPC2. */

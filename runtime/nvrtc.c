@@ -1,6 +1,7 @@
 /* nvrtc.c - compiling generated CUDA C++ to cubins with NVRTC, loaded through dlopen.
  * Fixed options: the real architecture (so a cubin, not PTX, comes back), C++17, no FMA
- * contraction (docs/semantics.md forbids it), device code by default.  The program log is
+ * contraction (docs/semantics.md: an fma only where an instruction records one, written as
+ * __fmaf_rn), device code by default.  The program log is
  * always fetched; a failed compile reports E_NVRTC_COMPILE with the log, and with
  * $BGNN_DUMP_DIR set leaves <name>.cu (numbered) and <name>.log there for debugging. */
 #include "gpu.h"

@@ -23,7 +23,7 @@
  * ELF or a corrupt section table; E_MANIFEST: no manifest, or a symbol out of bounds. */
 bool bg_elf_find_manifest(const unsigned char *img, size_t len, const char *what,
                           const unsigned char **bytes, size_t *n, BgDiagSink *d);
-/* The plan embedded in a cubin: ELF lookup, format version check ("bgnn-manifest 1"),
+/* The plan embedded in a cubin: ELF lookup, format version check ("bgnn-manifest 2"),
  * bg_manifest_read, bgnn version check.  Plan in arena a.  No GPU needed. */
 BgPlan *bg_cubin_plan(const unsigned char *img, size_t len, const char *what, BgArena *a,
                       BgDiagSink *d);

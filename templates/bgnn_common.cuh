@@ -10,8 +10,9 @@
 //               w float[nnz] (w = fl(rowf[i] * colf[j])).
 //
 // Float arithmetic follows docs/semantics.md exactly: every product and sum rounded on its
-// own (__fmul_rn/__fadd_rn, never fused), reductions sequential in index order from +0.0f,
-// division and square root correctly rounded.  The bit rule is bit = !signbit(t).
+// own (__fmul_rn/__fadd_rn, never contracted), each reduction in the order its instruction
+// records (section 2: seq in index order from +0.0f; seq+fma with __fmaf_rn; split-k chunks
+// folded left to right), division and square root correctly rounded.  The bit rule is bit = !signbit(t).
 //
 // Kernels are grid-stride loops over (row, sub) pairs: thread t handles row t / TPR and
 // sub-index t % TPR; any grid size >= 1 is correct.  Kernels with b1 outputs use one warp

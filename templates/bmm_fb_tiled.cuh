@@ -3,7 +3,9 @@
 // x as it is read, so the normalised matrix is never stored.
 //
 // Exactly the semantics of matmul.cuh's FB product (docs/semantics.md): for each output
-// (r, o) the sum runs over k = 0..K-1 in order from +0.0f, acc = fl(acc + v(w[k,o]) * x'[r,k]).
+// (r, o) the sum runs over k = 0..K-1 in order from +0.0f, acc = fl(acc + v(w[k,o]) * x'[r,k]);
+// under a split-k order (SPL = L) over each chunk of L k from +0.0f, the chunks' sums folded
+// left to right as the k loop passes their ends (each thread's own registers: no extra sync).
 // Each step is one __fmaf_rn(x', +-1.0f, acc): the product by +-1 is exact, so the single
 // rounding of the fma is the rounding of the add - the same bits as the reference.  The
 // prologue is x' = fl(fl(x - mean) * inv) [* gamma] [+ beta], inv = fl(1 / fl(sqrt(fl(var +
@@ -103,11 +105,15 @@ __device__ __forceinline__ void fbt_chunk(int kn, const float *x0, const float *
 }
 
 // BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order).
-template <char Z, long long K, long long M, int BN, unsigned EPS_BITS>
+// SPL: the recorded float order (docs/semantics.md, section 2): 0 = seq; L > 0 (a multiple of
+// FBT_KC) = split-k, chunks of L k each summed from +0.0f in acc, folded left to right into
+// tot when the staging loop passes a chunk boundary (tot = p0, then fl(tot + p_s)).
+template <char Z, long long K, long long M, int BN, unsigned EPS_BITS, long long SPL = 0>
 __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const float *x, const u32 *w,
                                              const float *mean, const float *var,
                                              const float *gamma, const float *beta) {
     static_assert(Z == 'B' || Z == 'F', "bmm_fb_tiled: output F or B");
+    static_assert(SPL >= 0 && SPL % FBT_KC == 0, "bmm_fb_tiled: split-k chunks are multiples of FBT_KC");
     constexpr long long MW = words_of(M);
     constexpr int OTW = M <= 32 ? 32 : FBT_OUTS;              // outputs per tile
     constexpr int TW = OTW / 32;                              // b1 words per tile row
@@ -143,6 +149,7 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
         const long long r0 = (t / OT) * rt_max, o0 = (t % OT) * OTW;
         const int rt = (int)(rows - r0 < rt_max ? rows - r0 : rt_max); // rows of this tile
         float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+        float tot[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}; // split-k: folded partials
         float xr[XPT];
         u32 wword[TW];
         float bn_m = 0.0f, bn_v = 0.0f, bn_g = 0.0f, bn_b = 0.0f; // the BN operands of column sk
@@ -205,6 +212,24 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
             if (hrows > 8) fbt_chunk<JN, true>(kn, xs[slot], xs[slot + 16], ws, oo, acc);
             else if (hrows > 0) fbt_chunk<JN, false>(kn, xs[slot], xs[slot], ws, oo, acc);
             if (k0 + FBT_KC < K) bn_inverse(); // the next chunk's: inv_s was read before the barrier
+            if constexpr (SPL > 0) { // end of a split-k chunk (or of K): fold its partial sums
+                if ((k0 + FBT_KC) % SPL == 0 || k0 + FBT_KC >= K) {
+                    const bool first = k0 + FBT_KC <= SPL;
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int j = 0; j < 4; j++) {
+                            tot[h][j] = first ? acc[h][j] : fadd(tot[h][j], acc[h][j]);
+                            acc[h][j] = 0.0f;
+                        }
+                }
+            }
+        }
+        if constexpr (SPL > 0) {
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc[h][j] = tot[h][j];
         }
 #pragma unroll
         for (int h = 0; h < 2; h++) {

@@ -328,6 +328,16 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
                          (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
             break;
         }
+        /* the recorded float order (docs/semantics.md, section 2): the split-k chunk (0 = seq)
+         * and, for the generic product, the fma flag; nothing for seq without fma */
+        BgFpOrder fp = bg_inst_fp(m, in);
+        long long spl = fp.kind == BG_FP_SPLITK ? (long long)fp.chunk : 0;
+        char fpt[64] = "";
+        if (bg_plan_bmm_fb_tiled(in, wt)) {
+            if (spl) snprintf(fpt, sizeof fpt, ", %lld", spl);
+        } else if (spl || fp.fma) {
+            snprintf(fpt, sizeof fpt, ", %lld, %s", spl, fp.fma ? "true" : "false");
+        }
         if (bg_plan_bmm_fb_tiled(in, wt)) { /* the tiled FB kernel (plan.c gives its shape) */
             /* its batchnorm prologue: BN 0 none, 1 mean/var, 2 + gamma, 3 + beta, 4 + both */
             int bn = 0, k = step_first_arg(in, l->nargs);
@@ -340,14 +350,14 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
                 for (int j = 0; j < 4; j++) sl[j] = slot_name(in, 0, j, nm, &k);
                 eps = f32_bits(in->steps[0].eps);
             }
-            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu>(rows, %s, %s, %s, %s, %s, %s, %s);",
-                         in->prec[2], (long long)kcols(*t0), (long long)C, bn, eps, nm[0], nm[1], nm[2], sl[0],
-                         sl[1], sl[2], sl[3]);
+            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu%s>(rows, %s, %s, %s, %s, %s, %s, %s);",
+                         in->prec[2], (long long)kcols(*t0), (long long)C, bn, eps, fpt, nm[0], nm[1], nm[2],
+                         sl[0], sl[1], sl[2], sl[3]);
             break;
         }
-        bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s%s);", in->prec[0],
+        bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s%s>(rows, %s, %s, %s%s);", in->prec[0],
                      in->prec[1], in->prec[2], (long long)kcols(*t0), (long long)C,
-                     wt ? "true" : "false", nm[0], nm[1], nm[2], sa);
+                     wt ? "true" : "false", fpt, nm[0], nm[1], nm[2], sa);
         break;
     }
     case BG_OP_BSPMM: {

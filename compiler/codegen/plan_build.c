@@ -29,9 +29,10 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
 }
 
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
-    /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has) */
+    /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has); a
+     * split-k order folds at its 64-k staging boundaries (FBT_KC), so chunks of 64 k multiples */
     return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
-           in->nsteps == in->npro;
+           in->nsteps == in->npro && (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
 }
 
 static BgRowExpr rows_of_dim(int64_t d) {
@@ -184,6 +185,7 @@ static BgPlanLaunch *new_launch(PlanCtx *c, int r) {
     const BgInst *in = &c->m->insts[r];
     l->inst = r;
     l->op = bg_op_info(in->op)->name;
+    l->fp = bg_inst_fp(c->m, in);
     char opname[32];
     size_t k = 0;
     for (const char *s = l->op; *s && k + 1 < sizeof opname; s++) opname[k++] = *s == '.' ? '_' : *s;
@@ -233,6 +235,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
     c.p->arch = bg_arena_strdup(a, arch ? arch : m->arch ? m->arch : "sm_90");
     if (!bg_arch_parse(c.p->arch, &c.sm)) c.sm = 0;
     c.p->version = BG_VERSION_STRING;
+    c.p->fp_strict = m->fp_strict;
     c.gptr_buf = -1;
     int n = m->ninsts;
     c.val_buf = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));

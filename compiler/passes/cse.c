@@ -15,7 +15,8 @@ static bool attrs_eq(BgOp op, const BgAttrs *a, const BgAttrs *b) {
     /* A graph's name is only its source spelling; what it denotes is self_loops + norm. */
     if (op != BG_OP_GRAPH && (!str_eq(a->name, b->name) || !str_eq(a->file, b->file))) return false;
     return a->transposed == b->transposed && a->self_loops == b->self_loops && a->norm == b->norm &&
-           a->eps == b->eps && a->reduce == b->reduce && a->method == b->method && a->path == b->path;
+           a->eps == b->eps && a->reduce == b->reduce && a->method == b->method && a->path == b->path &&
+           bg_fp_order_eq(a->fp, b->fp);
 }
 
 static bool same(const BgInst *x, const BgInst *y) {

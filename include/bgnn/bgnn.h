@@ -92,6 +92,10 @@ typedef struct bgnn_context_options {
                                 $XDG_CACHE_HOME/bgnn, else ~/.cache/bgnn */
     int disable_cache;       /* nonzero: never read or write the cache (as $BGNN_CACHE_DISABLE=1) */
     const char *arch;        /* JIT architecture "sm_XX"; NULL: the device's own */
+    int fp_strict;           /* nonzero: models compile with --fp-strict: every float reduction
+                                in index order from +0, no fma, no reassociating pass
+                                (docs/semantics.md section 2); default 0: the compiler's
+                                recorded orders.  Part of the JIT cache key. */
 } bgnn_context_options;
 
 /* Fills o with the defaults (struct_size included). */

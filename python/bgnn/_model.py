@@ -32,14 +32,16 @@ class Model:
     ``source``: a .bgnn file, a .cubin made by ``bgnnc -o`` (GPU only), or model text.
     ``target``: "auto" (the GPU when usable, else the CPU reference), "cpu" or "gpu".
     ``output``: what runs return: "auto" (torch tensors when torch is installed, else NumPy),
-    "torch" or "numpy".  Calling the model runs its default session (``model.session()``
+    "torch" or "numpy".  ``fp_strict``: compile with ``--fp-strict`` (every float reduction in
+    index order, no fma: docs/semantics.md section 2); default: the compiler's recorded orders.  Calling the model runs its default session (``model.session()``
     makes more)."""
 
     def __init__(self, source, *, target="auto", device=0, name=None, cache_dir=None,
-                 disable_cache=False, arch=None, weights=None, output="auto"):
+                 disable_cache=False, arch=None, weights=None, output="auto", fp_strict=False):
         if target not in _TARGETS:
             raise ValueError("target must be auto, cpu or gpu, got %r" % (target,))
-        self._ctx = _bgnn.Context(_TARGETS[target], int(device), cache_dir, bool(disable_cache), arch)
+        self._ctx = _bgnn.Context(_TARGETS[target], int(device), cache_dir, bool(disable_cache), arch,
+                                  bool(fp_strict))
         if _is_path(source):
             path = os.fspath(source)
             with open(path, "rb") as f:

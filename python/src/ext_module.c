@@ -68,10 +68,11 @@ static void free_self(PyObject *self) {
 
 /* ---- Context ------------------------------------------------------------------------------ */
 static PyObject *ctx_new(PyTypeObject *t, PyObject *args, PyObject *kw) {
-    static char *kws[] = {"target", "device", "cache_dir", "disable_cache", "arch", NULL};
-    int target = 0, device = 0, disable = 0;
+    static char *kws[] = {"target", "device", "cache_dir", "disable_cache", "arch", "fp_strict", NULL};
+    int target = 0, device = 0, disable = 0, fp_strict = 0;
     const char *cache = NULL, *arch = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|iizpz", kws, &target, &device, &cache, &disable, &arch))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|iizpzp", kws, &target, &device, &cache, &disable, &arch,
+                                     &fp_strict))
         return NULL;
     bgnn_context_options o;
     bgnn_context_options_init(&o);
@@ -80,6 +81,7 @@ static PyObject *ctx_new(PyTypeObject *t, PyObject *args, PyObject *kw) {
     o.cache_dir = cache;
     o.disable_cache = disable;
     o.arch = arch;
+    o.fp_strict = fp_strict;
     bgnn_context *c = NULL;
     bgnn_status st;
     Py_BEGIN_ALLOW_THREADS
@@ -166,7 +168,7 @@ static PyType_Slot ctx_slots[] = {
     {Py_tp_new, (void *)ctx_new},
     {Py_tp_dealloc, (void *)ctx_dealloc},
     {Py_tp_methods, ctx_methods},
-    {Py_tp_doc, "Context(target=0, device=0, cache_dir=None, disable_cache=False, arch=None): bgnn_context"},
+    {Py_tp_doc, "Context(target=0, device=0, cache_dir=None, disable_cache=False, arch=None, fp_strict=False): bgnn_context"},
     {0, NULL},
 };
 static PyType_Spec ctx_spec = {"bgnn._bgnn.Context", sizeof(CtxObject), 0, Py_TPFLAGS_DEFAULT, ctx_slots};

@@ -248,7 +248,7 @@ def manifest_seeds(bgnnc):
             elif name == "gcn_bin":
                 put(t, name + "_sm80.manifest", man)
     man = smallest[1]
-    put(t, "bad_version.manifest", man.replace(b"bgnn-manifest 1", b"bgnn-manifest 7", 1))
+    put(t, "bad_version.manifest", re.sub(rb"^bgnn-manifest [0-9]+", b"bgnn-manifest 7", man, count=1))
     put(t, "bad_bgnn_version.elf", elf_with(man.replace(b"bgnn 0.1.0", b"bgnn 9.9.9", 1)))
     put(t, "bad_truncated.manifest", man[: len(man) // 2])
     put(t, "bad_truncated.elf", elf_with(man)[:200])

@@ -12,10 +12,13 @@
  * bmm.BBB + bias), and bmm.BBF / bmm.BBB / bmm.BBB + bias on the bit tensor cores (path: tc,
  * templates/bmm_bb_tc.cuh).  Before anything runs, each output's producer in the compiled IR is
  * checked to be the op, precisions, adjacency and method it is meant to test.
- * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33); concat widths 2 to 521.
- * A shape is (model, graph): 5 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
+ * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33), (600, 33); concat widths
+ * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
+ * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
+ * kernel (no epilogue) and on matmul.cuh's (with one); bmm.FF* is seq+fma everywhere.
+ * A shape is (model, graph): 6 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
- * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 40 shapes.
+ * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 48 shapes.
  *
  * Per shape: the model (JIT: code generator + NVRTC, compiled once per model, in parallel
  * threads; through the disk cache only when BGNN_CACHE_DIR is set) runs on a non-default stream in every execution mode (fused cooperative kernel,
@@ -76,7 +79,7 @@ static const Decl decls[NDECL] = {
 typedef struct Widths {
     int k, m, fdecl;
 } Widths;
-static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}};
+static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}, {600, 33, 0}};
 static const int quick_models[] = {0, 3};
 
 typedef enum { G_RANDOM, G_POWER, G_HUB } GraphKind;
@@ -112,7 +115,7 @@ typedef struct Model {
     int nouts;
     BgArena *arena;
     BgModule *mod;      /* default pipeline: what runs on the GPU */
-    BgModule *lowered;  /* no passes: the weights' layout, and the reference self-check */
+    BgModule *lowered;  /* no passes but fp-order: the weights' layout, the reference self-check */
     char wpath[700];
     unsigned char *cubin;
     size_t len;
@@ -342,14 +345,17 @@ static bool check_producers(Model *md) {
     return ok;
 }
 
-/* Front end: the model through the default pipeline and without passes; random weights. */
+/* Front end: the model through the default pipeline and without passes (but fp-order, so
+ * that both follow the same recorded float orders: the default, non-strict ones, which the
+ * GPU kernels must reproduce); random weights. */
 static bool compile_model(Model *md, const char *tmpdir) {
     BgDiagSink d;
     bg_diag_init(&d);
     md->arena = bg_arena_new();
-    static const char *const none[1] = {NULL};
+    static const char *const none[1] = {"fp-order"};
     BgCompileOpts lo = {0};
     lo.passes = none;
+    lo.npasses = 1;
     size_t len = strlen(md->text);
     md->lowered = bg_compile_text(md->arena, md->name, md->text, len, &lo, &d);
     md->mod = bg_compile_text(md->arena, md->name, md->text, len, NULL, &d);

@@ -241,3 +241,22 @@ def test_dlpack_capsules(gcn_bin):
         del cap  # never consumed: the destructor frees it
         assert s._s.exports() == 0
     s.set_weights(gcn_bin[1])
+
+
+def test_fp_strict(cora):
+    """fp_strict=True keeps the semantics from before the recorded float orders: gcn_fp32's
+    logits are the main branch's (the SHA-256 of their float32 bytes, as commit d1c7e31's
+    `bgnnc run --logits` wrote them; tests/cli/fp_strict.sh checks every example); the
+    default orders (fma in bmm.FFF) differ slightly but predict the same classes."""
+    import hashlib
+    model = os.path.join(ROOT, "examples", "gcn_fp32.bgnn")
+    weights = os.path.join(ROOT, "examples", "weights", "gcn_fp32_cora.safetensors")
+    strict = bgnn.compile(model, target="cpu", output="numpy", fp_strict=True)
+    default = bgnn.compile(model, target="cpu", output="numpy")
+    ys = strict.session(weights=weights, data=cora).run()
+    yd = default.session(weights=weights, data=cora).run()
+    digest = hashlib.sha256(np.ascontiguousarray(ys, dtype="<f4").tobytes()).hexdigest()
+    assert digest == "37c0464b2eb0685ff35844d9e489d63246ccaa55b5217957b15e80c2e3d2298f"
+    assert not np.array_equal(ys, yd)
+    assert (ys.argmax(1) == yd.argmax(1)).mean() >= 0.999
+    assert np.abs(ys - yd).max() <= 1e-5 * np.abs(ys).max()

@@ -86,12 +86,14 @@ static bool write_weights(const BgModule *m, const char *path, unsigned long lon
     return write_weights_with(m, path, seed, rnd_param_value);
 }
 
-static bool diff_run(BgModule *m, BgGraph *g, const BgTensor *feat, const char *weights, BgInterpResult *r) {
+/* Binds and runs m; vals (may be NULL) receives every instruction's value (bg_interp_run). */
+static bool diff_run_values(const BgModule *m, BgGraph *g, const BgTensor *feat, const char *weights,
+                            BgInterpResult *r, BgTensor **vals) {
     BgDiagSink d;
     bg_diag_init(&d);
     BgBindings b;
     memset(&b, 0, sizeof b);
-    bool ok = bg_bind(m, g, feat, weights, &b, &d) && bg_interp_run(m, &b, r, NULL, &d);
+    bool ok = bg_bind(m, g, feat, weights, &b, &d) && bg_interp_run(m, &b, r, vals, &d);
     if (!ok) {
         char *s = bg_diag_render(&d);
         fprintf(stderr, "%s", s);
@@ -100,6 +102,10 @@ static bool diff_run(BgModule *m, BgGraph *g, const BgTensor *feat, const char *
     bg_bindings_free(&b);
     bg_diag_free(&d);
     return ok;
+}
+
+static bool diff_run(BgModule *m, BgGraph *g, const BgTensor *feat, const char *weights, BgInterpResult *r) {
+    return diff_run_values(m, g, feat, weights, r, NULL);
 }
 
 static bool diff_same(const BgInterpResult *a, const BgInterpResult *b) {

@@ -74,11 +74,11 @@ static void hostile(const char *good) {
     }
     /* Wrong version: the message names both. */
     {
-        char *t = replace_line(good, 1, "bgnn-manifest 2");
+        char *t = replace_line(good, 1, "bgnn-manifest 1");
         const char *msg = refuse(t, strlen(t));
         CHECK_STR_CONTAINS(msg, "model.cubin: manifest line 1");
-        CHECK_STR_CONTAINS(msg, "version 2");
         CHECK_STR_CONTAINS(msg, "version 1");
+        CHECK_STR_CONTAINS(msg, "version 2");
         free(t);
         t = replace_line(good, 1, "ELF");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not a bgnn manifest");
@@ -95,8 +95,30 @@ static void hostile(const char *good) {
         snprintf(line, sizeof line, "%.*s", (int)(e - s), s);
         char *args = strstr(line, "args=");
         CHECK(args != NULL);
+        /* the float order, after the arguments: malformed, then kept after each bad args= */
+        char fpf[64] = "";
+        char *fpp = strstr(line, " fp=");
+        CHECK(fpp != NULL);
+        if (fpp) {
+            snprintf(fpf, sizeof fpf, "%s", fpp);
+            static const char *const badfp[] = {" fp=", " fp=seq+", " fp=splitk(1x256)", " fp=splitk(2x0)",
+                                                " fp=splitk(02x64)", " fp=splitk(2x64", " fp=SEQ", " fp=seq fma"};
+            for (size_t b = 0; b < sizeof badfp / sizeof *badfp; b++) {
+                char bl[4096];
+                snprintf(bl, sizeof bl, "%.*s%s", (int)(fpp - line), line, badfp[b]);
+                char *t = replace_line(good, ln, bl);
+                refuse(t, strlen(t));
+                free(t);
+            }
+            int fl = find_line(good, "fp-strict ");
+            CHECK(fl == 5);
+            char *t = replace_line(good, fl, "fp-strict yes");
+            CHECK_STR_CONTAINS(refuse(t, strlen(t)), "fp-strict must be true or false");
+            free(t);
+        }
         if (args) {
             strcpy(args, "args=42");
+            strcat(args, fpf);
             char *t = replace_line(good, ln, line);
             const char *msg = refuse(t, strlen(t));
             char want[128];
@@ -104,14 +126,17 @@ static void hostile(const char *good) {
             CHECK_STR_CONTAINS(msg, want);
             free(t);
             strcpy(args, "args=-1");
+            strcat(args, fpf);
             t = replace_line(good, ln, line);
             refuse(t, strlen(t));
             free(t);
             strcpy(args, "args=99999999999999999999999");
+            strcat(args, fpf);
             t = replace_line(good, ln, line);
             refuse(t, strlen(t));
             free(t);
             strcpy(args, "args=0,0");
+            strcat(args, fpf);
             t = replace_line(good, ln, line);
             refuse(t, strlen(t));
             free(t);

@@ -6,7 +6,9 @@
  * places; bg_full_table in difftest.h).  Inputs are random: a
  * graph with awkward features (N = 67, isolated nodes, one high-degree node), random
  * features with exact zeros and negative zeros, and random weights (written to a temporary
- * safetensors file). */
+ * safetensors file).
+ * Compiled with fp_strict: fp-order then records seq everywhere, so every pass is exact; the
+ * default (non-strict) orders are checked against these by test_fp_order.c. */
 #include "reference.h"
 #include "bgtest.h"
 #include "difftest.h"
@@ -19,7 +21,7 @@ static void check_model(const char *path, BgGraph *g, int *fused) {
     BgArena *a = bg_arena_new();
     BgDiagSink d;
     bg_diag_init(&d);
-    BgCompileOpts lowered = {no_passes, 0, NULL, NULL};
+    BgCompileOpts lowered = {no_passes, 0, NULL, NULL, true}; /* fp-strict: the exact passes */
     BgModule *m0 = bg_compile_file(a, path, &lowered, &d);
     CHECK(m0 != NULL);
     if (!m0) goto out;
@@ -42,7 +44,7 @@ static void check_model(const char *path, BgGraph *g, int *fused) {
     int nfull = bg_full_table(full, 64);
     for (int p = -1; p <= np; p++) { /* -1: the default pipeline; np: the whole table */
         const char *name[1] = {p >= 0 && p < np ? t[p].name : NULL};
-        BgCompileOpts o = {p < 0 ? NULL : p < np ? name : full, p < 0 ? 0 : p < np ? 1 : nfull, NULL, NULL};
+        BgCompileOpts o = {p < 0 ? NULL : p < np ? name : full, p < 0 ? 0 : p < np ? 1 : nfull, NULL, NULL, true}; /* fp-strict: the exact passes */
         BgModule *m = bg_compile_file(a, path, &o, &d);
         BgInterpResult r;
         memset(&r, 0, sizeof r);
@@ -92,7 +94,7 @@ static void check_structure(const char *src) {
     BgArena *a = bg_arena_new();
     BgDiagSink d;
     bg_diag_init(&d);
-    BgCompileOpts o = {pair, 2, NULL, NULL};
+    BgCompileOpts o = {pair, 2, NULL, NULL, true}; /* fp-strict: the exact passes */
     BgModule *m = bg_compile_text(a, "pair.bgnn", text, strlen(text), &o, &d);
     CHECK(m != NULL);
     char *ir = m ? bg_ir_print(m) : NULL;
@@ -111,11 +113,11 @@ static void check_structure(const char *src) {
     /* the whole table: layer 2 (bmm.BBF 64 -> 7, then bspmm.FBF) is one bspmm_mm, layer 1 stays */
     const char *full[64];
     int nfull = bg_full_table(full, 64);
-    BgCompileOpts fo = {full, nfull, NULL, NULL};
+    BgCompileOpts fo = {full, nfull, NULL, NULL, true}; /* fp-strict: the exact passes */
     m = bg_compile_file(a, path, &fo, &d);
     CHECK(m != NULL);
     ir = m ? bg_ir_print(m) : NULL;
-    CHECK(ir && strstr(ir, "= bspmm_mm.BBF.FBF %1, %9, %6 mm(scl none, %10) epilogue(add %7) : f32[N,7]"));
+    CHECK(ir && strstr(ir, "= bspmm_mm.BBF.FBF %1, %9, %6 mm(scl none, %10) epilogue(add %7) fp=seq : f32[N,7]"));
     CHECK(m && bg_count_op(m, BG_OP_BSPMM_MM) == 1 && bg_count_op(m, BG_OP_BMM) == 1 && bg_count_op(m, BG_OP_BSPMM) == 1);
     free(ir);
     bg_diag_free(&d);
@@ -142,7 +144,7 @@ static void check_verifier(void) {
         BgArena *a = bg_arena_new();
         BgDiagSink d;
         bg_diag_init(&d);
-        BgCompileOpts o = {pair, 2, NULL, NULL};
+        BgCompileOpts o = {pair, 2, NULL, NULL, true}; /* fp-strict: the exact passes */
         BgModule *m = bg_compile_text(a, "v.bgnn", text, strlen(text), &o, &d);
         CHECK(m != NULL);
         bg_diag_free(&d);
@@ -183,7 +185,7 @@ static void check_verifier_mm_spmm(const char *src) {
         BgArena *a = bg_arena_new();
         BgDiagSink d;
         bg_diag_init(&d);
-        BgCompileOpts o = {passes, 4, NULL, NULL};
+        BgCompileOpts o = {passes, 4, NULL, NULL, true}; /* fp-strict: the exact passes */
         BgModule *m = bg_compile_file(a, path, &o, &d);
         CHECK(m != NULL);
         bg_diag_free(&d);

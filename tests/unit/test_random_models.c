@@ -7,7 +7,9 @@
  * on a threshold and at -0 / +0).  The fusion passes must fire on a minimum share of the
  * models (counted below), and threshold tables are checked directly against the unfolded
  * chain at their boundaries and at special values.  A failing model is written to
- * $BGNN_TEST_TMP/random_model_<seed>.bgnn for replay. */
+ * $BGNN_TEST_TMP/random_model_<seed>.bgnn for replay.
+ * Compiled with fp_strict: fp-order then records seq everywhere, so every pass is exact; the
+ * default (non-strict) orders are checked against these by test_fp_order.c. */
 #include "reference.h"
 #include "bgtest.h"
 #include "difftest.h"
@@ -18,7 +20,7 @@ static BgModule *compile_text(BgArena *a, const char *name, const char *text, co
     static const char *const none[1] = {NULL};
     BgDiagSink d;
     bg_diag_init(&d);
-    BgCompileOpts o = {lowered ? none : passes, lowered ? 0 : npasses, NULL, NULL};
+    BgCompileOpts o = {lowered ? none : passes, lowered ? 0 : npasses, NULL, NULL, true}; /* fp-strict: the exact passes */
     BgModule *m = bg_compile_text(a, name, text, strlen(text), &o, &d);
     if (!m) {
         char *s = bg_diag_render(&d);

@@ -428,6 +428,50 @@ static void test_arch(const BgNvrtc *nv) {
     bg_arena_free(a);
 }
 
+/* ---- bgnn_context_options.fp_strict: the float orders of every compile in the context ---- */
+/* y = x W (bmm.FFF, K = 40) on 20 rows through a CPU context; strict or default orders. */
+static bool run_ff(int strict, const char *wpath, float *y) {
+    static const char src[] = "model ff\ngraph A = adjacency(self_loops: true, norm: none)\n"
+                              "input X : f32[N, 40]\nparam W : f32[40, 6] = \"w\"\noutput y = bmm.FFF(X, W)\n";
+    enum { N = 20, F = 40 };
+    bgnn_context_options o;
+    bgnn_context_options_init(&o);
+    o.target = BGNN_TARGET_CPU;
+    o.fp_strict = strict;
+    bgnn_context *c = NULL;
+    bgnn_model *m = NULL;
+    bgnn_session *s = NULL;
+    int64_t rowptr[N + 1] = {0};
+    int32_t col[1] = {0};
+    float x[N * F];
+    unsigned long long seed = 5;
+    for (int i = 0; i < N * F; i++) x[i] = ldexpf(bg_test_randf(&seed), (int)(bg_test_rand(&seed) % 16) - 8);
+    bool ok = bgnn_context_create(&o, &c) == BGNN_OK && bgnn_model_compile(c, src, sizeof src - 1, "ff.bgnn", &m) == BGNN_OK;
+    if (ok && !strict) ok = bgnn_model_write_random_weights(m, 3, wpath) == BGNN_OK;
+    ok = ok && bgnn_session_create(m, &s) == BGNN_OK && bgnn_session_set_graph_csr(s, N, rowptr, col, 0, NULL) == BGNN_OK &&
+         bgnn_session_set_features(s, x, N, F) == BGNN_OK && bgnn_session_set_weights(s, wpath) == BGNN_OK &&
+         bgnn_session_run(s, NULL) == BGNN_OK && bgnn_session_read_output(s, 0, y, sizeof(float) * N * 6) == BGNN_OK;
+    if (!ok && c) fprintf(stderr, "%s\n", bgnn_context_last_error(c));
+    bgnn_session_destroy(s);
+    bgnn_model_destroy(m);
+    bgnn_context_destroy(c);
+    return ok;
+}
+
+static void test_api_fp_strict(void) {
+    char wpath[700];
+    snprintf(wpath, sizeof wpath, "%s/ff_w.safetensors", tmpdir);
+    float yd[120], ys[120];
+    CHECK(run_ff(0, wpath, yd) && run_ff(1, wpath, ys));
+    int differ = 0;
+    for (int i = 0; i < 120; i++) {
+        differ += yd[i] != ys[i];
+        CHECK(fabsf(yd[i] - ys[i]) <= 1e-5f * fmaxf(1.0f, fabsf(ys[i])));
+    }
+    printf("fp_strict: %d of 120 bmm.FFF outputs differ between seq and seq+fma\n", differ);
+    CHECK(differ > 0); /* the option reaches the compile: strict has no fma */
+}
+
 /* ---- the JIT cache ----------------------------------------------------------------------- */
 static void test_cache(const BgNvrtc *nv) {
     char dir[700];
@@ -478,6 +522,17 @@ static void test_cache(const BgNvrtc *nv) {
     size_t l5;
     CHECK(bg_jit_cubin(m, "sm_80", nv, cdir, &c5, &l5, &i5, &d));
     CHECK(!i5.cache_hit && strcmp(i5.key, i1.key) != 0);
+    /* a --fp-strict compile is another key (the same model: the orders, the manifest differ) */
+    {
+        BgJitInfo is;
+        unsigned char *cs = NULL;
+        size_t ls = 0;
+        m->fp_strict = true;
+        CHECK(bg_jit_cubin(m, "sm_90", nv, cdir, &cs, &ls, &is, &d));
+        CHECK(!is.cache_hit && strcmp(is.key, i1.key) != 0);
+        m->fp_strict = false;
+        free(cs);
+    }
     /* disabled: never a hit */
     setenv("BGNN_CACHE_DISABLE", "1", 1);
     BgJitInfo i6;
@@ -886,6 +941,7 @@ int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s/test_runtime.%ld", bg_test_tmpdir(), (long)getpid());
     mkdir(tmpdir, 0755);
     test_api_cpu();
+    test_api_fp_strict();
     test_no_device();
     test_exec_fake();
     test_schedule();

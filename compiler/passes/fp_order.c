@@ -1,0 +1,44 @@
+/* fp_order.c - the pass that chooses the order of every float reduction (docs/semantics.md,
+ * section 2) and records it on the instruction (attrs.fp, printed `fp=...`).  It is the one
+ * pass that may change rounding: tests/unit/test_fp_order.c compares the reference before
+ * and after it (float outputs within 1e-5 of the row's magnitude, bits only near zero).
+ *
+ * Under --fp-strict (m->fp_strict) every reduction is SEQ without fma: today's semantics.
+ * Otherwise it chooses only orders that both the CPU reference (ref_ops.c) and the CUDA
+ * templates implement bit for bit:
+ *   bmm.FF*            seq+fma: acc = fmaf(x', w, acc) in k order (templates/matmul.cuh);
+ *   bmm.FB*, K > 256   splitk(ceil(K/256) x 256): chunks of BG_FP_SPLIT_CHUNK k, each summed
+ *                      from +0, the partials folded left to right (templates/bmm_fb_tiled.cuh
+ *                      folds at its 64-k staging boundaries; matmul.cuh's generic path);
+ *   everything else    seq. */
+#include "bg.h"
+
+/* k per split-k chunk: a multiple of the tiled FB kernel's staging chunk (64), long enough
+ * that the fold costs nothing (8 adds per thread per 256 k). */
+#define BG_FP_SPLIT_CHUNK 256
+
+static BgFpOrder choose(const BgModule *m, const BgInst *in) {
+    BgFpOrder o = {BG_FP_SEQ, false, 0, 0};
+    if (m->fp_strict || in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
+    if (in->prec[1] == 'F') {
+        o.fma = true;
+        return o;
+    }
+    int64_t k = bg_inst_bmm_k(m, in);
+    if (k > BG_FP_SPLIT_CHUNK) {
+        o.kind = BG_FP_SPLITK;
+        o.chunk = BG_FP_SPLIT_CHUNK;
+        o.split = (int32_t)((k + BG_FP_SPLIT_CHUNK - 1) / BG_FP_SPLIT_CHUNK);
+    }
+    return o;
+}
+
+bool bg_pass_fp_order(BgModule *m, BgDiagSink *d) {
+    (void)d;
+    for (int i = 0; i < m->ninsts; i++) {
+        BgInst *in = &m->insts[i];
+        BgFpOrder none = {0};
+        in->attrs.fp = bg_inst_fp(m, in).kind == BG_FP_NONE ? none : choose(m, in);
+    }
+    return true;
+}
