@@ -111,6 +111,10 @@ if [[ -n $SAN ]]; then
     # graph only (the separate kernels' code; launching them one by one adds nothing).
     step memcheck_var 300 env BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step racecheck_var 400 env BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
+    # Model 5 (K = 600): the split-k float order on the tiled and the generic FB kernels, and
+    # bmm.BB* on the tensor cores by the plan's own choice (auto, K >= 512).
+    step memcheck_var5 300 env BGNN_VARIANTS_ONLY=5 BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
+    step racecheck_var5 400 env BGNN_VARIANTS_ONLY=5 BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     # The BSpMM microbenchmark's kernels (every CSR / FRDC / hub / grouped variant and method)
     # on its awkward shapes, when the benchmark is built (bench/run_bench.sh build).
