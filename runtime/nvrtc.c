@@ -135,16 +135,20 @@ bool bg_nvrtc_version(int *major, int *minor) {
 }
 
 /* Fixed options + extras; *n set; the strings in the result are owned by the caller's
- * arch_opt (first) and the request (the rest). */
+ * arch_opt (first) and the request (the rest).  BGNN_NVRTC_LINEINFO=1 adds -lineinfo, so that
+ * compute-sanitizer and Nsight name the template line of a generated kernel's instruction (the
+ * options are part of the disk cache key). */
 static const char **build_opts(const BgNvrtcReq *req, char **arch_opt, int *n) {
     *arch_opt = xprintf("--gpu-architecture=%s", req->arch ? req->arch : "");
     int nextra = req->nextra > 0 ? req->nextra : 0;
-    const char **o = bg_xcalloc((size_t)(4 + nextra), sizeof *o);
+    const char **o = bg_xcalloc((size_t)(5 + nextra), sizeof *o);
     int k = 0;
     o[k++] = *arch_opt;
     o[k++] = "-std=c++17";
     o[k++] = "--fmad=false";
     o[k++] = "-default-device";
+    const char *li = getenv("BGNN_NVRTC_LINEINFO");
+    if (li && *li && strcmp(li, "0") != 0) o[k++] = "-lineinfo";
     for (int i = 0; i < nextra; i++)
         if (req->extra[i]) o[k++] = req->extra[i];
     *n = k;
