@@ -10,7 +10,8 @@
 // K not a multiple of 256, N = 1, M = 1, M not a multiple of 8 or 32.
 //
 // Checks, every shape: the tensor-core result equals the popcount kernel's, every word of the
-// output (f32 bits and b1 words, padding bits included); the popcount kernel equals the CPU
+// output (f32 bits and b1 words, padding bits included), plain and with Bi-GCN's epilogue (row
+// and column scales and a bias, operands sized exactly, so a read past them is a sanitizer error); the popcount kernel equals the CPU
 // reference (reference/ref_ops.c bg_ref_bmm) on all rows (R <= 4096) or 64 sampled rows; on
 // timed shapes cuBLAS INT8 (int32 out) and FP16 (fp32 accumulate, f32 out) give the same
 // integers as bmm.BBF (their K and M zero-padded to multiples of 16, which INT8 GEMM needs).
@@ -121,6 +122,20 @@ template <char Z, long long K, long long M>
 __global__ void __launch_bounds__(256) k_tc(long long n, void *y, const u32 *x, const u32 *w) {
     bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w);
 }
+// With Bi-GCN's epilogue (row and column scales, then a bias), which reads per-row and
+// per-column operands: both kernels must read them for real outputs only.
+template <long long M> using EpBiGcn = bgnn::EpScl<true, true, bgnn::EpAdd<M, false, bgnn::EpEnd>>;
+template <char Z, long long K, long long M, bool TC>
+__global__ void __launch_bounds__(256) k_epi(long long n, void *y, const u32 *x, const u32 *w, const float *rf,
+                                             const float *cf, const float *b) {
+    const EpBiGcn<M> e{rf, cf, {b, {}}};
+    if constexpr (TC) bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w, bgnn::ProNone(), e);
+    else bgnn::bmm<'B', 'B', Z, K, M, true>(n, y, x, w, bgnn::ProNone(), e);
+}
+__global__ void k_fill_f32(float *p, long long n, uint64_t seed) {
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x)
+        p[e] = (float)(mix32(seed * 0x9e3779b97f4a7c15ull + (uint64_t)e) >> 8) * (1.0f / 16777216.0f) - 0.25f;
+}
 // The plan's grids (plan/plan.c): popcount one thread per f32 output / one warp per b1 word;
 // tensor cores bg_plan_bmm_tc_threads_per_row (about one block a tile).
 template <char Z, long long K, long long M>
@@ -224,6 +239,33 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     };
     compare("bmm.BBF tensor cores == popcount", hf_t.data(), hf_p.data(), R * M);
     compare("bmm.BBB tensor cores == popcount", hb_t.data(), hb_p.data(), R * MW);
+    { // the same with Bi-GCN's epilogue (scales and bias), exactly sized operands
+        float *rf = dalloc<float>((size_t)R), *cf = dalloc<float>((size_t)M), *bias = dalloc<float>((size_t)M);
+        k_fill_f32<<<64, 256>>>(rf, R, 11);
+        k_fill_f32<<<64, 256>>>(cf, M, 12);
+        k_fill_f32<<<64, 256>>>(bias, M, 13);
+        const long long tt = bg_plan_bmm_tc_threads_per_row(M), grid_t = (R * tt + 255) / 256;
+        const long long gf = (R * bgnn::f32_tpr(M) + 255) / 256, gb = (R * bgnn::b1_tpr(M) + 255) / 256;
+        if (R > 0) {
+            k_epi<'F', K, M, false><<<(unsigned)gf, 256>>>(R, yf_p, x, w, rf, cf, bias);
+            k_epi<'F', K, M, true><<<(unsigned)grid_t, 256>>>(R, yf_t, x, w, rf, cf, bias);
+            k_epi<'B', K, M, false><<<(unsigned)gb, 256>>>(R, yb_p, x, w, rf, cf, bias);
+            k_epi<'B', K, M, true><<<(unsigned)grid_t, 256>>>(R, yb_t, x, w, rf, cf, bias);
+            CK(cudaGetLastError());
+        }
+        CK(cudaDeviceSynchronize());
+        const std::vector<float> ef_p = fetch(yf_p, (size_t)(R * M)), ef_t = fetch(yf_t, (size_t)(R * M));
+        const std::vector<u32> eb_p = fetch(yb_p, (size_t)(R * MW)), eb_t = fetch(yb_t, (size_t)(R * MW));
+        compare("bmm.BBF +scales +bias tensor cores == popcount", ef_t.data(), ef_p.data(), R * M);
+        compare("bmm.BBB +scales +bias tensor cores == popcount", eb_t.data(), eb_p.data(), R * MW);
+        for (float *p : {rf, cf, bias}) CK(cudaFree(p));
+        // back to the plain products, which the timing and the cuBLAS checks use
+        launch<'F', K, M>(true, R, yf_t, x, w);
+        launch<'F', K, M>(false, R, yf_p, x, w);
+        launch<'B', K, M>(true, R, yb_t, x, w);
+        launch<'B', K, M>(false, R, yb_p, x, w);
+        CK(cudaDeviceSynchronize());
+    }
     // The popcount kernel against the CPU reference, on all rows or 64 sampled ones.
     {
         std::vector<long long> rows;

@@ -266,18 +266,18 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
                     const long long r = r0 + wr + 16 * i + g + 8 * h;
                     const bool rok = FULL || r < rows;
                     if constexpr (Z == 'F') {
+                        if (!rok) continue; // the epilogue may read row factors: only real rows
                         float *yr = (float *)yp + r * M;
 #pragma unroll
                         for (int j = 0; j < S::NJ; j++) {
-                            const int lc = wc + 8 * j + 2 * tq;
-                            const long long c = c0 + lc;
-                            const float v0 = ep_val(epi, r, c, (float)tint(i, h, j, 0));
-                            const float v1 = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
-                            if (M % 2 == 0 && (FULL || (rok && c < M))) {
-                                *reinterpret_cast<float2 *>(yr + c) = make_float2(v0, v1); // c, M even: aligned
-                            } else if (rok) {
-                                if (FULL || c < M) yr[c] = v0;
-                                if (FULL || c + 1 < M) yr[c + 1] = v1;
+                            const long long c = c0 + wc + 8 * j + 2 * tq;
+                            if (M % 2 == 0 && (FULL || c < M)) { // c, M even: an aligned pair
+                                const float v0 = ep_val(epi, r, c, (float)tint(i, h, j, 0));
+                                const float v1 = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
+                                *reinterpret_cast<float2 *>(yr + c) = make_float2(v0, v1);
+                            } else {
+                                if (FULL || c < M) yr[c] = ep_val(epi, r, c, (float)tint(i, h, j, 0));
+                                if (FULL || c + 1 < M) yr[c + 1] = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
                             }
                         }
                     } else {
