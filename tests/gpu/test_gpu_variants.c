@@ -44,7 +44,8 @@
  *                             generator, and the reference with its self-checks on every graph
  *                             (40 shapes); NVRTC to an sm_90 cubin (its manifest must parse and
  *                             hold the fused kernel) for models 0 and 3 only, since NVRTC takes
- *                             15-20 s per model (BGNN_VARIANTS_NVRTC_ALL=1: every model).
+ *                             15-20 s per model (BGNN_VARIANTS_NVRTC_ALL=1: every model;
+ *                             BGNN_VARIANTS_NVRTC_NONE=1: none, as the sanitizer build runs it).
  *   BGNN_VARIANTS_PRINT=1     print every model's source. */
 #include "bgtest.h"
 #include "gpu_compare.h"
@@ -901,7 +902,8 @@ int main(void) {
     for (int i = 0; i < nm; i++) {
         gen_model(&models[i], idx[i]);
         if (env_on("BGNN_VARIANTS_PRINT")) printf("%s\n", models[i].text);
-        models[i].want_cubin = !cpu_only || env_on("BGNN_VARIANTS_NVRTC_ALL") || is_quick_model(idx[i]);
+        models[i].want_cubin = !cpu_only || env_on("BGNN_VARIANTS_NVRTC_ALL") ||
+                               (is_quick_model(idx[i]) && !env_on("BGNN_VARIANTS_NVRTC_NONE"));
         bool ok = compile_model(&models[i], tmpdir);
         CHECK(ok);
         if (ok) todo[ntodo++] = &models[i];
