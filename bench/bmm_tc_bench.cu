@@ -46,6 +46,7 @@ extern "C" {
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_bb_tc.cuh"
 #include "bench_util.cuh"
+#include "rmat.h"
 
 using bgnn::u32;
 
@@ -88,14 +89,8 @@ static double measure_b1_peak(int sms) {
 }
 
 // ---- operands ------------------------------------------------------------------------------
-__host__ __device__ __forceinline__ u32 mix32(uint64_t v) {
-    v ^= v >> 33;
-    v *= 0xff51afd7ed558ccdull;
-    v ^= v >> 33;
-    v *= 0xc4ceb9fe1a85ec53ull;
-    v ^= v >> 33;
-    return (u32)v;
-}
+// 32 random bits of stream position v (rmat.h's splitmix64).
+__host__ __device__ __forceinline__ u32 mix32(uint64_t v) { return (u32)rmat_mix64(v); }
 // A [rows][KW] of random bits, padding bits 0; also as int8 / half +-1 [rows][KP] when given
 // (columns K..KP-1 left as they are: zero).
 __global__ void k_fill_bits(u32 *b, int8_t *i8, __half *h, long long rows, long long K, long long KP, uint64_t seed) {

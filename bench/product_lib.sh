@@ -6,6 +6,13 @@
 #   bg_product_incs           -I flags: the listed files' directories
 #   bg_product_lib OBJDIR     gcc -O3 every listed file into OBJDIR/libbgprod.a (the linker
 #                             takes only the objects a benchmark needs)
+#   bg_bench_nvcc SRC BIN OBJDIR LIB...
+#                             the archive into OBJDIR, then nvcc SRC -> BIN (sm_90, --fmad=false
+#                             as runtime/nvrtc.c compiles the generated kernels, OpenMP) linked
+#                             with it and -lLIB...
+#   bg_bench_main BIN LOG BUILD_FN ARGS...
+#                             ARGS = build: BUILD_FN only; else BUILD_FN when BIN is missing,
+#                             then BIN ARGS with its output also in ${OUT:-.}/LOG
 
 bg_product_sources() {
     local f bad=0
@@ -39,4 +46,24 @@ bg_product_lib() {
         gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off $incs -c "$f" -o "$obj/$(echo "${f%.c}" | tr / _).o" || return 1
     done
     ar rcs "$obj/libbgprod.a" "$obj"/*.o
+}
+
+bg_bench_nvcc() {
+    local src=$1 bin=$2 obj=$3 incs l libs=()
+    shift 3
+    for l in "$@"; do libs+=("-l$l"); done
+    bg_product_lib "$obj" || return 1
+    incs=$(bg_product_incs) || return 1
+    # shellcheck disable=SC2086
+    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
+        "$src" -o "$bin" -L"$obj" -lbgprod "${libs[@]}" -lgomp -lm
+}
+
+bg_bench_main() {
+    local bin=$1 log=$2 build_fn=$3 out=${OUT:-.}
+    shift 3
+    if [ "${1:-}" = build ]; then "$build_fn"; return; fi
+    [ -x "$bin" ] || "$build_fn"
+    mkdir -p "$out"
+    "$bin" "$@" 2>&1 | tee "$out/$log"
 }

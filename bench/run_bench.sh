@@ -21,8 +21,4 @@ build() {
     nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo $incs -Xcompiler -fopenmp \
         bench/bspmm_bench.cu "$obj/rmat.o" -L"$obj" -lbgprod -o "$BIN" -lcusparse -lgomp -lm
 }
-if [ "${1:-}" = build ]; then build; exit 0; fi
-[ -x "$BIN" ] || build
-out=${OUT:-.}
-set -o pipefail
-"$BIN" "$@" 2>&1 | tee "$out/bspmm_bench.log"
+bg_bench_main "$BIN" bspmm_bench.log build "$@"

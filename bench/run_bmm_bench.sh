@@ -11,19 +11,7 @@ cd "$(dirname "$0")/.."
 BIN=${BGNN_BMM_BENCH_BIN:-.carry/bench/bmm_bench}
 # shellcheck source=bench/product_lib.sh
 . bench/product_lib.sh
-build() {
-    local obj incs; obj=$(dirname "$BIN")/bmm_obj
-    # the CPU reference (bg_ref_bmm), the plan's launch shape and what they need
-    # (bench/product_sources.txt) as libbgprod.a
-    bg_product_lib "$obj"
-    incs=$(bg_product_incs)
-    # --fmad=false as runtime/nvrtc.c compiles the generated kernels
-    # shellcheck disable=SC2086
-    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
-        bench/bmm_bench.cu -o "$BIN" -L"$obj" -lbgprod -lcublas -lgomp -lm
-}
-if [ "${1:-}" = build ]; then build; exit 0; fi
-[ -x "$BIN" ] || build
-out=${OUT:-.}
-mkdir -p "$out"
-"$BIN" "$@" 2>&1 | tee "$out/bmm_bench.log"
+# the CPU reference (bg_ref_bmm), the plan's launch shape and what they need
+# (bench/product_sources.txt) as libbgprod.a, and cuBLAS
+build() { bg_bench_nvcc bench/bmm_bench.cu "$BIN" "$(dirname "$BIN")/bmm_obj" cublas; }
+bg_bench_main "$BIN" bmm_bench.log build "$@"

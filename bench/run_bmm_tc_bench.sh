@@ -14,16 +14,5 @@ cd "$(dirname "$0")/.."
 BIN=${BGNN_BMM_TC_BENCH_BIN:-.carry/bench/bmm_tc_bench}
 # shellcheck source=bench/product_lib.sh
 . bench/product_lib.sh
-build() {
-    local obj incs; obj=$(dirname "$BIN")/bmm_tc_obj
-    bg_product_lib "$obj"
-    incs=$(bg_product_incs)
-    # shellcheck disable=SC2086
-    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
-        bench/bmm_tc_bench.cu -o "$BIN" -L"$obj" -lbgprod -lcublas -lgomp -lm
-}
-if [ "${1:-}" = build ]; then build; exit 0; fi
-[ -x "$BIN" ] || build
-out=${OUT:-.}
-mkdir -p "$out"
-"$BIN" "$@" 2>&1 | tee "$out/bmm_tc_bench.log"
+build() { bg_bench_nvcc bench/bmm_tc_bench.cu "$BIN" "$(dirname "$BIN")/bmm_tc_obj" cublas; }
+bg_bench_main "$BIN" bmm_tc_bench.log build "$@"

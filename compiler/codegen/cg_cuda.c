@@ -333,12 +333,13 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         BgFpOrder fp = bg_inst_fp(m, in);
         long long spl = fp.kind == BG_FP_SPLITK ? (long long)fp.chunk : 0;
         char fpt[64] = "";
-        if (bg_plan_bmm_fb_tiled(in, wt)) {
+        const bool tiled = bg_plan_bmm_fb_tiled(in, wt);
+        if (tiled) {
             if (spl) snprintf(fpt, sizeof fpt, ", %lld", spl);
         } else if (spl || fp.fma) {
             snprintf(fpt, sizeof fpt, ", %lld, %s", spl, fp.fma ? "true" : "false");
         }
-        if (bg_plan_bmm_fb_tiled(in, wt)) { /* the tiled FB kernel (plan.c gives its shape) */
+        if (tiled) { /* the tiled FB kernel (plan.c gives its shape) */
             /* its batchnorm prologue: BN 0 none, 1 mean/var, 2 + gamma, 3 + beta, 4 + both */
             int bn = 0, k = step_first_arg(in, l->nargs);
             const char *sl[4] = {"nullptr", "nullptr", "nullptr", "nullptr"};
