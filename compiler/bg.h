@@ -235,6 +235,10 @@ void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]);
 BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in);
 /* The K of a BMM (the columns of its activation x); 0 for any other instruction. */
 int64_t bg_inst_bmm_k(const BgModule *m, const BgInst *in);
+/* Is in a bmm.FB* of the model's input features: its activation operand an INPUT, with no
+ * prologue or a column-scale one (fold-batchnorm-mm)?  Such a product runs in seq order on
+ * the row kernel, which skips zero features (fp-order; codegen/plan_build.c). */
+bool bg_bmm_reads_input(const BgModule *m, const BgInst *in);
 
 /* ===== sema.c: check the AST and lower it to IR ===================================== */
 BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d);
@@ -249,10 +253,15 @@ typedef struct BgPass {
 } BgPass;
 const BgPass *bg_pass_table(int *n);
 /* fuse_model.c: the phases of the one-kernel form.  phase[i] = phase of computing
- * instruction i (0, 1, ...), -1 for leaves and outputs; an instruction starts a new phase
- * when it reads a value computed in the current one (a grid-wide sync separates phases).
- * Returns the number of phases (0 when nothing is computed). */
+ * instruction i (0, 1, ...), -1 for leaves, outputs and prep instructions; an instruction
+ * starts a new phase when it reads a value computed in the current one (a grid-wide sync
+ * separates phases).  Returns the number of phases (0 when nothing is computed). */
 int bg_ir_phases(const BgModule *m, int *phase);
+/* prep[i]: instruction i depends on parameters alone (PARAM / PARAM_SCALE leaves and other
+ * such instructions, no N- or G-sized value): a threshold table, a folded batchnorm.  The
+ * runtime computes those once when the parameters are bound (plan.h, BgPlanLaunch.prep);
+ * leaves themselves count as prep when they are parameters. */
+void bg_ir_prep(const BgModule *m, bool *prep);
 const BgPass *bg_pass_find(const char *name);
 /* Runs the named passes (NULL = default pipeline), verifying after each; calls
  * after(name, m, ud) after each one (for --print-after). */

@@ -165,6 +165,13 @@ void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]) {
     if (in->prec[0]) out[2] = in->prec[0];
 }
 
+bool bg_bmm_reads_input(const BgModule *m, const BgInst *in) {
+    if (in->op != BG_OP_BMM || in->prec[0] != 'F' || in->prec[1] != 'B' || in->nargs < 1) return false;
+    BgRef x = in->args[0];
+    if (x == BG_NONE || (int)x >= m->ninsts || m->insts[x].op != BG_OP_INPUT) return false;
+    return in->npro == 0 || (in->npro == 1 && in->steps[0].kind == BG_STEP_SCL);
+}
+
 int64_t bg_inst_bmm_k(const BgModule *m, const BgInst *in) {
     if (in->op != BG_OP_BMM || in->nargs < 1 || in->args[0] == BG_NONE || (int)in->args[0] >= m->ninsts)
         return 0;
@@ -189,6 +196,7 @@ BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in) {
     case BG_OP_BSPMM_MM: reduces = agg_reduces(m, in); break;
     case BG_OP_READOUT: reduces = in->attrs.reduce != BG_RED_MAX; break;
     case BG_OP_ABSMEAN:
+    case BG_OP_BN_SHIFT:
     case BG_OP_STANDARDIZE:
     case BG_OP_LOG_SOFTMAX:
     case BG_OP_BIN_CENTER: reduces = true; break;

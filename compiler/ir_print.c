@@ -54,6 +54,8 @@ char *bg_ir_print(const BgModule *m) {
     if (m->arch) put(&o, " target=\"%s\"", m->arch);
     int *phase = bg_xcalloc((size_t)m->ninsts + 1, sizeof(int));
     int nphases = bg_ir_phases(m, phase);
+    bool *prep = bg_xcalloc((size_t)m->ninsts + 1, sizeof(bool));
+    bg_ir_prep(m, prep); /* computed once, when the parameters are bound */
     if (m->fused)
         put(&o, "    ; fused: 1 kernel launch, %d phases, %d grid syncs", nphases,
             nphases > 0 ? nphases - 1 : 0);
@@ -102,6 +104,7 @@ char *bg_ir_print(const BgModule *m) {
             if (a->path != BG_BMM_PATH_AUTO) put(&o, " path=%s", a->path == BG_BMM_PATH_TC ? "tc" : "popc");
             break;
         case BG_OP_BATCHNORM:
+        case BG_OP_BN_SCALE:
         case BG_OP_STANDARDIZE: put(&o, " eps=%g", (double)a->eps); break;
         case BG_OP_READOUT: put(&o, " op=%s", reduce_name(a->reduce)); break;
         case BG_OP_OUTPUT: put(&o, " \"%s\"", a->name); break;
@@ -119,8 +122,10 @@ char *bg_ir_print(const BgModule *m) {
             put(&o, "    ; %d:%d", line, col);
         }
         if (m->fused && phase[i] >= 0) put(&o, "%s phase %d", m->src ? "" : "    ;", phase[i]);
+        if (prep[i] && !(info->flags & BG_OPF_LEAF)) put(&o, "%s prep", m->src ? "" : "    ;");
         put(&o, "\n");
     }
     free(phase);
+    free(prep);
     return bg_sb_take(&o);
 }

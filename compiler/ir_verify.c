@@ -76,8 +76,14 @@ static void check_steps(V *v, int nbase) {
         if (pro && !mm) {
             const BgType *x = nbase > 0 ? arg(v, 0) : NULL;
             bool xf = in->op == BG_OP_ABSMEAN ? x && x->kind == BG_TY_F32 : in->prec[0] == 'F';
-            if (k != BG_STEP_BATCHNORM || in->npro != 1 || !xf || !x) { fail(v, "a prologue is one batchnorm of an F activation"); return; }
+            /* a bmm's prologue may also be a scl by column factors (fold-batchnorm-mm) */
+            bool scl = k == BG_STEP_SCL && in->op == BG_OP_BMM && !o[0] && o[1];
+            if ((k != BG_STEP_BATCHNORM && !scl) || in->npro != 1 || !xf || !x) { fail(v, "a prologue is one batchnorm (or, on a bmm, one scl by column factors) of an F activation"); return; }
             int64_t K = x->dim[1];
+            if (scl) {
+                if (!is_vec(o[1], K)) fail(v, "a prologue's scl factors must be f32[K]");
+                continue;
+            }
             if (!is_vec(o[0], K) || !is_vec(o[1], K) || (o[2] && !is_vec(o[2], K)) || (o[3] && !is_vec(o[3], K)))
                 fail(v, "a prologue's batchnorm statistics must be f32[K]");
             continue;
@@ -189,6 +195,17 @@ static void check_inst(V *v) {
             fail(v, "bin maps f32[R,C] to b1[R,C]");
         break;
     case BG_OP_THRESHOLD: break; /* check_steps */
+    case BG_OP_BN_SCALE: /* (var[, gamma]) -> f32[K] */
+        if (!is_kind(a0, BG_TY_F32, 1) || (a1 && !bg_type_eq(*a1, *a0)) || !bg_type_eq(*t, *a0))
+            fail(v, "batchnorm.scale maps f32[K] statistics to f32[K]");
+        break;
+    case BG_OP_BN_SHIFT: { /* (W b1[K,M], mean, scale[, beta] f32[K]) -> f32[M] */
+        if (!is_kind(a0, BG_TY_B1, 2) || a0->dim[0] < 0 || a0->dim[1] < 0) { fail(v, "batchnorm.shift needs b1[K,M] weights"); break; }
+        for (int k = 1; k < nbase && v->ok; k++)
+            if (!is_vec(arg(v, k), a0->dim[0])) fail(v, "batchnorm.shift statistics must be f32[K]");
+        if (v->ok && !is_vec(t, a0->dim[1])) fail(v, "batchnorm.shift gives f32[M]");
+        break;
+    }
     case BG_OP_ABSMEAN:
         if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_F32, 1) || t->dim[0] != a0->dim[0])
             fail(v, "absmean maps f32[R,C] to f32[R]");

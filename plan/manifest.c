@@ -5,7 +5,7 @@
  * or comma-separated dims, N and G for the run-time dims; rows are N, N+1, G, G+1,
  * nnz(g), items(g), items1(g), splits(g) (graph g's schedule sizes, plan.h) or a decimal constant):
  *
- *   bgnn-manifest 2
+ *   bgnn-manifest 3
  *   bgnn 0.1.0
  *   model gcn_bin
  *   arch sm_90                       ("-" when none)
@@ -17,8 +17,10 @@
  *            transposed=false graph=-1 garr=- inst=2          (one line)
  *   launches 9
  *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2 fp=-
- *                                    (fp: the float order, base.h bg_fp_order_str: "-" none, seq,
- *                                     seq+fma, splitk(SxL), splitk(SxL)+fma)
+ *            prep=false              (one line; fp: the float order, base.h bg_fp_order_str: "-"
+ *                                     none, seq, seq+fma, splitk(SxL), splitk(SxL)+fma; prep: run
+ *                                     once after binding, plan.h: constant rows, reads only
+ *                                     parameters and earlier prep outputs)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
@@ -166,7 +168,7 @@ char *bg_manifest_write(const BgPlan *p) {
         bg_sb_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
         for (int k = 0; k < l->nargs; k++) bg_sb_printf(&e, k ? ",%d" : "%d", l->args[k]);
         char fb[48];
-        bg_sb_printf(&e, " fp=%s\n", bg_fp_order_str(l->fp, fb, sizeof fb));
+        bg_sb_printf(&e, " fp=%s prep=%s\n", bg_fp_order_str(l->fp, fb, sizeof fb), bool_name(l->prep));
     }
     if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
     else line(&e, "fused 0 kernel=- block=0");
@@ -195,12 +197,12 @@ char *bg_manifest_write(const BgPlan *p) {
     return bg_sb_take(&e);
 }
 
-/* An op name as the IR spells them: 1 to 40 of [a-z0-9_], starting with a letter. */
+/* An op name as the IR spells them: 1 to 40 of [a-z0-9_.], starting with a letter. */
 static bool is_op_name(const char *s) {
     size_t n = strlen(s);
     if (n < 1 || n > 40 || !(s[0] >= 'a' && s[0] <= 'z')) return false;
     for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_')) return false;
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '.')) return false;
     return true;
 }
 
@@ -334,6 +336,20 @@ static bool parse_bool(Rd *r, int k, const char *key, bool *out) {
     if (strcmp(v, "true") == 0) *out = true;
     else if (strcmp(v, "false") == 0) *out = false;
     else return fail(r, "%s: expected true or false, found '%.40s'", key, v);
+    return true;
+}
+
+/* Launch i (prep) has constant rows and reads only parameters and outputs of earlier prep
+ * launches (plan.h, BgPlanLaunch.prep). */
+static bool prep_reads_ok(const BgPlan *p, int i) {
+    const BgPlanLaunch *l = &p->launches[i];
+    if (l->rows.kind != BG_ROWS_CONST) return false;
+    for (int k = 1; k < l->nargs; k++) {
+        const BgPlanBuf *b = &p->bufs[l->args[k]];
+        bool ok = b->role == BG_ROLE_PARAM || b->role == BG_ROLE_PARAM_SCALE;
+        for (int j = 0; j < i && !ok; j++) ok = p->launches[j].prep && p->launches[j].args[0] == l->args[k];
+        if (!ok) return false;
+    }
     return true;
 }
 
@@ -666,7 +682,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->launches = bg_arena_alloc(a, sizeof *p->launches * (size_t)(p->nlaunches + 1));
     for (int i = 0; i < p->nlaunches; i++) {
         BgPlanLaunch *l = &p->launches[i];
-        if (!expect_item(r, "launch", 10, i)) goto fail;
+        if (!expect_item(r, "launch", 11, i)) goto fail;
         const char *kv = val(r, 2, "kernel");
         if (!kv) goto fail;
         if (!ident_ok(kv, false)) {
@@ -726,8 +742,14 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             fail(r, "malformed float order '%.40s'", fv);
             goto fail;
         }
+        if (!parse_bool(r, 10, "prep", &l->prep)) goto fail;
         if (p->bufs[l->args[0]].role != BG_ROLE_TEMP) {
             fail(r, "launch writes buffer %d, which is not a temporary", l->args[0]);
+            goto fail;
+        }
+        if (l->prep && !prep_reads_ok(p, i)) {
+            fail(r, "prep launch %d has non-constant rows or reads a buffer that is neither a parameter nor a "
+                    "prep output", i);
             goto fail;
         }
         for (int k = 1; k < l->nargs; k++)

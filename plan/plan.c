@@ -83,10 +83,12 @@ int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
+        phase[i] = -1;
+        if (l->prep) continue;
         bool dep = cur < 0;
         for (int k = 1; k < l->nargs && !dep; k++)
-            for (int j = i - 1; j >= 0 && phase[j] == cur; j--)
-                if (p->launches[j].args[0] == l->args[k]) dep = true;
+            for (int j = i - 1; j >= 0 && (phase[j] == cur || phase[j] < 0); j--)
+                if (phase[j] == cur && p->launches[j].args[0] == l->args[k]) dep = true;
         if (dep) cur++;
         phase[i] = cur;
     }

@@ -68,7 +68,9 @@
  * kernel (bg_plan_bmm_fb_tiled), which needs block_size 256 and grid-strides over tiles of
  * up to 32 rows x 64 outputs (32 when M <= 32), the rows per tile chosen from the grid at run
  * time (threads_per_row = 12 per output tile: about 21 rows a block).
- * Launches run in order on one stream; each reads only buffers written before it.
+ * Launches run in order on one stream; each reads only buffers written before it.  Prep
+ * launches (BgPlanLaunch.prep) run once, in order, after the leaves are uploaded; every
+ * inference runs the others.
  *
  * ---- The fused kernel (fuse-model) -------------------------------------------------------
  * When `fused`, the cubin also holds ONE kernel running every launch in order:
@@ -86,7 +88,7 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 2 /* 2: the float orders (fp-strict line, fp= per launch) */
+#define BG_MANIFEST_VERSION 3 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep= */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -156,6 +158,10 @@ typedef struct BgPlanLaunch {
     int args[BG_PLAN_MAX_ARGS]; /* buffer indices; args[0] = the output buffer */
     BgFpOrder fp;         /* the recorded order of its float reduction (docs/semantics.md,
                            * section 2; base.h); kind NONE when it does none */
+    bool prep;            /* computed from parameters alone (a threshold table, a folded
+                           * batchnorm): run once when the parameters are bound, never per
+                           * inference; it reads only PARAM / PARAM_SCALE buffers and the
+                           * outputs of earlier prep launches, and its rows are a constant */
 } BgPlanLaunch;
 
 typedef struct BgPlanOutput {
@@ -225,7 +231,8 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
 int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
                          int64_t *nsplit);
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a
- * buffer written in the current one.  phase[i] for launch i; returns the phase count. */
+ * buffer written in the current one.  phase[i] for launch i (-1 for a prep launch, which the
+ * fused kernel leaves out); returns the phase count. */
 int bg_plan_phases(const BgPlan *p, int *phase);
 /* Threads per row of the tiled FB kernel's launch (templates/bmm_fb_tiled.cuh) for `cols`
  * outputs: tpt threads per output tile (one tile of 32 outputs when cols <= 32, else tiles of

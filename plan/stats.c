@@ -61,6 +61,13 @@ static void fmt_cost(BgStrBuf *s, Cost k) {
     if (k.c || !any) bg_sb_printf(s, "%s%.0f", any ? " + " : "", k.c);
 }
 
+/* Launches of parameters alone (run once at binding; plan.h). */
+static int n_prep(const BgPlan *p) {
+    int k = 0;
+    for (int i = 0; i < p->nlaunches; i++) k += p->launches[i].prep;
+    return k;
+}
+
 char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     BgStrBuf s = {0};
     Cost total = {0, 0, 0, 0}, mem = {0, 0, 0, 0};
@@ -70,30 +77,36 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     }
     bg_sb_printf(&s, "model %s (%s)%s\n", p->model, p->arch ? p->arch : "no arch",
                  p->fp_strict ? ", --fp-strict" : "");
+    int nprep = n_prep(p);
     if (p->fused) {
         int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
         int nph = bg_plan_phases(p, phase);
         free(phase);
         bg_sb_printf(&s, "kernels 1 fused (%s: %d phases; %d separate kernels kept as the fallback), "
                          "launches per run 1, grid-wide syncs %d, device buffers %d, graph tables %d\n",
-                     p->fused_kernel, nph, p->nlaunches, nph > 0 ? nph - 1 : 0, p->nbufs, p->ngraphs);
+                     p->fused_kernel, nph, p->nlaunches - nprep, nph > 0 ? nph - 1 : 0, p->nbufs, p->ngraphs);
     } else {
         bg_sb_printf(&s, "kernels %d, launches per run %d, grid-wide syncs 0, device buffers %d, graph tables %d\n",
-                     p->nlaunches, p->nlaunches, p->nbufs, p->ngraphs);
+                     p->nlaunches - nprep, p->nlaunches - nprep, p->nbufs, p->ngraphs);
     }
+    if (nprep)
+        bg_sb_printf(&s, "prep: %d launches of parameters alone, run once when the weights are bound (not per run)\n",
+                     nprep);
     bg_sb_printf(&s, "sizes: N = %lld nodes, E = %lld graph entries (plus N self loops where declared), G = %lld\n",
                  (long long)n, (long long)e, (long long)g);
     bg_sb_printf(&s, "%-24s %-40s %12s  %s\n", "launch", "bytes moved (at least)", "at sizes", "float order");
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         Cost k = launch_cost(p, l);
-        total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
+        if (!l->prep) {
+            total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
+        }
         BgStrBuf f = {0};
         fmt_cost(&f, k);
         char *fs = bg_sb_take(&f);
         char fb[48];
-        bg_sb_printf(&s, "%-24s %-40s %12.0f  %s\n", l->kernel, fs, eval(k, n, e, g),
-                     bg_fp_order_str(l->fp, fb, sizeof fb));
+        bg_sb_printf(&s, "%-24s %-40s %12.0f  %s%s\n", l->kernel, fs, eval(k, n, e, g),
+                     bg_fp_order_str(l->fp, fb, sizeof fb), l->prep ? "  (prep)" : "");
         free(fs);
     }
     BgStrBuf f = {0};
@@ -142,8 +155,9 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_string(&j, "fused_kernel", p->fused_kernel);
         bg_json_int(&j, "phases", nph);
     }
-    bg_json_int(&j, "kernels", p->nlaunches);
-    bg_json_int(&j, "launches_per_run", p->fused ? 1 : p->nlaunches);
+    bg_json_int(&j, "kernels", p->nlaunches - n_prep(p));
+    bg_json_int(&j, "prep_launches", n_prep(p));
+    bg_json_int(&j, "launches_per_run", p->fused ? 1 : p->nlaunches - n_prep(p));
     bg_json_int(&j, "grid_syncs", p->fused && nph > 0 ? nph - 1 : 0);
     bg_json_int(&j, "device_buffers", p->nbufs);
     bg_json_int(&j, "graph_tables", p->ngraphs);
@@ -156,9 +170,12 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         Cost k = launch_cost(p, l);
-        total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
+        if (!l->prep) {
+            total.c += k.c; total.n += k.n; total.e += k.e; total.g += k.g;
+        }
         bg_json_object(&j, NULL);
         bg_json_string(&j, "kernel", l->kernel);
+        bg_json_bool(&j, "prep", l->prep);
         char fb[48];
         bg_json_string(&j, "fp", bg_fp_order_str(l->fp, fb, sizeof fb));
         json_cost(&j, "bytes_moved", k, n, e, g);

@@ -129,7 +129,11 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
     BgTensor xn = {0}, t = {0};
     const BgTensor *x = operand(in, 0, vals);
     bool ok = true;
-    if (in->npro) {
+    if (in->npro && in->steps[0].kind == BG_STEP_SCL) { /* a bmm's column scale (fold-batchnorm-mm) */
+        int a = bg_inst_step_arg(in, 0);
+        ok = bg_ref_scl(x, operand(in, a, vals), operand(in, a + 1, vals), &xn);
+        x = &xn;
+    } else if (in->npro) {
         int a = bg_inst_step_arg(in, 0);
         ok = bg_ref_batchnorm(x, operand(in, a, vals), operand(in, a + 1, vals), operand(in, a + 2, vals),
                               operand(in, a + 3, vals), in->steps[0].eps, &xn);
@@ -189,6 +193,15 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
     }
     case BG_OP_ABSMEAN:
         return operand_ok(in, 0, vals, n, false) && bg_ref_absmean(operand(in, 0, vals), y);
+    case BG_OP_BN_SCALE:
+        return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, true) &&
+               bg_ref_bn_scale(operand(in, 0, vals), operand(in, 1, vals), in->attrs.eps, y);
+    case BG_OP_BN_SHIFT:
+        for (int k = 0; k < 3; k++)
+            if (!operand_ok(in, k, vals, n, false)) return false;
+        return operand_ok(in, 3, vals, n, true) &&
+               bg_ref_bn_shift(operand(in, 0, vals), operand(in, 1, vals), operand(in, 2, vals),
+                               operand(in, 3, vals), y);
     case BG_OP_SCL:
         return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, true) &&
                operand_ok(in, 2, vals, n, true) &&

@@ -77,6 +77,15 @@ bool bg_ref_threshold(int nsteps, const BgStep *steps, const BgTensor *const *sl
 /* bin by a threshold table t f32[2,C]: bit = (key(v) >= key(t[0][c])) ^ (t[1][c] != 0), a NaN
  * v counting as -inf (sign set) or +inf (sign clear). */
 bool bg_ref_bin_threshold(const BgTensor *x, const BgTensor *t, BgTensor *y);
+/* ---- folded batchnorm parameters (ref_fold.c; fold-batchnorm-mm) ----------------------- */
+/* batchnorm.scale: s[k] = fl(1 / fl(sqrtf(fl(var[k] + eps)))) [then fl(s * gamma[k])], f32[K]:
+ * the multiplier batchnorm applies to column k. */
+bool bg_ref_bn_scale(const BgTensor *var, const BgTensor *gamma, float eps, BgTensor *y);
+/* batchnorm.shift: c[o] = sum over k ascending from +0.0f (every step rounded, no fma) of
+ * v(w[k,o]) * t_k, t_k = fl(beta[k] - fl(mean[k] * scale[k])) (beta NULL: -fl(mean * scale)),
+ * f32[M]; w b1[K,M]. */
+bool bg_ref_bn_shift(const BgTensor *w, const BgTensor *mean, const BgTensor *scale, const BgTensor *beta,
+                     BgTensor *y);
 /* The total-order key of a float32 (-0 < +0; -NaN below -inf, +NaN above +inf). */
 uint32_t bg_ref_key(float v);
 

@@ -329,6 +329,8 @@ fail:
     return false;
 }
 
+static bool launch_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink *d);
+
 bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *decl, int ndecl,
                             BgGraph *graph, const BgTensor *features, BgCUdeviceptr features_dev,
                             const char *weights, const BgSafetensors *wmem, BgGpuRun *out,
@@ -357,6 +359,10 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
     bg_tensor_free(&placeholder);
     if (ok) {
         ok = bg_gpu_run_alloc(g, p, &bd, features_dev, out, oom, d);
+        if (ok && !launch_prep(g, gm, out, d)) {
+            bg_gpu_run_free(g, out);
+            ok = false;
+        }
         for (int i = 0; i < n; i++) {
             if (bd.adj[i].rowptr) bg_adj_free(&bd.adj[i]);
             bg_tensor_free(&bd.val[i]);
@@ -373,12 +379,24 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
                        BgDiagSink *d);
 
-/* Every plan launch, one kernel each. */
+/* Every plan launch of an inference (prep launches ran at binding), one kernel each. */
 static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                         BgDiagSink *d) {
     for (int i = 0; i < gm->plan->nlaunches; i++)
-        if (!launch_one(g, gm, r, i, stream, d)) return false;
+        if (!gm->plan->launches[i].prep && !launch_one(g, gm, r, i, stream, d)) return false;
     return true;
+}
+
+/* The prep launches (plan.h: of parameters alone), once, right after the leaves are uploaded;
+ * finished before this returns. */
+static bool launch_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink *d) {
+    bool any = false;
+    for (int i = 0; i < gm->plan->nlaunches; i++) {
+        if (!gm->plan->launches[i].prep) continue;
+        if (!launch_one(g, gm, r, i, NULL, d)) return false;
+        any = true;
+    }
+    return !any || bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "preparing the parameters", d);
 }
 
 /* The fused kernel in one cooperative launch.  Returns false with *refused set (and a
@@ -391,6 +409,7 @@ static bool launch_coop(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     long long need = 0;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *L = &p->launches[i];
+        if (L->prep) continue; /* not in the fused kernel */
         int64_t t = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)L->threads_per_row;
         long long b = t > 0 ? (long long)((t + p->fused_block - 1) / p->fused_block) : 0;
         if (b > need) need = b;

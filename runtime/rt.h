@@ -121,7 +121,8 @@ typedef struct BgBoundLeaves {
     int *buf_leaf;
 } BgBoundLeaves;
 /* Binds the plan's leaves (graph, features, weights; bg_leaves_bind semantics, the CPU
- * reference's messages), allocates every buffer and uploads the leaves.  decl / ndecl as for
+ * reference's messages), allocates every buffer, uploads the leaves and runs the prep launches
+ * (plan.h: values of parameters alone), synchronously.  decl / ndecl as for
  * bg_plan_leaf_specs; features_dev != 0: the INPUT buffer is that caller-owned device array
  * (f32 [N, F] row-major) instead of a copy.  Out of device memory: E_CUDA "out of device
  * memory ...", everything freed, *oom set. */

@@ -66,6 +66,12 @@ struct ProBn {
     }
 };
 
+// a column scale (fold-batchnorm-mm): fl(x * s[k])
+struct ProScl {
+    const float *s;
+    __device__ __forceinline__ float operator()(long long k, float x) const { return fmul(x, s[k]); }
+};
+
 // ---- epilogues ------------------------------------------------------------------------
 struct EpEnd {
     static constexpr bool identity = true;

@@ -153,6 +153,11 @@ static void pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *
         bg_sb_printf(b, "bgnn::ProNone{}");
         return;
     }
+    if (in->steps[0].kind == BG_STEP_SCL) { /* a column scale (fold-batchnorm-mm): rows none */
+        (void)slot_name(in, 0, 0, nm, k);
+        bg_sb_printf(b, "bgnn::ProScl{%s}", slot_name(in, 0, 1, nm, k));
+        return;
+    }
     int a = bg_inst_step_arg(in, 0);
     bool hg = in->args[a + 2] != BG_NONE, hb = in->args[a + 3] != BG_NONE;
     const char *mean = slot_name(in, 0, 0, nm, k), *var = slot_name(in, 0, 1, nm, k);
@@ -277,6 +282,18 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     case BG_OP_RELU:
         bg_emit_line(e, "bgnn::relu<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
         break;
+    case BG_OP_BN_SCALE: {
+        bool hg = in->nargs > 1;
+        bg_emit_line(e, "bgnn::bn_scale<%lld, 0x%08xu /* eps %g */, %s>(rows, %s, %s, %s);", (long long)C,
+                     f32_bits(in->attrs.eps), (double)in->attrs.eps, tf(hg), nm[0], nm[1], hg ? nm[2] : "nullptr");
+        break;
+    }
+    case BG_OP_BN_SHIFT: {
+        bool hb = in->nargs > 3;
+        bg_emit_line(e, "bgnn::bn_shift<%lld, %lld, %s>(rows, %s, %s, %s, %s, %s);", (long long)t0->dim[0],
+                     (long long)C, tf(hb), nm[0], nm[1], nm[2], nm[3], hb ? nm[4] : "nullptr");
+        break;
+    }
     case BG_OP_ABSMEAN: {
         /* its batchnorm prologue (dup-batchnorm, fuse-batchnorm) as the reduction reads x */
         BgStrBuf pb = {0};
@@ -325,6 +342,11 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
         if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) { /* bit tensor cores (plan.c gives its shape) */
             bg_emit_line(e, "bgnn::bmm_bb_tc<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
+                         (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
+            break;
+        }
+        if (bg_plan_bmm_fb_rows(m, in, wt)) { /* the input features: a warp a row, zeros skipped */
+            bg_emit_line(e, "bgnn::bmm_fb_rows<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
                          (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
             break;
         }
@@ -449,6 +471,11 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     }
     switch (in->op) {
     case BG_OP_BMM: return k == 1 ? "x" : "w";
+    case BG_OP_BN_SCALE: return k == 1 ? "var" : "gamma";
+    case BG_OP_BN_SHIFT: {
+        static const char *const names[] = {"y", "w", "mean", "scale", "beta"};
+        return k < 5 ? names[k] : "x";
+    }
     case BG_OP_BSPMM: {
         static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x"};
         static const char *const adjf[] = {"y", "rowptr", "col", "w", "x"};
@@ -489,10 +516,11 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
 static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d) {
     int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
-    int nph = bg_plan_phases(p, phase);
+    int nph = bg_plan_phases(p, phase), nrun = 0;
+    for (int i = 0; i < p->nlaunches; i++) nrun += !p->launches[i].prep;
     bg_emit_line(e, "%s", "");
     bg_emit_line(e, "// The whole model as one cooperative kernel (fuse-model): %d launches in %d phases,",
-                 p->nlaunches, nph);
+                 nrun, nph);
     bg_emit_line(e, "// %d grid-wide syncs.  Parameters: n, ngraphs, the barrier word, then every buffer.",
                  nph > 0 ? nph - 1 : 0);
     bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
@@ -510,9 +538,11 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bool ok = true;
     char names[BG_PLAN_MAX_ARGS][16];
     const char *nm[BG_PLAN_MAX_ARGS];
-    for (int i = 0; i < p->nlaunches && ok; i++) {
+    for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
-        if (i > 0 && phase[i] != phase[i - 1]) bg_emit_line(e, "bgnn::grid_sync(bar);");
+        if (l->prep) continue; /* run once when the parameters are bound (its own kernel) */
+        if (last >= 0 && phase[i] != last) bg_emit_line(e, "bgnn::grid_sync(bar);");
+        last = phase[i];
         int line = 0, col = 0;
         const BgInst *in = &m->insts[l->inst];
         if (m->src) bg_source_linecol(m->src, in->loc.off, &line, &col);
@@ -572,12 +602,14 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     }
     static const char *const fam_hdr[6] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh",
                                            "epilogue.cuh"};
-    bool fb_tiled = false, bb_tc = false;
+    bool fb_tiled = false, bb_tc = false, fb_rows = false, fold = false;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgInst *in = &m->insts[p->launches[i].inst];
+        if (in->op == BG_OP_BN_SCALE || in->op == BG_OP_BN_SHIFT) fold = true;
         if (in->op != BG_OP_BMM) continue;
         const bool wt = p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T;
-        if (bg_plan_bmm_fb_tiled(in, wt)) fb_tiled = true;
+        if (bg_plan_bmm_fb_rows(m, in, wt)) fb_rows = true;
+        else if (bg_plan_bmm_fb_tiled(in, wt)) fb_tiled = true;
         if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) bb_tc = true;
     }
 
@@ -592,6 +624,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
     if (bb_tc) bg_emit_line(&e, "#include \"bmm_bb_tc.cuh\""); /* includes bmm_fb_tiled.cuh (its shared block) */
+    if (fb_rows) bg_emit_line(&e, "#include \"bmm_fb_rows.cuh\"");
+    if (fold) bg_emit_line(&e, "#include \"fold.cuh\"");
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {
             bg_emit_line(&e, "#include \"bspmm_fast.cuh\"");

@@ -21,6 +21,10 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
  * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
  * (32 when M <= 32), about 21 rows a block. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
+/* Whether a BMM instruction runs the row kernel of the input features
+ * (templates/bmm_fb_rows.cuh: a bmm.FB* of an INPUT, seq order, a warp a row, zero features
+ * skipped; bg_bmm_reads_input).  It comes before the tiled kernel's check. */
+bool bg_plan_bmm_fb_rows(const BgModule *m, const BgInst *in, bool weight_transposed);
 /* Whether a BMM instruction runs on the bit tensor cores (templates/bmm_bb_tc.cuh): a bmm.BB*
  * with its b1 weight transposed (B1T), on sm >= 80, with path tc, or path auto and K >=
  * BG_PLAN_TC_MIN_K (bench/bmm_tc_bench.cu: from K = 512 up the tensor cores win on every

@@ -20,6 +20,7 @@ typedef struct PlanCtx {
     int (*garr_buf)[BG_GARR_COUNT]; /* per graph table entry: buffer of each shared array, or -1 */
     int gptr_buf;
     int sm; /* the target's compute capability (90 for sm_90), 0 unknown */
+    bool *prep; /* per instruction: of parameters alone (bg_ir_prep) */
 } PlanCtx;
 
 bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
@@ -32,7 +33,14 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
     /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has); a
      * split-k order folds at its 64-k staging boundaries (FBT_KC), so chunks of 64 k multiples */
     return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
-           in->nsteps == in->npro && (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
+           in->nsteps == in->npro && (!in->npro || in->steps[0].kind == BG_STEP_BATCHNORM) &&
+           (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
+}
+
+bool bg_plan_bmm_fb_rows(const BgModule *m, const BgInst *in, bool weight_transposed) {
+    /* the features themselves in seq order (fp-order gives them seq): templates/bmm_fb_rows.cuh */
+    return bg_bmm_reads_input(m, in) && !weight_transposed && bg_inst_fp(m, in).kind == BG_FP_SEQ &&
+           !bg_inst_fp(m, in).fma;
 }
 
 static BgRowExpr rows_of_dim(int64_t d) {
@@ -186,6 +194,7 @@ static BgPlanLaunch *new_launch(PlanCtx *c, int r) {
     l->inst = r;
     l->op = bg_op_info(in->op)->name;
     l->fp = bg_inst_fp(c->m, in);
+    l->prep = c->prep[r];
     char opname[32];
     size_t k = 0;
     for (const char *s = l->op; *s && k + 1 < sizeof opname; s++) opname[k++] = *s == '.' ? '_' : *s;
@@ -241,6 +250,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
     c.val_buf = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
     c.wt_buf = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
     c.graph_of = bg_arena_alloc(a, sizeof(int) * (size_t)(n + 1));
+    c.prep = bg_arena_alloc(a, sizeof(bool) * (size_t)(n + 1));
+    bg_ir_prep(m, c.prep);
     int ng = 0;
     for (int i = 0; i < n; i++) {
         c.val_buf[i] = c.wt_buf[i] = c.graph_of[i] = -1;
@@ -340,6 +351,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             break;
         case BG_OP_SCL:
         case BG_OP_BATCHNORM:
+        case BG_OP_BN_SCALE:
+        case BG_OP_BN_SHIFT:
         case BG_OP_CONCAT:
             for (int k = 0; k < in->nargs; k++)
                 if (in->args[k] != BG_NONE) arg(l, use_value(&c, in->args[k]));
@@ -356,7 +369,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             bool bb = in->prec[0] == 'B' && in->prec[1] == 'B';
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
             l->threads_per_row = tpr_for(in->type.kind, cols);
-            if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
+            if (bg_plan_bmm_fb_rows(m, in, false)) l->threads_per_row = 32; /* a warp a row */
+            else if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
                 l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             if (bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm)) /* about one block a tile */
                 l->threads_per_row = (int)bg_plan_bmm_tc_threads_per_row(cols);

@@ -7,6 +7,8 @@
  * Otherwise it chooses only orders that both the CPU reference (ref_ops.c) and the CUDA
  * templates implement bit for bit:
  *   bmm.FF*            seq+fma: acc = fmaf(x', w, acc) in k order (templates/matmul.cuh);
+ *   bmm.FB* of input   seq: the activation is a model input, raw or scaled by columns (the
+ *                      features, often mostly zeros: the row kernel skips them);
  *   bmm.FB*, K > 256   splitk(ceil(K/256) x 256): chunks of BG_FP_SPLIT_CHUNK k, each summed
  *                      from +0, the partials folded left to right (templates/bmm_fb_tiled.cuh
  *                      folds at its 64-k staging boundaries; matmul.cuh's generic path);
@@ -24,6 +26,9 @@ static BgFpOrder choose(const BgModule *m, const BgInst *in) {
         o.fma = true;
         return o;
     }
+    /* the input features themselves (no prologue, or fold-batchnorm-mm's column scale): seq,
+     * the order of the row kernel that skips zero features (templates/bmm_fb_rows.cuh) */
+    if (bg_bmm_reads_input(m, in)) return o;
     int64_t k = bg_inst_bmm_k(m, in);
     if (k > BG_FP_SPLIT_CHUNK) {
         o.kind = BG_FP_SPLITK;

@@ -7,15 +7,33 @@
  * only reads values finished before the last sync.
  *
  * bg_ir_phases is the one definition of the phases: the IR printer shows them and the plan
- * (plan.c) computes the same grouping from buffers. */
+ * (plan.c) computes the same grouping from buffers.  Instructions of parameters alone
+ * (bg_ir_prep) are no phase: they run once when the parameters are bound. */
 #include "bg.h"
 
+#include <stdlib.h>
+
+void bg_ir_prep(const BgModule *m, bool *prep) {
+    for (int i = 0; i < m->ninsts; i++) {
+        const BgInst *in = &m->insts[i];
+        bool p = in->op != BG_OP_INPUT && in->op != BG_OP_GRAPH && in->op != BG_OP_OUTPUT &&
+                 (in->type.kind == BG_TY_F32 || in->type.kind == BG_TY_B1);
+        for (int d = 0; d < in->type.rank && p; d++) p = in->type.dim[d] >= 0;
+        for (int k = 0; k < in->nargs && p; k++)
+            if (in->args[k] != BG_NONE) p = in->args[k] < (BgRef)i && prep[in->args[k]];
+        prep[i] = p;
+    }
+}
+
 int bg_ir_phases(const BgModule *m, int *phase) {
+    bool *prep = calloc((size_t)m->ninsts + 1, sizeof *prep);
+    if (!prep) abort();
+    bg_ir_prep(m, prep);
     int cur = -1;
     for (int i = 0; i < m->ninsts; i++) {
         const BgInst *in = &m->insts[i];
         phase[i] = -1;
-        if ((bg_op_info(in->op)->flags & BG_OPF_LEAF) || in->op == BG_OP_OUTPUT) continue;
+        if ((bg_op_info(in->op)->flags & BG_OPF_LEAF) || in->op == BG_OP_OUTPUT || prep[i]) continue;
         bool dep = false;
         for (int k = 0; k < in->nargs; k++)
             if (in->args[k] != BG_NONE && in->args[k] < (BgRef)i && phase[in->args[k]] == cur &&
@@ -24,6 +42,7 @@ int bg_ir_phases(const BgModule *m, int *phase) {
         if (cur < 0 || dep) cur++;
         phase[i] = cur;
     }
+    free(prep);
     return cur + 1;
 }
 

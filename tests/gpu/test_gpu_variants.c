@@ -246,8 +246,12 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     snprintf(o->key, sizeof o->key, "bspmm.FBF sym+I +relu");
     o->decl = 5;
     o->fused = true;
-    o = emit(md, b, "ep_bmm_bn", "bmm.FBF(batchnorm(X, mu, var), Wb)", BG_OP_BMM, "FBF");
+    o = emit(md, b, "ep_bmm_bn", "bmm.FBF(batchnorm(relu(X), mu, var), Wb)", BG_OP_BMM, "FBF");
     snprintf(o->key, sizeof o->key, "bmm.FBF +batchnorm");
+    o->fused = true;
+    /* of the input itself: fold-batchnorm-mm's column scale and constant (the row kernel) */
+    o = emit(md, b, "ep_bmm_fold", "bmm.FBB(batchnorm(X, mu, var), Wb)", BG_OP_BMM, "FBB");
+    snprintf(o->key, sizeof o->key, "bmm.FBB +folded batchnorm");
     o->fused = true;
     o = emit(md, b, "ep_bmm_BBB", "add.FFB(bmm.BBF(xb, Wb), bm)", BG_OP_BMM, "BBB");
     snprintf(o->key, sizeof o->key, "bmm.BBB +bias");
@@ -346,17 +350,18 @@ static bool check_producers(Model *md) {
     return ok;
 }
 
-/* Front end: the model through the default pipeline and without passes (but fp-order, so
- * that both follow the same recorded float orders: the default, non-strict ones, which the
- * GPU kernels must reproduce); random weights. */
+/* Front end: the model through the default pipeline and without passes (but the two that
+ * change rounding, fold-batchnorm-mm and fp-order, so that both compute the same sums in the
+ * same recorded orders: the default, non-strict ones, which the GPU kernels must reproduce);
+ * random weights. */
 static bool compile_model(Model *md, const char *tmpdir) {
     BgDiagSink d;
     bg_diag_init(&d);
     md->arena = bg_arena_new();
-    static const char *const none[1] = {"fp-order"};
+    static const char *const none[2] = {"fold-batchnorm-mm", "fp-order"};
     BgCompileOpts lo = {0};
     lo.passes = none;
-    lo.npasses = 1;
+    lo.npasses = 2;
     size_t len = strlen(md->text);
     md->lowered = bg_compile_text(md->arena, md->name, md->text, len, &lo, &d);
     md->mod = bg_compile_text(md->arena, md->name, md->text, len, NULL, &d);

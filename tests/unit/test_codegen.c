@@ -78,7 +78,7 @@ static void hostile(const char *good) {
         const char *msg = refuse(t, strlen(t));
         CHECK_STR_CONTAINS(msg, "model.cubin: manifest line 1");
         CHECK_STR_CONTAINS(msg, "version 1");
-        CHECK_STR_CONTAINS(msg, "version 2");
+        CHECK_STR_CONTAINS(msg, "version 3");
         free(t);
         t = replace_line(good, 1, "ELF");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not a bgnn manifest");

@@ -181,7 +181,7 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         bool ff = in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'F';
         bool fb = in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B';
         CHECK(fp.fma == (!strict && ff));
-        bool split = !strict && fb && k > 256;
+        bool split = !strict && fb && k > 256 && !bg_bmm_reads_input(m, in); /* the features: seq */
         CHECK((fp.kind == BG_FP_SPLITK) == split);
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
         *nfma += fp.fma;
@@ -238,7 +238,7 @@ static void check_verifier(const char *src) {
         case 0: f->split = 5; break;                                   /* split != ceil(K / chunk) */
         case 1: f->fma = true; break;                                  /* fma on a bmm.FB */
         case 2: m->insts[agg].attrs.fp.fma = true; break;              /* fma on an aggregation */
-        case 3: m->insts[agg].attrs.fp = *f; break;                    /* split-k on an aggregation */
+        case 3: m->insts[agg].attrs.fp = (BgFpOrder){BG_FP_SPLITK, false, 2, 64}; break; /* split-k on an aggregation */
         case 4: m->insts[bb].attrs.fp.fma = true; break;               /* an order without a reduction */
         default: f->kind = 7; break;                                   /* no such order */
         }
@@ -250,7 +250,7 @@ static void check_verifier(const char *src) {
 /* ---- 3. the differential test -------------------------------------------------------------- */
 
 typedef struct Tally {
-    long insts, elems, flips, flips_bad, bound_bad;   /* reordered instructions (local check) */
+    long insts, folds, elems, flips, flips_bad, bound_bad; /* reordered or folded products (local checks) */
     long models, models_flipped, out_elems, out_bad;  /* end to end */
     double worst;                                     /* largest |dy| / row magnitude, unflipped models */
     double tol;                                       /* end to end, relative to the row's magnitude */
@@ -259,7 +259,7 @@ typedef struct Tally {
 /* x' = x with the instruction's batchnorm prologue applied (strict operands), as floats or bits. */
 static bool prologue_input(const BgInst *in, const BgTensor *vals, BgTensor *xn) {
     const BgTensor *x = &vals[in->args[0]];
-    if (!in->npro) return false;
+    if (!in->npro || in->steps[0].kind != BG_STEP_BATCHNORM) return false;
     int a = bg_inst_step_arg(in, 0);
     const BgTensor *sl[4];
     for (int j = 0; j < 4; j++) sl[j] = in->args[a + j] == BG_NONE ? NULL : &vals[in->args[a + j]];
@@ -314,26 +314,112 @@ static void local_check(const BgModule *md, int i, const BgTensor *vals, Tally *
     bg_tensor_free(&yd);
 }
 
-/* The default module md against the strict ms (the same instructions, other orders). */
+/* A product fold-batchnorm-mm made (a column-scale prologue): y = sum_k v(w) fl(x s_k) + c_o
+ * against the unfolded seq product of batchnorm(x) (its statistics found through s and c), on
+ * the same operands.  Bound: the strict order's, plus the rounding of the folded terms
+ * (x s_k, mean_k s_k and beta_k, each about K + 2 roundings deep in the worst case):
+ * B = 2 (K + 2) 2^-24 (sum|x'_k| + sum|x_k s_k| + sum|mean_k s_k| + sum|beta_k|). */
+static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t, const char *what) {
+    const BgInst *in = &md->insts[i];
+    int a = bg_inst_step_arg(in, 0);
+    BgRef sref = in->args[a + 1], shift = BG_NONE;
+    for (int q = 0; q < md->ninsts; q++)
+        if (md->insts[q].op == BG_OP_BN_SHIFT && md->insts[q].args[2] == sref) shift = (BgRef)q;
+    const BgInst *si = &md->insts[sref];
+    CHECK(si->op == BG_OP_BN_SCALE && shift != BG_NONE);
+    if (si->op != BG_OP_BN_SCALE || shift == BG_NONE) return;
+    const BgInst *ci = &md->insts[shift];
+    const BgTensor *x = &vals[in->args[0]], *w = &vals[in->args[1]], *sv = &vals[sref], *cv = &vals[shift];
+    const BgTensor *mean = &vals[ci->args[1]], *var = &vals[si->args[0]];
+    const BgTensor *gamma = si->nargs > 1 ? &vals[si->args[1]] : NULL, *beta = ci->nargs > 3 ? &vals[ci->args[3]] : NULL;
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+    BgTensor xn = {0}, xs = {0}, ys = {0}, yt = {0}, yd = {0};
+    CHECK(bg_ref_batchnorm(x, mean, var, gamma, beta, si->attrs.eps, &xn) && bg_ref_bmm_fp("FBF", &xn, w, seq, &ys));
+    CHECK(bg_ref_scl(x, NULL, sv, &xs) && bg_ref_bmm_fp("FBF", &xs, w, bg_inst_fp(md, in), &yt) &&
+          bg_ref_add("FFF", &yt, cv, &yd));
+    int64_t rows = x->dim[0], k = x->dim[1], m = w->dim[1];
+    double shift_sum = 0.0;
+    for (int64_t q = 0; q < k; q++)
+        shift_sum += fabs((double)((float *)mean->data)[q] * (double)((float *)sv->data)[q]) +
+                     (beta ? fabs((double)((float *)beta->data)[q]) : 0.0);
+    long flips = 0, fbad = 0, bbad = 0;
+    for (int64_t r = 0; r < rows && ys.data && yd.data; r++) {
+        double sum = shift_sum;
+        for (int64_t q = 0; q < k; q++)
+            sum += fabs((double)((float *)xn.data)[r * k + q]) + fabs((double)((float *)xs.data)[r * k + q]);
+        double bound = 2.0 * (double)(k + 2) * ldexp(1.0, -24) * sum;
+        for (int64_t o = 0; o < m; o++) {
+            float u = ((float *)ys.data)[r * m + o], v = ((float *)yd.data)[r * m + o];
+            if (isnan(u) || isnan(v)) continue;
+            if (fabs((double)u - (double)v) > bound) bbad++;
+            if (signbit(u) != signbit(v)) {
+                flips++;
+                if (fabs((double)u) > bound) fbad++;
+            }
+        }
+    }
+    if (fbad || bbad)
+        fprintf(stderr, "%s: %%%d (folded bmm.%s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
+                what, i, in->prec, (long long)k, bbad, fbad);
+    t->insts++;
+    t->folds++;
+    t->elems += rows * m;
+    t->flips += flips;
+    t->flips_bad += fbad;
+    t->bound_bad += bbad;
+    bg_tensor_free(&xn);
+    bg_tensor_free(&xs);
+    bg_tensor_free(&ys);
+    bg_tensor_free(&yt);
+    bg_tensor_free(&yd);
+}
+
+/* The local checks of md's instructions on md's own operand values: reordered products
+ * (local_check) and folded ones (fold_check). */
+static void local_checks(const BgModule *md, const BgTensor *vals, Tally *t, const char *what) {
+    for (int i = 0; i < md->ninsts; i++) {
+        const BgInst *in = &md->insts[i];
+        if (in->op != BG_OP_BMM) continue;
+        BgFpOrder fp = bg_inst_fp(md, in);
+        if (in->npro && in->steps[0].kind == BG_STEP_SCL) fold_check(md, i, vals, t, what);
+        else if (fp.fma || fp.kind == BG_FP_SPLITK) local_check(md, i, vals, t, what);
+    }
+}
+
+/* The instruction of ms that md's instruction i stands for: the next one at or after *from
+ * with the same op, precisions, type and source position (fold-batchnorm-mm adds
+ * instructions to md, the others keep their order); -1 when none. */
+static int twin_of(const BgModule *ms, const BgModule *md, int i, int *from) {
+    const BgInst *b = &md->insts[i];
+    for (int j = *from; j < ms->ninsts; j++) {
+        const BgInst *a = &ms->insts[j];
+        if (a->op == b->op && strcmp(a->prec, b->prec) == 0 && bg_type_eq(a->type, b->type) && a->loc.off == b->loc.off) {
+            *from = j + 1;
+            return j;
+        }
+    }
+    return -1;
+}
+
+/* The default module md against the strict ms (other orders; folded batchnorms). */
 static void compare(const char *what, const BgModule *ms, const BgModule *md, BgGraph *g, const BgTensor *feat,
                     const char *wpath, Tally *t) {
-    CHECK(ms->ninsts == md->ninsts);
-    for (int i = 0; i < ms->ninsts && i < md->ninsts; i++) CHECK(ms->insts[i].op == md->insts[i].op);
     BgInterpResult rs, rd;
     memset(&rs, 0, sizeof rs);
     memset(&rd, 0, sizeof rd);
     BgTensor *vs = NULL, *vd = NULL;
     bool ok = diff_run_values(ms, g, feat, wpath, &rs, &vs) && diff_run_values(md, g, feat, wpath, &rd, &vd);
     CHECK(ok);
-    long mflips = 0;
-    for (int i = 0; ok && i < md->ninsts; i++) {
+    long mflips = 0, flips0 = t->flips;
+    if (ok) local_checks(md, vd, t, what);
+    mflips += t->flips - flips0;
+    for (int i = 0, from = 0; ok && i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
-        BgFpOrder fp = bg_inst_fp(md, in);
-        if (in->op == BG_OP_BMM && (fp.fma || fp.kind == BG_FP_SPLITK)) local_check(md, i, vs, t, what);
-        if (in->type.kind == BG_TY_B1 && vs[i].data && vd[i].data)
-            for (int64_t r = 0; r < vs[i].dim[0]; r++)
-                for (int64_t c = 0; c < vs[i].dim[1]; c++)
-                    mflips += bg_bit_get(vs[i].data, vs[i].words_per_row, r, c) !=
+        int j = in->type.kind == BG_TY_B1 ? twin_of(ms, md, i, &from) : -1;
+        if (j >= 0 && vs[j].data && vd[i].data)
+            for (int64_t r = 0; r < vs[j].dim[0]; r++)
+                for (int64_t c = 0; c < vs[j].dim[1]; c++)
+                    mflips += bg_bit_get(vs[j].data, vs[j].words_per_row, r, c) !=
                               bg_bit_get(vd[i].data, vd[i].words_per_row, r, c);
     }
     t->models++;
@@ -369,11 +455,11 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
 }
 
 static void print_tally(const char *what, const Tally *t) {
-    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products, %ld elements: %ld sign flips "
-           "(%ld away from zero), %ld past the rounding bound; outputs %ld floats, %ld past %g of the row (worst "
-           "%.2g)\n",
-           what, t->models, t->models_flipped, t->insts, t->elems, t->flips, t->flips_bad, t->bound_bad, t->out_elems,
-           t->out_bad, t->tol, t->worst);
+    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products (%ld of them folded), %ld "
+           "elements: %ld sign flips (%ld away from zero), %ld past the rounding bound; outputs %ld floats, %ld past %g "
+           "of the row (worst %.2g)\n",
+           what, t->models, t->models_flipped, t->insts, t->folds, t->elems, t->flips, t->flips_bad, t->bound_bad,
+           t->out_elems, t->out_bad, t->tol, t->worst);
     CHECK(t->flips_bad == 0 && t->bound_bad == 0 && t->out_bad == 0);
 }
 
@@ -506,19 +592,14 @@ static void check_trained(const char *src, const char *ds_name) {
             BgInterpResult r1;
             BgTensor *v1 = NULL;
             memset(&r1, 0, sizeof r1);
-            /* the local check on Cora's real values (products, flips) */
-            if (diff_run_values(ms, &ds.graph, &ds.features, wpath, &r1, &v1))
-                for (int q = 0; q < md->ninsts; q++) {
-                    BgFpOrder fp = bg_inst_fp(md, &md->insts[q]);
-                    if (md->insts[q].op == BG_OP_BMM && (fp.fma || fp.kind == BG_FP_SPLITK))
-                        local_check(md, q, v1, &one, models[i]);
-                }
-            if (v1) bg_interp_values_free(ms, v1);
+            /* the local checks on the dataset's real values (products, flips) */
+            if (diff_run_values(md, &ds.graph, &ds.features, wpath, &r1, &v1)) local_checks(md, v1, &one, models[i]);
+            if (v1) bg_interp_values_free(md, v1);
             bg_interp_result_free(&r1);
             printf("%-8s %-12s predictions equal on %lld of %lld nodes (%.3f%%), logits rows bit-identical %lld; "
-                   "%ld reordered products, %ld sign flips of %ld elements (%ld away from zero)\n",
+                   "%ld reordered products (%ld folded), %ld sign flips of %ld elements (%ld away from zero)\n",
                    ds_name, models[i], (long long)same, (long long)n, 100.0 * (double)same / (double)n, (long long)bitsame,
-                   one.insts, one.flips, one.elems, one.flips_bad);
+                   one.insts, one.folds, one.flips, one.elems, one.flips_bad);
             CHECK(same * 1000 >= n * 999);
             CHECK(one.flips_bad == 0 && one.bound_bad == 0);
         }
