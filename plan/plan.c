@@ -79,6 +79,12 @@ int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols) {
     return (256 * ((cols + bn - 1) / bn) + bm - 1) / bm;
 }
 
+bool bg_plan_prep_output(const BgPlan *p, int b) {
+    for (int i = 0; i < p->nlaunches; i++)
+        if (p->launches[i].prep && p->launches[i].args[0] == b) return true;
+    return false;
+}
+
 int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {

@@ -230,6 +230,8 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
  * -1 when a count does not fit the int32 fields. */
 int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
                          int64_t *nsplit);
+/* Is buffer b written by a prep launch (computed once at binding, like a parameter)? */
+bool bg_plan_prep_output(const BgPlan *p, int b);
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a
  * buffer written in the current one.  phase[i] for launch i (-1 for a prep launch, which the
  * fused kernel leaves out); returns the phase count. */

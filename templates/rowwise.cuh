@@ -1,4 +1,4 @@
-// rowwise.cuh - per-row reductions (absmean: one warp per row; standardize, bin.center,
+// rowwise.cuh - per-row reductions (absmean, standardize, bin.center: one warp per row;
 // log_softmax: one thread per row; sequential, float64 where docs/semantics.md says so) and
 // readout (one thread per (graph, feature), nodes of the graph in order).
 //
@@ -12,73 +12,91 @@
 
 namespace bgnn {
 
+// The sequential float64 sum of map(term(c)) over c = 0..C-1, from +0, by a whole warp: the
+// lanes compute 32 consecutive float terms at a time in parallel, then every lane receives
+// them in column order (one float shuffle each; the shuffles do not depend on the running
+// sum, so they overlap the chain) and adds map(term) to its own copy of the sum.  Every lane
+// returns the same sum, bit for bit the sequential one.  Shuffling the float rather than a
+// double halves the shuffles, the limit of this loop (one warp shuffle a clock per SM).
+template <long long C, class T, class Map>
+__device__ __forceinline__ double warp_seq_sum(int lane, T term, Map map) {
+    double s = 0.0;
+    for (long long c0 = 0; c0 < C; c0 += 32) {
+        const long long c = c0 + lane;
+        const float v = c < C ? term(c) : 0.0f;
+        if (c0 + 32 <= C) {
+#pragma unroll
+            for (int i = 0; i < 32; i++) s = dadd(s, map(__shfl_sync(0xffffffffu, v, i)));
+        } else {
+            for (int i = 0; i < (int)(C - c0); i++) s = dadd(s, map(__shfl_sync(0xffffffffu, v, i)));
+        }
+    }
+    return s;
+}
+// The identity map of warp_seq_sum (a float widened exactly) and the absolute value.
+struct AsDouble {
+    __device__ __forceinline__ double operator()(float v) const { return (double)v; }
+};
+struct AbsDouble {
+    __device__ __forceinline__ double operator()(float v) const { return fabs((double)v); }
+};
+
 // absmean: y[r] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0.  pro maps
 // x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm prologue).  One
-// warp per row (the launch has 32 threads per row): the lanes read 32 consecutive columns at a
-// time and map them in parallel, then every lane adds the 32 terms in column order (the
-// shuffles do not depend on the running sum, so they overlap the chain of adds); the sum is
-// the sequential one, bit for bit.
+// warp per row (the launch has 32 threads per row), the sum by warp_seq_sum.
 template <long long C, class Pro>
 __device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        double s = 0.0;
-        for (long long c0 = 0; c0 < C; c0 += 32) {
-            const long long c = c0 + lane;
-            const double v = c < C ? fabs((double)pro(c, xr[c])) : 0.0;
-            if (c0 + 32 <= C) {
-#pragma unroll
-                for (int i = 0; i < 32; i++) s = dadd(s, __shfl_sync(0xffffffffu, v, i));
-            } else {
-                for (int i = 0; i < (int)(C - c0); i++) s = dadd(s, __shfl_sync(0xffffffffu, v, i));
-            }
-        }
+        const double s = warp_seq_sum<C>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
         if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
 
-// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64;
-// y = fl((x - mu) / (sd + eps)).
+// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64 and
+// sequential in column order; y = fl((x - mu) / (sd + eps)).  One warp per row (32 threads
+// a row): both sums by warp_seq_sum, then the lanes write 32 consecutive columns at a time.
 template <long long C, unsigned EPS_BITS>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
-    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        double sum = 0.0;
-        for (long long c = 0; c < C; c++) sum = dadd(sum, (double)xr[c]);
-        double mu = C ? ddiv(sum, (double)C) : 0.0;
-        double ss = 0.0;
-        for (long long c = 0; c < C; c++) {
-            double dv = dsub((double)xr[c], mu);
-            ss = dadd(ss, dmul(dv, dv));
-        }
-        double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
-        double den = dadd(sd, eps);
-        for (long long c = 0; c < C; c++)
-            y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+        const auto xc = [&](long long c) { return xr[c]; };
+        const double sum = warp_seq_sum<C>(lane, xc, AsDouble{});
+        const double mu = C ? ddiv(sum, (double)C) : 0.0;
+        const double ss = warp_seq_sum<C>(lane, xc, [&](float v) {
+            const double dv = dsub((double)v, mu);
+            return dmul(dv, dv);
+        });
+        const double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
+        const double den = dadd(sd, eps);
+        for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
     }
 }
 
 // bin.center: mu = sum/C in float64 (standardize's mean, operation for operation), then
-// bit = 1 iff d = fl64(x - mu) has its sign bit clear and is not NaN.  One thread per row
-// writes whole words (no ballot: the launch has 1 thread per row), padding bits zero.
+// bit = 1 iff d = fl64(x - mu) has its sign bit clear and is not NaN.  One warp per row:
+// the mean by warp_seq_sum, then one __ballot_sync per 32-column word, padding bits zero.
 template <long long C>
 __device__ __forceinline__ void bin_center(long long rows, u32 *y, const float *x) {
     constexpr long long CW = words_of(C);
-    for (long long r = thread_index(); r < rows; r += thread_stride()) {
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        double sum = 0.0;
-        for (long long c = 0; c < C; c++) sum = dadd(sum, (double)xr[c]);
-        double mu = C ? ddiv(sum, (double)C) : 0.0;
+        const double sum = warp_seq_sum<C>(lane, [&](long long c) { return xr[c]; }, AsDouble{});
+        const double mu = C ? ddiv(sum, (double)C) : 0.0;
         for (long long w = 0; w < CW; w++) {
-            u32 word = 0u;
-            for (long long b = 0; b < 32 && w * 32 + b < C; b++) {
-                const u64 d = (u64)__double_as_longlong(dsub((double)xr[w * 32 + b], mu));
+            const long long c = w * 32 + lane;
+            bool bit = false;
+            if (c < C) {
+                const u64 d = (u64)__double_as_longlong(dsub((double)xr[c], mu));
                 const bool nan = (d & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
-                if (!nan && (d >> 63) == 0u) word |= 1u << b;
+                bit = !nan && (d >> 63) == 0u;
             }
-            y[r * CW + w] = word;
+            const u32 word = __ballot_sync(0xffffffffu, bit);
+            if (lane == 0) y[r * CW + w] = word;
         }
     }
 }

@@ -145,6 +145,20 @@ modes() {
 }
 export -f modes
 step exec_modes 120 bash -c modes
+# Every Cora example with its trained weights: the product's time (auto mode) and each separate
+# kernel alone (--profile: median of 500), the latency budget of docs/performance.md.
+profiles() {
+    local d=$BGNN_DATA_DIR/cora ex
+    for ex in examples/*.bgnn; do
+        local name; name=$(basename "$ex" .bgnn)
+        [[ -f examples/weights/${name}_cora.safetensors ]] || continue
+        echo "-- $name"
+        "$BUILD/bgnnc" run "$ex" --data "$d" --weights "examples/weights/${name}_cora.safetensors" --target gpu \
+            --repeat 500 --profile || return 1
+    done
+}
+export -f profiles
+step profiles 240 bash -c profiles
 # Per-kernel times of gcn_bin on Cora (separate kernels), when Nsight Systems is installed.
 NSYS=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)
 kernels() {

@@ -328,9 +328,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             l->threads_per_row = tpr_for(in->type.kind, cols);
             break;
         case BG_OP_BIN_CENTER:
-            /* one thread per row: the row's mean, then whole words */
+            /* one warp per row: the row's mean, then one ballot a word */
             arg(l, use_value(&c, a0));
-            l->threads_per_row = 1;
+            l->threads_per_row = 32;
             break;
         case BG_OP_THRESHOLD:
             /* its chain's operands follow (below); one thread per (row, channel) */
@@ -344,7 +344,10 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             l->threads_per_row = 32;
             break;
         }
-        case BG_OP_STANDARDIZE:
+        case BG_OP_STANDARDIZE: /* one warp per row (templates/rowwise.cuh) */
+            arg(l, use_value(&c, a0));
+            l->threads_per_row = 32;
+            break;
         case BG_OP_LOG_SOFTMAX:
             arg(l, use_value(&c, a0));
             l->threads_per_row = 1;

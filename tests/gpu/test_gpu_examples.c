@@ -61,7 +61,8 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
     CHECK(cpu);
     /* Every execution mode the model has: the fused cooperative kernel, a CUDA graph of the
      * separate kernels, the separate kernels launched one by one.  Temporaries are filled
-     * with 0xff between modes, so each mode's results are its own. */
+     * with 0xff between modes, so each mode's results are its own (not the prep launches'
+     * outputs: computed once at binding, like the parameters). */
     /* The 4th pass asks for a cooperative grid one block larger than the device holds: auto
      * mode must refuse it cleanly and run the separate kernels (a CUDA graph) instead. */
     static const BgExecMode modes[] = {BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES, BG_EXEC_AUTO};
@@ -72,7 +73,7 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
      * completes under it; the fused kernel's phases are the separate kernels' code. */
     if ((mi == 0 || mi == 3) && getenv("BGNN_GPU_TEST_NO_COOP")) continue;
     for (int k = 0; k < p->nbufs; k++)
-        if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k])
+        if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k] && !bg_plan_prep_output(p, k))
             CHECK(g->cu.cuMemsetD8_v2(run.ptr[k], 0xff, run.bytes[k]) == BG_CUDA_SUCCESS);
     CHECK(g->cu.cuCtxSynchronize() == BG_CUDA_SUCCESS);
     run.mode = modes[mi];

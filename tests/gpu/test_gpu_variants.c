@@ -22,7 +22,7 @@
  *
  * Per shape: the model (JIT: code generator + NVRTC, compiled once per model, in parallel
  * threads; through the disk cache only when BGNN_CACHE_DIR is set) runs on a non-default stream in every execution mode (fused cooperative kernel,
- * CUDA graph, separate launches; temporaries filled with 0xff before each) and EVERY value
+ * CUDA graph, separate launches; temporaries but the prep outputs filled with 0xff before each) and EVERY value
  * buffer the plan keeps and every output is compared with bg_interp_run's values (as
  * test_gpu_examples): b1 bit for bit including padding bits, f32 within 1e-5 relative.
  * The reference checks itself too: the four methods give identical values, each B output
@@ -695,7 +695,7 @@ static int gpu_check(const Gpu *gp, const Model *md, const BgGpuModel *gm, BgGra
     for (int mi = 0; mi < 3 && bound; mi++) {
         if (!gp->mode_on[mi] || (modes[mi] == BG_EXEC_COOP && !gm->fused_fn)) continue;
         for (int k = 0; k < p->nbufs; k++)
-            if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k])
+            if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k] && !bg_plan_prep_output(p, k)) /* prep: once */
                 CHECK(gp->g->cu.cuMemsetD8_v2(run.ptr[k], 0xff, run.bytes[k]) == BG_CUDA_SUCCESS);
         CHECK(gp->g->cu.cuCtxSynchronize() == BG_CUDA_SUCCESS);
         run.mode = modes[mi];
