@@ -15,14 +15,24 @@
 //
 // Work: a 256-thread block computes a BM x BN tile, its 8 warps as WARPS_M x WARPS_N, each
 // warp MI m16 tiles x NJ n8 tiles (TcShape: 64 x 64 a warp from M > 64 up, else 32 x 8NJ).
-// K goes in steps of 256 bits, 8 words a row.  Each step's x and w rows are copied to shared
-// memory with cp.async (16-byte chunks when KW % 4 == 0, else single words; zero-filled past
-// R, M and KW), in two stages so the next step's copy runs under this step's mma.  Fragments
-// are read with ldmatrix.x4; the two 16-byte halves of a 32-byte row are swapped in every
-// other group of 4 rows, so the 8 rows of an 8x8 matrix fall on 8 distinct bank groups.  The
-// count tasks (16 rows of the tile's x or w each) are spread over the 8 warps.  Tiles go
-// grid-stride: the plan's grid is about one block a tile (bg_plan_bmm_tc_threads_per_row),
-// a fused kernel's grid may be any size.
+// K goes in steps of 256 bits, 8 words a row.  A step's x and w rows go global -> registers
+// (16-byte loads when KW % 4 == 0, else single words; zeros past R, M and KW) two steps ahead
+// of their use, and registers -> shared memory at the end of the step before, so that two
+// steps' loads are in flight while one computes in a shared block of only two stages (with
+// cp.async straight into shared memory, BGNN_TC_REGSTAGE=0, only one step is in flight: 12 %
+// slower on the large shapes).  One barrier a step.  Fragments are read with ldmatrix.x4 at
+// addresses set up once; the two 16-byte halves of a 32-byte row are swapped in every other
+// group of 4 rows, so the 8 rows of an 8x8 matrix fall on 8 distinct bank groups; the next
+// n16 group's B fragment is read while the mma of this one issue.  The popcounts of the x rows
+// and w rows are mma against all ones of fragments already in registers (a warp counts the
+// m16 tiles and n16 groups that no other warp of its rows or columns counts; the w rows'
+// B fragment, reordered, is an A fragment), summed in shared memory once a tile.
+// Tiles: a block takes tiles blockIdx.x, + nblk, ... and runs its k-steps as one sequence
+// across tiles, so the next tile's first loads are in flight under the current tile's last
+// steps and epilogue.  nblk = min(grid, TC_WAVES (2) x %nsmid): the plan launches about one
+// block a tile (bg_plan_bmm_tc_threads_per_row), and a block with one tile has nothing to hide
+// its first loads under; the blocks past nblk return at once.  A fused kernel's grid of any
+// size works alike.
 //
 // Output f32: each lane stores its accumulator elements (2 adjacent columns, rows g and g+8).
 // Output b1: the 4 lanes of a row group OR their bits of a 32-column word together (two
@@ -30,7 +40,7 @@
 //
 // Shared memory: the block of bmm_fb_tiled.cuh (FbtSmem), reused.  The __shared__ variables of
 // a kernel add up against its 48 KB static limit, and a fused kernel runs its phases one
-// after another, each beginning after a barrier; each tile here begins with __syncthreads().
+// after another, each beginning after a barrier; this one begins with __syncthreads().
 // Needs blockDim.x == 256 and sm_80 or later (the plan chooses this path only there).
 #ifndef BGNN_BMM_BB_TC_CUH
 #define BGNN_BMM_BB_TC_CUH
@@ -55,6 +65,15 @@ struct TcShape {
 };
 
 constexpr int TC_STAGES = 2;
+#ifndef BGNN_TC_REGSTAGE
+#define BGNN_TC_REGSTAGE 1
+#endif
+#ifndef BGNN_TC_WAVES
+#define BGNN_TC_WAVES 2
+#endif
+// 1: a k-step goes global -> registers -> shared, two steps ahead; 0: cp.async, one step ahead.
+constexpr bool TC_REGSTAGE = BGNN_TC_REGSTAGE;
+constexpr int TC_WAVES = BGNN_TC_WAVES; // blocks a multiprocessor (see bmm_bb_tc)
 template <bool B>
 struct TcBool {
     static constexpr bool value = B;
@@ -63,26 +82,19 @@ struct TcBool {
 template <class S>
 struct TcSmem {
     u32 rows[TC_STAGES][S::ROWS][8]; // a step's 256 bits of each row, halves swizzled
-    int cnt[S::ROWS];                // popc of each x row (0..BM-1) and w row (BM..) of the tile
+    __align__(8) int cnt[S::ROWS];   // popc of each x row (0..BM-1) and w row (BM..) of the tile
 };
 
 // ---- PTX wrappers ----------------------------------------------------------------------
 __device__ __forceinline__ u32 smem_addr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
-// Copy 16 (or 4) bytes from global src to the shared address dst; only the first `valid` bytes
-// are read, the rest of dst is zero-filled (valid = 0: nothing is read).
-__device__ __forceinline__ void cp_async16(u32 dst, const void *src, int valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid));
+__device__ __forceinline__ void ldg16(uint4 &r, const void *p) {
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
 }
-__device__ __forceinline__ void cp_async4(u32 dst, const void *src, int valid) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid));
+__device__ __forceinline__ void ldg4(u32 &r, const void *p) {
+    asm volatile("ld.global.ca.u32 %0, [%1];\n" : "=r"(r) : "l"(p)); // the 4 words of a chunk share sectors
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void *p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
+__device__ __forceinline__ void sts16(u32 dst, const uint4 &r) {
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(r.x), "r"(r.y), "r"(r.z), "r"(r.w));
 }
 // d += popc(a AND b) over a 16 x 256 by 256 x 8 bit product.
 __device__ __forceinline__ void mma_b1_and(int (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
@@ -92,40 +104,63 @@ __device__ __forceinline__ void mma_b1_and(int (&d)[4], const u32 (&a)[4], u32 b
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The shared address of (row, 16-byte half) of a stage: halves swapped in every other group of 4 rows.
-template <class S>
-__device__ __forceinline__ const u32 *tc_at(const TcSmem<S> &sm, int st, int row, int half) {
-    return &sm.rows[st][row][(half ^ ((row >> 2) & 1)) * 4];
-}
-// ldmatrix.x4 of the 16 shared rows from row0.  A order: {rows 0-7, rows 8-15} x {words 0-3,
-// 4-7} = the m16n8k256 A fragment {a0, a1, a2, a3} of those rows.  B order: {words 0-3, 4-7}
-// x {rows 0-7, rows 8-15} = the B fragments {b0, b1} of the n8 tile of rows 0-7, then of rows
-// 8-15, each pair in consecutive registers as the mma reads it.
-template <bool B_ORDER, class S>
-__device__ __forceinline__ void tc_frag(u32 (&r)[4], const TcSmem<S> &sm, int st, int row0, int lane) {
+// ldmatrix.x4 of 16 shared rows: the byte offset of the row and half this lane addresses,
+// from the first of the 16 rows (a multiple of 8, so the swizzle depends on the lane alone).
+// A order: {rows 0-7, rows 8-15} x {words 0-3, 4-7} = the m16n8k256 A fragment {a0, a1, a2, a3}
+// of those rows.  B order: {words 0-3, 4-7} x {rows 0-7, rows 8-15} = the B fragments {b0, b1}
+// of the n8 tile of rows 0-7, then of rows 8-15, each pair in consecutive registers as the mma
+// reads it.
+template <bool B_ORDER>
+__device__ __forceinline__ u32 tc_lane_off(int lane) {
     const int m = lane >> 3; // the 8x8 matrix this lane addresses a row of
-    const int row = row0 + (B_ORDER ? (m >> 1) : (m & 1)) * 8 + (lane & 7), half = B_ORDER ? (m & 1) : (m >> 1);
-    ldsm_x4(r, tc_at(sm, st, row, half));
+    const int row = (B_ORDER ? (m >> 1) : (m & 1)) * 8 + (lane & 7), half = B_ORDER ? (m & 1) : (m >> 1);
+    return (u32)(row * 32 + (half ^ ((row >> 2) & 1)) * 16);
+}
+// Copy 16 (or 4) bytes from global src to the shared address dst; only the first `valid` bytes
+// are read, the rest of dst is zero-filled (valid = 0: nothing is read).
+__device__ __forceinline__ void cp_async16(u32 dst, const void *src, int valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid));
+}
+__device__ __forceinline__ void cp_async4(u32 dst, const void *src, int valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void ldsm_x4_at(u32 (&r)[4], u32 addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 }
 
-// The copies of one thread into a stage.  Chunk c of the thread is 16 bytes (half `half` of
-// a 32-byte row step) of shared row (tid / 2) + 128 c: x row r0 + row while row < BM, else w
-// row c0 + row - BM.  Set up once a tile; a k-step then only offsets the source by 8 words.
+// The copies of one thread: chunk c of the thread is 16 bytes (half `half` of a 32-byte row
+// step) of shared row (tid / 2) + 128 c: x row r0 + row while row < BM, else w row c0 + row - BM.
+// A k-step goes global -> registers (fetch, two steps ahead of its use) -> shared memory
+// (store, at the end of the step before its use), so that two steps' loads are in flight
+// while one step computes: the shared block holds only two stages.  The loader walks the
+// block's tiles (tile, tile + gridDim.x, ...) k-step by k-step, across tile boundaries.
 template <long long K, long long M, class S>
 struct TcLoader {
-    static constexpr long long KW = words_of(K);
-    static constexpr int NCH = (S::ROWS * 2 + 255) / 256; // chunks a thread
+    static constexpr long long KW = words_of(K), KS = (KW + 7) / 8;
+    static constexpr long long NTN = (M + S::BN - 1) / S::BN; // column tiles
+    static constexpr int NCH = (S::ROWS * 2 + 255) / 256;     // chunks a thread
     static constexpr u32 STAGE_BYTES = S::ROWS * 32;
-    const u32 *src[NCH]; // this chunk's 16 bytes at k-step 0 (a valid address even when !live)
-    unsigned live;       // bit c: chunk c's row exists (r0 + row < rows, c0 + row - BM < M)
+    const u32 *src[NCH]; // chunk c's 16 bytes at k-step 0 of the tile being fetched
+    unsigned live;       // bit c: chunk c's row exists
     u32 dst;             // shared address of chunk 0 in stage 0 (chunk c: + 4096 c)
-    int half;
-    __device__ __forceinline__ TcLoader(const TcSmem<S> &sm, long long rows, long long r0, long long c0,
-                                        const u32 *x, const u32 *w) {
+    int half, row0, ks;  // ks: the k-step the next fetch reads
+    long long tile;      // the tile the next fetch reads (>= ntiles: nothing left)
+    int stride;          // tiles between this block's tiles
+    __device__ __forceinline__ TcLoader(const TcSmem<S> &sm, int stride_) : stride(stride_) {
         const int tid = (int)threadIdx.x;
         half = tid & 1;
-        const int row0 = tid >> 1; // bit 2 of the row is the same for every chunk (128 c)
+        row0 = tid >> 1; // bit 2 of the row is the same for every chunk (128 c)
         dst = smem_addr(&sm.rows[0][row0][0]) + 16u * (u32)(half ^ ((row0 >> 2) & 1));
+        ks = 0;
+        tile = blockIdx.x;
+    }
+    // src and live for `tile`.
+    __device__ __forceinline__ void point(long long rows, const u32 *x, const u32 *w) {
+        const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
         live = 0u;
 #pragma unroll
         for (int c = 0; c < NCH; c++) {
@@ -137,24 +172,64 @@ struct TcLoader {
             src[c] = (isx || row >= S::ROWS ? x : w) + (ok ? g : 0) * KW + (KW % 4 == 0 ? half * 4 : 0);
         }
     }
-    // Stage st <- k-step ks; zero-filled past the rows and past KW.
-    __device__ __forceinline__ void load(int st, long long ks) const {
+    // The next k-step into r (zeros past the rows and past KW), then move on.
+    __device__ __forceinline__ void fetch(uint4 (&r)[NCH], long long ntiles, long long rows, const u32 *x, const u32 *w) {
+        if (tile < ntiles) {
 #pragma unroll
-        for (int c = 0; c < NCH; c++) {
-            if (S::ROWS * 2 % 256 != 0 && (int)(threadIdx.x >> 1) + 128 * c >= S::ROWS) continue;
-            const u32 d = dst + (u32)st * STAGE_BYTES + 4096u * (u32)c;
-            const bool ok = (live >> c) & 1u;
-            if constexpr (KW % 4 == 0) {
-                const bool v = ok && (KW % 8 == 0 || ks * 8 + half * 4 < KW);
-                cp_async16(d, src[c] + (v ? ks * 8 : 0), v ? 16 : 0);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const long long wd = ks * 8 + half * 4 + j;
-                    const bool v = ok && wd < KW;
-                    cp_async4(d + 4u * (u32)j, src[c] + (v ? wd : 0), v ? 4 : 0);
+            for (int c = 0; c < NCH; c++) {
+                if (S::ROWS * 2 % 256 != 0 && row0 + 128 * c >= S::ROWS) continue;
+                const bool ok = (live >> c) & 1u;
+                r[c] = make_uint4(0u, 0u, 0u, 0u);
+                if constexpr (KW % 4 == 0) {
+                    if (ok && (KW % 8 == 0 || ks * 8 + half * 4 < KW)) ldg16(r[c], src[c] + ks * 8);
+                } else {
+                    const long long wd = (long long)ks * 8 + half * 4;
+                    if (ok && wd < KW) ldg4(r[c].x, src[c] + wd);
+                    if (ok && wd + 1 < KW) ldg4(r[c].y, src[c] + wd + 1);
+                    if (ok && wd + 2 < KW) ldg4(r[c].z, src[c] + wd + 2);
+                    if (ok && wd + 3 < KW) ldg4(r[c].w, src[c] + wd + 3);
                 }
             }
+        }
+        if (++ks == KS) {
+            ks = 0;
+            tile += stride;
+            if (tile < ntiles) point(rows, x, w);
+        }
+    }
+    // The next k-step straight into stage st by cp.async (zero-filled likewise), then move on.
+    __device__ __forceinline__ void copy(int st, long long ntiles, long long rows, const u32 *x, const u32 *w) {
+        if (tile < ntiles) {
+#pragma unroll
+            for (int c = 0; c < NCH; c++) {
+                if (S::ROWS * 2 % 256 != 0 && row0 + 128 * c >= S::ROWS) continue;
+                const u32 d = dst + (u32)st * STAGE_BYTES + 4096u * (u32)c;
+                const bool ok = (live >> c) & 1u;
+                if constexpr (KW % 4 == 0) {
+                    const bool v = ok && (KW % 8 == 0 || ks * 8 + half * 4 < KW);
+                    cp_async16(d, src[c] + (v ? ks * 8 : 0), v ? 16 : 0);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const long long wd = (long long)ks * 8 + half * 4 + j;
+                        const bool v = ok && wd < KW;
+                        cp_async4(d + 4u * (u32)j, src[c] + (v ? wd : 0), v ? 4 : 0);
+                    }
+                }
+            }
+        }
+        if (++ks == KS) {
+            ks = 0;
+            tile += stride;
+            if (tile < ntiles) point(rows, x, w);
+        }
+    }
+    // r into stage st.
+    __device__ __forceinline__ void store(const uint4 (&r)[NCH], int st) const {
+#pragma unroll
+        for (int c = 0; c < NCH; c++) {
+            if (S::ROWS * 2 % 256 != 0 && row0 + 128 * c >= S::ROWS) continue;
+            sts16(dst + (u32)st * STAGE_BYTES + 4096u * (u32)c, r[c]);
         }
     }
 };
@@ -166,25 +241,38 @@ template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpE
 __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
                                           Pro = Pro(), Epi epi = Epi()) {
     using S = TcShape<M>;
+    using L = TcLoader<K, M, S>;
     static_assert(Z == 'F' || Z == 'B', "bmm_bb_tc: the output is F or B");
     static_assert(sizeof(TcSmem<S>) <= sizeof(FbtSmem), "bmm_bb_tc: its tiles outgrow the shared block");
-    static_assert(S::BM % 16 == 0 && S::BN % 16 == 0, "bmm_bb_tc: tiles of 16-row groups");
+    static_assert(S::BM % 128 == 0 && S::BN % 16 == 0, "bmm_bb_tc: tiles of 16-row groups");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     static_assert(Z != Z, "bmm_bb_tc: needs sm_80 or later");
 #endif
     TcSmem<S> &sm = *reinterpret_cast<TcSmem<S> *>(&fbt_smem());
-    constexpr long long KW = words_of(K), KS = (KW + 7) / 8, MW = words_of(M);
-    constexpr long long NTN = (M + S::BN - 1) / S::BN; // column tiles
+    constexpr long long KS = L::KS, MW = words_of(M), NTN = L::NTN;
+    // Count tasks of a warp (each one mma of 16 rows, taken from the product's fragments, against
+    // all ones): the x m-tiles i of its rows with i % WARPS_N == wn, the w n16 groups jj of its
+    // columns with jj % WARPS_M == wm.
+    constexpr int QX = (S::MI + S::WARPS_N - 1) / S::WARPS_N, QW = (S::NJ / 2 + S::WARPS_M - 1) / S::WARPS_M;
     const u32 *x = (const u32 *)xp, *w = (const u32 *)wp;
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wr = (warp / S::WARPS_N) * S::MI * 16; // the warp's first tile row
-    const int wc = (warp % S::WARPS_N) * S::NJ * 8;  // the warp's first tile column
+    const int wm = warp / S::WARPS_N, wn = warp % S::WARPS_N;
+    const int wr = wm * S::MI * 16; // the warp's first tile row
+    const int wc = wn * S::NJ * 8;  // the warp's first tile column
     const int g = lane >> 2, tq = lane & 3;
     const long long ntiles = (rows + S::BM - 1) / S::BM * NTN;
-    for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-        const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
-        int acc[S::MI][S::NJ][4];
-        int cnt[S::TPW][4];
+    // The blocks that take part: at most TC_WAVES a multiprocessor (the plan launches about one
+    // block a tile; a block that goes on to its next tile loads it under the current one's
+    // mma, one that starts has nothing to hide its first loads under).  The others return now.
+    u32 nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    const long long nblk = min(min((long long)gridDim.x, ntiles), (long long)nsm * TC_WAVES);
+    if ((long long)blockIdx.x >= nblk) return;
+    // k-steps of this block: its tiles (blockIdx.x, + nblk, ...) one after another
+    const long long total = ((ntiles - 1 - (long long)blockIdx.x) / nblk + 1) * KS;
+    int acc[S::MI][S::NJ][4];
+    int cntx[QX][4], cntw[QW][4];
+    auto zero = [&]() {
 #pragma unroll
         for (int i = 0; i < S::MI; i++)
 #pragma unroll
@@ -192,70 +280,75 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[i][j][e] = 0;
 #pragma unroll
-        for (int q = 0; q < S::TPW; q++)
+        for (int e = 0; e < 4; e++) {
 #pragma unroll
-            for (int e = 0; e < 4; e++) cnt[q][e] = 0;
-        __syncthreads(); // shared memory is free: the previous tile (or phase) is done with it
-        const TcLoader<K, M, S> ld(sm, rows, r0, c0, x, w);
-        ld.load(0, 0);
-        cp_async_commit();
-        for (long long ks = 0; ks < KS; ks++) {
-            const int st = (int)(ks & 1);
-            cp_async_wait<0>();
-            // One barrier a step: stage st has landed for every thread, and every warp is done
-            // with stage st ^ 1 (read at step ks - 1), which the next copy overwrites.
-            __syncthreads();
-            if (ks + 1 < KS) {
-                ld.load(st ^ 1, ks + 1); // in flight while this step computes
-                cp_async_commit();
-            }
-            u32 a[S::MI][4];
+            for (int q = 0; q < QX; q++) cntx[q][e] = 0;
 #pragma unroll
-            for (int i = 0; i < S::MI; i++) tc_frag<false>(a[i], sm, st, wr + 16 * i, lane);
-#pragma unroll
-            for (int jj = 0; jj < S::NJ / 2; jj++) {
-                u32 b[4]; // {b0, b1} of n-tile 2jj, then of 2jj + 1
-                tc_frag<true>(b, sm, st, S::BM + wc + 16 * jj, lane);
-#pragma unroll
-                for (int i = 0; i < S::MI; i++) {
-                    mma_b1_and(acc[i][2 * jj], a[i], b[0], b[1]);
-                    mma_b1_and(acc[i][2 * jj + 1], a[i], b[2], b[3]);
-                }
-            }
-#pragma unroll
-            for (int q = 0; q < S::TPW; q++) {
-                const int task = warp + 8 * q; // warp-uniform
-                if (task < S::TASKS) {
-                    u32 f[4];
-                    tc_frag<false>(f, sm, st, 16 * task, lane);
-                    mma_b1_and(cnt[q], f, ~0u, ~0u);
-                }
-            }
+            for (int q = 0; q < QW; q++) cntw[q][e] = 0;
         }
+    };
+    zero();
+    L ld(sm, (int)nblk);
+    ld.point(rows, x, w);
+    // ldmatrix addresses of stage 0: the warp's first m16 tile (A), its first n16 group (B)
+    const u32 a_at = smem_addr(&sm.rows[0][0][0]) + (u32)wr * 32u + tc_lane_off<false>(lane);
+    const u32 b_at = smem_addr(&sm.rows[0][0][0]) + (u32)(S::BM + wc) * 32u + tc_lane_off<true>(lane);
+    uint4 ra[TC_REGSTAGE ? L::NCH : 1], rb[TC_REGSTAGE ? L::NCH : 1]; // in flight: even steps in ra, odd in rb
+    __syncthreads(); // shared memory is free: the previous phase is done with it
+    if constexpr (TC_REGSTAGE) {
+        ld.fetch(ra, ntiles, rows, x, w);
+        ld.fetch(rb, ntiles, rows, x, w);
+        ld.store(ra, 0);
+    } else {
+        ld.copy(0, ntiles, rows, x, w);
+        cp_async_commit();
+    }
+    long long s = 0, tile = blockIdx.x;
+    int kc = 0; // k-step of the tile being computed
+    // The epilogue of the tile just computed: the counts through shared memory, then the outputs.
+    auto epilogue = [&]() {
+        const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
+        if (tq == 0) { // every column of a count mma holds the count
 #pragma unroll
-        for (int q = 0; q < S::TPW; q++) {
-            const int task = warp + 8 * q;
-            if (task < S::TASKS && tq == 0) { // every column of a count task holds the count
-                sm.cnt[16 * task + g] = cnt[q][0];
-                sm.cnt[16 * task + g + 8] = cnt[q][2];
+            for (int q = 0; q < QX; q++) {
+                const int i = wn + q * S::WARPS_N;
+                if (QX * S::WARPS_N == S::MI || i < S::MI) {
+                    sm.cnt[wr + 16 * i + g] = cntx[q][0];
+                    sm.cnt[wr + 16 * i + g + 8] = cntx[q][2];
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < QW; q++) {
+                const int jj = wm + q * S::WARPS_M;
+                if (jj < S::NJ / 2) {
+                    sm.cnt[S::BM + wc + 16 * jj + g] = cntw[q][0];
+                    sm.cnt[S::BM + wc + 16 * jj + g + 8] = cntw[q][2];
+                }
             }
         }
         __syncthreads();
         // t = K - 2 popc(x XOR w) = (K - 2 popc(x)) + (-2 popc(w)) + 4 popc(x AND w): exact
-        // integers (|t| <= K < 2^24), so exact as floats too.  The row and column terms of this
-        // lane's elements are read once a tile.
-        int rterm[S::MI][2], cterm[S::NJ][2];
+        // integers (|t| <= K < 2^24), so exact as floats too.  Folded into acc in place, a
+        // column pair at a time, so that few registers hold the counts.
+        int rterm[S::MI][2];
 #pragma unroll
         for (int i = 0; i < S::MI; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) rterm[i][h] = (int)K - 2 * sm.cnt[wr + 16 * i + g + 8 * h];
 #pragma unroll
-        for (int j = 0; j < S::NJ; j++)
+        for (int j = 0; j < S::NJ; j++) {
+            const int2 cw = *reinterpret_cast<const int2 *>(&sm.cnt[S::BM + wc + 8 * j + 2 * tq]);
 #pragma unroll
-            for (int e = 0; e < 2; e++) cterm[j][e] = -2 * sm.cnt[S::BM + wc + 8 * j + 2 * tq + e];
+            for (int i = 0; i < S::MI; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    acc[i][j][2 * h] = rterm[i][h] - 2 * cw.x + 4 * acc[i][j][2 * h];
+                    acc[i][j][2 * h + 1] = rterm[i][h] - 2 * cw.y + 4 * acc[i][j][2 * h + 1];
+                }
+        }
         // The output of element (i, h, j, e) of this lane: its float, or its bit (for the plain
         // sign, the integer's sign: t >= 0 is !signbit((float)t) for an integer t).
-        auto tint = [&](int i, int h, int j, int e) { return rterm[i][h] + cterm[j][e] + 4 * acc[i][j][2 * h + e]; };
+        auto tint = [&](int i, int h, int j, int e) { return acc[i][j][2 * h + e]; };
         // FULL: no element of the tile lies outside the output, so nothing is checked.
         auto store = [&](auto full_c) {
             constexpr bool FULL = decltype(full_c)::value;
@@ -309,6 +402,58 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
         };
         if (r0 + S::BM <= rows && c0 + S::BN <= M) store(TcBool<true>());
         else store(TcBool<false>());
+    };
+    // One k-step s (parity P = s % 2: stage P; with TC_REGSTAGE the step's registers were ra / rb).
+    auto step = [&](auto p_c) {
+        constexpr int P = decltype(p_c)::value;
+        if constexpr (TC_REGSTAGE) {
+            // One barrier a step: stage P is complete for every thread, and every warp is done
+            // with stage P ^ 1 (read at step s - 1), which this step's store overwrites.
+            __syncthreads();
+            ld.fetch(P ? rb : ra, ntiles, rows, x, w); // free now (stored to stage P): step s + 2
+        } else {
+            cp_async_wait0();
+            __syncthreads(); // likewise: stage P has landed, stage P ^ 1 is free for step s + 1
+            if (s + 1 < total) ld.copy(P ^ 1, ntiles, rows, x, w);
+            cp_async_commit();
+        }
+        constexpr u32 SO = (u32)P * L::STAGE_BYTES;
+        u32 a[S::MI][4], b[2][4];
+#pragma unroll
+        for (int i = 0; i < S::MI; i++) ldsm_x4_at(a[i], a_at + SO + 512u * i);
+        ldsm_x4_at(b[0], b_at + SO);
+#pragma unroll
+        for (int jj = 0; jj < S::NJ / 2; jj++) {
+            const u32(&bc)[4] = b[jj & 1]; // {b0, b1} of n-tile 2jj, then of 2jj + 1
+            if (jj + 1 < S::NJ / 2) ldsm_x4_at(b[(jj + 1) & 1], b_at + SO + 512u * (jj + 1));
+#pragma unroll
+            for (int i = 0; i < S::MI; i++) {
+                mma_b1_and(acc[i][2 * jj], a[i], bc[0], bc[1]);
+                mma_b1_and(acc[i][2 * jj + 1], a[i], bc[2], bc[3]);
+            }
+            if (jj % S::WARPS_M == wm) { // the 16 w rows as an A operand, against all ones
+                const u32 f[4] = {bc[0], bc[2], bc[1], bc[3]};
+                mma_b1_and(cntw[jj / S::WARPS_M], f, ~0u, ~0u);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < S::MI; i++)
+            if (i % S::WARPS_N == wn) mma_b1_and(cntx[i / S::WARPS_N], a[i], ~0u, ~0u);
+        if constexpr (TC_REGSTAGE)
+            if (s + 1 < total) ld.store(P ? ra : rb, P ^ 1); // step s + 1
+        s++;
+        if (++kc == KS) {
+            epilogue();
+            zero();
+            kc = 0;
+            tile += nblk;
+        }
+    };
+    while (true) {
+        step(TcBool<false>());
+        if (s >= total) break;
+        step(TcBool<true>());
+        if (s >= total) break;
     }
 }
 
