@@ -14,6 +14,7 @@
 # output.  Data: BGNN_DATA_DIR (default $PWD/.carry/data, holding cora/ and mutag/).
 # SUITE_SKIP="memcheck racecheck" leaves steps out (default: cpu_tests, which CI runs);
 # SUITE_JOBS sets make -j.  Fill .carry first: tools/prepare_carry.sh.
+# At the end every log goes into $OUT/logs.tgz (tar xzf it; summary.txt stays beside it).
 # Exit status: 0 when every step that ran passed (or skipped), else 1.
 set -u
 ROOT=$PWD
@@ -180,8 +181,11 @@ if [[ -n $NCU ]]; then
 fi
 step cpu_tests 200 ctest --test-dir "$BUILD" -LE gpu -j"$JOBS" --output-on-failure
 
+# The device tool brings back at most 8 files: every step's log in one archive.
+host_line=$(head -n 1 "$OUT/env.log")
+(cd "$OUT" && tar czf logs.tgz --remove-files ./*.log 2>/dev/null)
 echo
-echo "==== bgnn GPU suite: $(head -n 1 "$OUT/env.log")"
+echo "==== bgnn GPU suite: $host_line"
 printf '%-12s %-8s %6s  %s\n' step result time notes
 printf '%s\n' "${RESULTS[@]}"
 exit $FAILED
