@@ -239,6 +239,9 @@ int64_t bg_inst_bmm_k(const BgModule *m, const BgInst *in);
  * prologue or a column-scale one (fold-batchnorm-mm)?  Such a product runs in seq order on
  * the row kernel, which skips zero features (fp-order; codegen/plan_build.c). */
 bool bg_bmm_reads_input(const BgModule *m, const BgInst *in);
+/* fuse-mm-spmm's cost rule: would the product p (a bmm feeding an aggregation) be recomputed
+ * per edge (fuse_mm_spmm.c)?  aggregate-first leaves such pairs to it. */
+bool bg_mm_spmm_cheap(const BgModule *m, const BgInst *p);
 
 /* ===== sema.c: check the AST and lower it to IR ===================================== */
 BgModule *bg_sema_lower(BgArena *a, const BgAst *ast, BgDiagSink *d);

@@ -392,6 +392,13 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
                          nm[6], nm[7]);
             break;
         }
+        if (bg_plan_bspmm_bits(m, in)) { /* bit activations: a warp a row (adjb: rowf, colf; adjf: w) */
+            bool adjf = in->prec[1] == 'F';
+            bg_emit_line(e, "bgnn::bspmm_bits_rows<%s, '%c', %lld>(rows, %s, %s, %s, %s, %s, (const unsigned *)%s%s);",
+                         adjf ? "true" : "false", in->prec[2], (long long)C, nm[0], nm[1], nm[2],
+                         adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], sa);
+            break;
+        }
         if (in->prec[1] == 'F') {
             bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, %s%s);", in->prec[0],
                          in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4], sa);
@@ -625,6 +632,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
     if (bb_tc) bg_emit_line(&e, "#include \"bmm_bb_tc.cuh\""); /* includes bmm_fb_tiled.cuh (its shared block) */
     if (fb_rows) bg_emit_line(&e, "#include \"bmm_fb_rows.cuh\"");
+    for (int i = 0; i < p->nlaunches; i++)
+        if (bg_plan_bspmm_bits(m, &m->insts[p->launches[i].inst])) {
+            bg_emit_line(&e, "#include \"spmm_bits.cuh\"");
+            break;
+        }
     if (fold) bg_emit_line(&e, "#include \"fold.cuh\"");
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {

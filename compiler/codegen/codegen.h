@@ -21,6 +21,10 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
  * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
  * (32 when M <= 32), about 21 rows a block. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
+/* Whether a BSPMM runs the warp-per-row kernel of bit activations with float factors
+ * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
+ * or sym adjacency, or fused steps). */
+bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in);
 /* Whether a BMM instruction runs the row kernel of the input features
  * (templates/bmm_fb_rows.cuh: a bmm.FB* of an INPUT, seq order, a warp a row, zero features
  * skipped; bg_bmm_reads_input).  It comes before the tiled kernel's check. */

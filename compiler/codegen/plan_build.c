@@ -29,6 +29,10 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
     return g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
 }
 
+bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in) {
+    return in->op == BG_OP_BSPMM && in->prec[0] == 'B' && !bg_plan_bspmm_fast(m, in);
+}
+
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
     /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has); a
      * split-k order folds at its 64-k staging boundaries (FBT_KC), so chunks of 64 k multiples */
@@ -405,7 +409,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
                 arg(l, use_garr(&c, adj, BG_GARR_COLF));
             }
             arg(l, use_value(&c, in->args[1]));
-            l->threads_per_row = tpr_for(in->type.kind, cols);
+            l->threads_per_row = bg_plan_bspmm_bits(m, in) ? 32 : tpr_for(in->type.kind, cols);
             break;
         }
         case BG_OP_BSPMM_MM: { /* y = A (x W) mm(steps): the product recomputed per neighbour, t never stored */

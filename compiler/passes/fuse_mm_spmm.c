@@ -35,8 +35,8 @@
 
 static int64_t words_of(int64_t bits) { return (bits + 31) / 32; }
 
-/* The cost rule for the product p (a bmm) feeding an aggregation. */
-static bool cheap_product(const BgModule *m, const BgInst *p) {
+/* The cost rule for the product p (a bmm) feeding an aggregation (bg.h). */
+bool bg_mm_spmm_cheap(const BgModule *m, const BgInst *p) {
     if (p->prec[0] != 'B' || p->prec[1] != 'B' || p->npro) return false;
     const BgInst *w = &m->insts[p->args[1]];
     if (w->op != BG_OP_PARAM || w->type.rank != 2) return false;
@@ -79,7 +79,7 @@ bool bg_pass_fuse_mm_spmm(BgModule *m, BgDiagSink *d) {
         if (a->op != BG_OP_BSPMM || a->npro || bg_inst_nbase(a) != 2) continue;
         BgRef t = a->args[1];
         BgInst *p = &m->insts[t];
-        if (p->op != BG_OP_BMM || p->prec[2] != a->prec[0] || uses[t] != 1 || !cheap_product(m, p))
+        if (p->op != BG_OP_BMM || p->prec[2] != a->prec[0] || uses[t] != 1 || !bg_mm_spmm_cheap(m, p))
             continue;
         BgInst f;
         if (!fuse(a, p, &f)) continue;

@@ -250,7 +250,7 @@ static void check_verifier(const char *src) {
 /* ---- 3. the differential test -------------------------------------------------------------- */
 
 typedef struct Tally {
-    long insts, folds, elems, flips, flips_bad, bound_bad; /* reordered or folded products (local checks) */
+    long insts, folds, aggs, elems, flips, flips_bad, bound_bad; /* reordered, folded or aggregated-first products */
     long models, models_flipped, out_elems, out_bad;  /* end to end */
     double worst;                                     /* largest |dy| / row magnitude, unflipped models */
     double tol;                                       /* end to end, relative to the row's magnitude */
@@ -374,14 +374,93 @@ static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t
     bg_tensor_free(&yd);
 }
 
+/* A product aggregate-first made: z = bmm.FB?(u, W) [scl cols m ...], u = bspmm.B?F(A, h),
+ * against the unreordered pair A (scl(bmm.BBF(h, W), m)) on the same operands, both before
+ * the steps after the column scales.  Per (i, o) both sum the D_i K terms +-f_ij m_o (f the
+ * edge's factor, r_i applied to both): bound B = 2 (K + D_i + 2) 2^-24 |r_i| K |m_o|
+ * sum_j |f_ij|. */
+static void agg_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *g, Tally *t, const char *what) {
+    const BgInst *in = &md->insts[i], *ag = &md->insts[in->args[0]];
+    const BgInst *gi = &md->insts[ag->args[0]];
+    const BgTensor *h = &vals[ag->args[1]], *w = &vals[in->args[1]];
+    int nscl = 0; /* the leading column scales (the product's steps, moved after it) */
+    while (nscl < in->nsteps && in->steps[nscl].kind == BG_STEP_SCL && in->args[bg_inst_step_arg(in, nscl)] == BG_NONE)
+        nscl++;
+    BgAdj adj;
+    memset(&adj, 0, sizeof adj);
+    CHECK(bg_adj_build(g, gi->attrs.self_loops, gi->attrs.norm, &adj));
+    BgTensor p = {0}, ys = {0}, yd = {0}, tmp = {0};
+    char pa[4] = {'F', ag->prec[1], 'F', 0};
+    bool ok = bg_ref_bmm("BBF", h, w, &p);
+    for (int s = 0; s < nscl && ok; s++) { /* strict: the scales on the product's rows */
+        ok = bg_ref_scl(&p, NULL, &vals[in->args[bg_inst_step_arg(in, s) + 1]], &tmp);
+        bg_tensor_free(&p);
+        p = tmp;
+        memset(&tmp, 0, sizeof tmp);
+    }
+    ok = ok && bg_ref_bspmm(pa, &adj, &p, &ys, BG_METHOD_AUTO);
+    ok = ok && bg_ref_bmm_fp("FBF", &vals[in->args[0]], w, bg_inst_fp(md, in), &yd);
+    for (int s = 0; s < nscl && ok; s++) {
+        ok = bg_ref_scl(&yd, NULL, &vals[in->args[bg_inst_step_arg(in, s) + 1]], &tmp);
+        bg_tensor_free(&yd);
+        yd = tmp;
+        memset(&tmp, 0, sizeof tmp);
+    }
+    CHECK(ok);
+    int64_t rows = adj.n, k = h->dim[1], m = w->dim[1];
+    long flips = 0, fbad = 0, bbad = 0;
+    for (int64_t r = 0; ok && r < rows; r++) {
+        double fs = 0.0;
+        for (int64_t e = adj.rowptr[r]; e < adj.rowptr[r + 1]; e++)
+            fs += fabs(ag->prec[1] == 'F' ? (double)adj.w[e] : (double)adj.colf[adj.col[e]]);
+        double rf = ag->prec[1] == 'F' ? 1.0 : fabs((double)adj.rowf[r]);
+        int64_t deg = adj.rowptr[r + 1] - adj.rowptr[r];
+        for (int64_t o = 0; o < m; o++) {
+            double mo = 1.0;
+            for (int s = 0; s < nscl; s++) mo *= fabs((double)((float *)vals[in->args[bg_inst_step_arg(in, s) + 1]].data)[o]);
+            double bound = 2.0 * (double)(k + deg + 2) * ldexp(1.0, -24) * rf * (double)k * mo * fs;
+            float u = ((float *)ys.data)[r * m + o], v = ((float *)yd.data)[r * m + o];
+            if (isnan(u) || isnan(v)) continue;
+            if (fabs((double)u - (double)v) > bound) bbad++;
+            if (signbit(u) != signbit(v)) {
+                flips++;
+                if (fabs((double)u) > bound) fbad++;
+            }
+        }
+    }
+    if (fbad || bbad)
+        fprintf(stderr, "%s: %%%d (aggregate-first bmm.%s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
+                what, i, in->prec, (long long)k, bbad, fbad);
+    t->insts++;
+    t->aggs++;
+    t->elems += rows * m;
+    t->flips += flips;
+    t->flips_bad += fbad;
+    t->bound_bad += bbad;
+    bg_adj_free(&adj);
+    bg_tensor_free(&p);
+    bg_tensor_free(&ys);
+    bg_tensor_free(&yd);
+}
+
+/* Is md's instruction i a product aggregate-first made: a bmm.FB? whose activation is a
+ * bspmm.B?F without steps read by it alone (its u)? */
+static bool aggregated_first(const BgModule *md, const BgInst *in) {
+    if (in->op != BG_OP_BMM || in->prec[0] != 'F' || in->prec[1] != 'B') return false;
+    const BgInst *a = &md->insts[in->args[0]];
+    return a->op == BG_OP_BSPMM && a->prec[0] == 'B' && a->prec[2] == 'F' && !a->nsteps &&
+           bg_ir_use_count(md, in->args[0]) == 1;
+}
+
 /* The local checks of md's instructions on md's own operand values: reordered products
- * (local_check) and folded ones (fold_check). */
-static void local_checks(const BgModule *md, const BgTensor *vals, Tally *t, const char *what) {
+ * (local_check), folded ones (fold_check), aggregated-first ones (agg_check, on graph g). */
+static void local_checks(const BgModule *md, const BgTensor *vals, BgGraph *g, Tally *t, const char *what) {
     for (int i = 0; i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
         if (in->op != BG_OP_BMM) continue;
         BgFpOrder fp = bg_inst_fp(md, in);
         if (in->npro && in->steps[0].kind == BG_STEP_SCL) fold_check(md, i, vals, t, what);
+        else if (aggregated_first(md, in)) agg_check(md, i, vals, g, t, what);
         else if (fp.fma || fp.kind == BG_FP_SPLITK) local_check(md, i, vals, t, what);
     }
 }
@@ -411,7 +490,7 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
     bool ok = diff_run_values(ms, g, feat, wpath, &rs, &vs) && diff_run_values(md, g, feat, wpath, &rd, &vd);
     CHECK(ok);
     long mflips = 0, flips0 = t->flips;
-    if (ok) local_checks(md, vd, t, what);
+    if (ok) local_checks(md, vd, g, t, what);
     mflips += t->flips - flips0;
     for (int i = 0, from = 0; ok && i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
@@ -455,11 +534,11 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
 }
 
 static void print_tally(const char *what, const Tally *t) {
-    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products (%ld of them folded), %ld "
-           "elements: %ld sign flips (%ld away from zero), %ld past the rounding bound; outputs %ld floats, %ld past %g "
-           "of the row (worst %.2g)\n",
-           what, t->models, t->models_flipped, t->insts, t->folds, t->elems, t->flips, t->flips_bad, t->bound_bad,
-           t->out_elems, t->out_bad, t->tol, t->worst);
+    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products (%ld of them folded, %ld "
+           "aggregated first), %ld elements: %ld sign flips (%ld away from zero), %ld past the rounding bound; outputs "
+           "%ld floats, %ld past %g of the row (worst %.2g)\n",
+           what, t->models, t->models_flipped, t->insts, t->folds, t->aggs, t->elems, t->flips, t->flips_bad,
+           t->bound_bad, t->out_elems, t->out_bad, t->tol, t->worst);
     CHECK(t->flips_bad == 0 && t->bound_bad == 0 && t->out_bad == 0);
 }
 
@@ -593,7 +672,8 @@ static void check_trained(const char *src, const char *ds_name) {
             BgTensor *v1 = NULL;
             memset(&r1, 0, sizeof r1);
             /* the local checks on the dataset's real values (products, flips) */
-            if (diff_run_values(md, &ds.graph, &ds.features, wpath, &r1, &v1)) local_checks(md, v1, &one, models[i]);
+            if (diff_run_values(md, &ds.graph, &ds.features, wpath, &r1, &v1))
+                local_checks(md, v1, &ds.graph, &one, models[i]);
             if (v1) bg_interp_values_free(md, v1);
             bg_interp_result_free(&r1);
             printf("%-8s %-12s predictions equal on %lld of %lld nodes (%.3f%%), logits rows bit-identical %lld; "
