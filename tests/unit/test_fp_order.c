@@ -314,6 +314,33 @@ static void local_check(const BgModule *md, int i, const BgTensor *vals, Tally *
     bg_tensor_free(&yd);
 }
 
+/* The sign flips and bound violations of a local check. */
+typedef struct Counts {
+    long flips, fbad, bbad;
+} Counts;
+
+/* One element: u the strict value, v the reordered one, bound the rounding bound. */
+static void judge(Counts *c, float u, float v, double bound) {
+    if (isnan(u) || isnan(v)) return; /* NaN: unspecified bits (section 2) */
+    if (fabs((double)u - (double)v) > bound) c->bbad++;
+    if (signbit(u) != signbit(v)) {
+        c->flips++;
+        if (fabs((double)u) > bound) c->fbad++;
+    }
+}
+
+static void add_counts(Tally *t, const Counts *c, long elems, const char *what, int i, const char *kind,
+                       const char *prec, int64_t k) {
+    if (c->fbad || c->bbad)
+        fprintf(stderr, "%s: %%%d (%s bmm.%s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
+                what, i, kind, prec, (long long)k, c->bbad, c->fbad);
+    t->insts++;
+    t->elems += elems;
+    t->flips += c->flips;
+    t->flips_bad += c->fbad;
+    t->bound_bad += c->bbad;
+}
+
 /* A product fold-batchnorm-mm made (a column-scale prologue): y = sum_k v(w) fl(x s_k) + c_o
  * against the unfolded seq product of batchnorm(x) (its statistics found through s and c), on
  * the same operands.  Bound: the strict order's, plus the rounding of the folded terms
@@ -342,7 +369,7 @@ static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t
     for (int64_t q = 0; q < k; q++)
         shift_sum += fabs((double)((float *)mean->data)[q] * (double)((float *)sv->data)[q]) +
                      (beta ? fabs((double)((float *)beta->data)[q]) : 0.0);
-    long flips = 0, fbad = 0, bbad = 0;
+    Counts cn = {0, 0, 0};
     for (int64_t r = 0; r < rows && ys.data && yd.data; r++) {
         double sum = shift_sum;
         for (int64_t q = 0; q < k; q++)
@@ -350,23 +377,11 @@ static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t
         double bound = 2.0 * (double)(k + 2) * ldexp(1.0, -24) * sum;
         for (int64_t o = 0; o < m; o++) {
             float u = ((float *)ys.data)[r * m + o], v = ((float *)yd.data)[r * m + o];
-            if (isnan(u) || isnan(v)) continue;
-            if (fabs((double)u - (double)v) > bound) bbad++;
-            if (signbit(u) != signbit(v)) {
-                flips++;
-                if (fabs((double)u) > bound) fbad++;
-            }
+            judge(&cn, u, v, bound);
         }
     }
-    if (fbad || bbad)
-        fprintf(stderr, "%s: %%%d (folded bmm.%s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
-                what, i, in->prec, (long long)k, bbad, fbad);
-    t->insts++;
+    add_counts(t, &cn, rows * m, what, i, "folded", in->prec, k);
     t->folds++;
-    t->elems += rows * m;
-    t->flips += flips;
-    t->flips_bad += fbad;
-    t->bound_bad += bbad;
     bg_tensor_free(&xn);
     bg_tensor_free(&xs);
     bg_tensor_free(&ys);
@@ -408,7 +423,7 @@ static void agg_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *
     }
     CHECK(ok);
     int64_t rows = adj.n, k = h->dim[1], m = w->dim[1];
-    long flips = 0, fbad = 0, bbad = 0;
+    Counts cn = {0, 0, 0};
     for (int64_t r = 0; ok && r < rows; r++) {
         double fs = 0.0;
         for (int64_t e = adj.rowptr[r]; e < adj.rowptr[r + 1]; e++)
@@ -420,23 +435,11 @@ static void agg_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *
             for (int s = 0; s < nscl; s++) mo *= fabs((double)((float *)vals[in->args[bg_inst_step_arg(in, s) + 1]].data)[o]);
             double bound = 2.0 * (double)(k + deg + 2) * ldexp(1.0, -24) * rf * (double)k * mo * fs;
             float u = ((float *)ys.data)[r * m + o], v = ((float *)yd.data)[r * m + o];
-            if (isnan(u) || isnan(v)) continue;
-            if (fabs((double)u - (double)v) > bound) bbad++;
-            if (signbit(u) != signbit(v)) {
-                flips++;
-                if (fabs((double)u) > bound) fbad++;
-            }
+            judge(&cn, u, v, bound);
         }
     }
-    if (fbad || bbad)
-        fprintf(stderr, "%s: %%%d (aggregate-first bmm.%s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
-                what, i, in->prec, (long long)k, bbad, fbad);
-    t->insts++;
+    add_counts(t, &cn, rows * m, what, i, "aggregate-first", in->prec, k);
     t->aggs++;
-    t->elems += rows * m;
-    t->flips += flips;
-    t->flips_bad += fbad;
-    t->bound_bad += bbad;
     bg_adj_free(&adj);
     bg_tensor_free(&p);
     bg_tensor_free(&ys);
