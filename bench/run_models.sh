@@ -15,6 +15,7 @@
 # Writes to $OUT: build.log, env.log, models_bench.log, models_results.json, models_table.md,
 # performance_models.png (GCN), performance_models_inductive.png.
 # Data: $BGNN_DATA_DIR (default .carry/data, with cora/ and pubmed/graph.mtx).
+#   OUT=/some/dir bench/run_models.sh --kernels gcn_bin   # per-kernel times, Reddit size (ncu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -53,6 +54,21 @@ if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
     exit 1
 fi
 echo "built libbgnn and bgnn_time in $((SECONDS - t0)) s"
+
+# --kernels MODEL: instead of the benchmark, the time of each separate kernel of MODEL's
+# Reddit-sized version (bench/MODEL_reddit.bgnn, random weights and features) under Nsight
+# Compute (kernel duration, DRAM throughput): log to $OUT/kernels_MODEL.log.
+if [[ ${1:-} == --kernels ]]; then
+    model=${2:?--kernels MODEL}
+    csr=/tmp/rmat_232965_90500000.csr
+    [[ -f $csr ]] || "$BUILD/bgnn_time" --gen-rmat "$csr" --nodes 232965 --edges 90500000
+    NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
+    BGNN_EXEC=launches "$NCU" -k regex:bgnn_k -c 16 --section SpeedOfLight "$BUILD/bgnn_time" \
+        "$ROOT/bench/${model}_reddit.bgnn" --csr "$csr" --features-random 602 --random-weights 1 --repeat 1 \
+        >"$OUT/kernels_$model.log" 2>&1 || { tail -n 20 "$OUT/kernels_$model.log"; exit 1; }
+    grep -E "^  bgnn_k|Duration|DRAM Throughput" "$OUT/kernels_$model.log"
+    exit 0
+fi
 
 PYTHONUNBUFFERED=1 python3 "$ROOT/bench/models_bench.py" --bgnn-time "$BUILD/bgnn_time" \
     --data "$BGNN_DATA_DIR" --out "$OUT" "$@" 2>&1 | tee "$OUT/models_bench.log"

@@ -13,7 +13,8 @@
 // U steps loaded before any is used (U loads in flight); __ballot_sync marks the nonzero x',
 // and each one, in k order, is broadcast (__shfl_sync) and added into every lane's outputs
 // with the bits of weight row k (canonical b1 [K][ceil(M/32)]: word j, bit l, the same word
-// for the whole warp).  Output b1: one __ballot_sync a 32-column word, padding bits 0.
+// for the whole warp).  A step with more than 8 nonzeros (dense features: Reddit's 602) goes
+// through all 32 positions in order instead, DU weight rows loaded before they are used.  Output b1: one __ballot_sync a 32-column word, padding bits 0.
 #ifndef BGNN_BMM_FB_ROWS_CUH
 #define BGNN_BMM_FB_ROWS_CUH
 
@@ -28,6 +29,7 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
     constexpr long long MW = words_of(M);
     constexpr int MJ = M > 0 ? (int)MW : 1;
     constexpr int U = 8; // 32-float steps loaded ahead
+    constexpr int DU = MJ <= 4 ? 8 : (MJ <= 8 ? 4 : 1); // a dense step's weight rows loaded ahead
     const unsigned lane = threadIdx.x & 31u;
     const long long warps = thread_stride() >> 5;
     for (long long r = thread_index() >> 5; r < rows; r += warps) {
@@ -48,6 +50,26 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
                 if (kb >= K) break;
                 const float xv = kb + lane < K ? pro(kb + lane, v[u]) : 0.0f;
                 u32 nz = __ballot_sync(0xffffffffu, xv != 0.0f); // NaN counts as nonzero
+                if (DU > 1 && __popc(nz) > 8) { // a dense step: every position, DU weight rows ahead
+                    for (int b0 = 0; b0 < 32; b0 += DU) {
+                        u32 wv[DU][MJ];
+                        float t[DU];
+#pragma unroll
+                        for (int d = 0; d < DU; d++) {
+                            t[d] = __shfl_sync(0xffffffffu, xv, b0 + d);
+                            const long long k = kb + b0 + d;
+#pragma unroll
+                            for (int j = 0; j < MJ; j++) wv[d][j] = k < K ? w[k * MW + j] : 0u;
+                        }
+#pragma unroll
+                        for (int d = 0; d < DU; d++) {
+                            if (t[d] == 0.0f) continue; // +-0 (and the columns past K): skipped
+#pragma unroll
+                            for (int j = 0; j < MJ; j++) acc[j] = fadd(acc[j], signed_by(t[d], (wv[d][j] >> lane) & 1u));
+                        }
+                    }
+                    continue;
+                }
                 while (nz) {
                     const int b = __ffs(nz) - 1;
                     nz &= nz - 1u;
