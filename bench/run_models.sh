@@ -63,10 +63,12 @@ if [[ ${1:-} == --kernels ]]; then
     csr=/tmp/rmat_232965_90500000.csr
     [[ -f $csr ]] || "$BUILD/bgnn_time" --gen-rmat "$csr" --nodes 232965 --edges 90500000
     NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
-    BGNN_EXEC=launches "$NCU" -k regex:bgnn_k -c 16 --section SpeedOfLight "$BUILD/bgnn_time" \
+    # KERNELS_NCU_ARGS: other ncu options, e.g. "-k regex:bgnn_k1[03] -c 2 --section WarpStateStats"
+    # shellcheck disable=SC2086
+    BGNN_EXEC=launches "$NCU" ${KERNELS_NCU_ARGS:--k regex:bgnn_k -c 16} --section SpeedOfLight "$BUILD/bgnn_time" \
         "$ROOT/bench/${model}_reddit.bgnn" --csr "$csr" --features-random 602 --random-weights 1 --repeat 1 \
         >"$OUT/kernels_$model.log" 2>&1 || { tail -n 20 "$OUT/kernels_$model.log"; exit 1; }
-    grep -E "^  bgnn_k|Duration|DRAM Throughput" "$OUT/kernels_$model.log"
+    grep -E "^  bgnn_k|Duration|DRAM Throughput|Stall|Occupancy|Registers|Warp Cycles|Issued|Local" "$OUT/kernels_$model.log"
     exit 0
 fi
 

@@ -46,6 +46,11 @@ __device__ __forceinline__ float signed_by(float t, u32 bit) {
     return __uint_as_float(__float_as_uint(t) ^ ((bit ^ 1u) << 31));
 }
 __device__ __forceinline__ float pm1(u32 bit) { return bit ? 1.0f : -1.0f; }
+// signed_by(t, bit sh' of w) for a lane that reads bit 31 - sh of word w, given nt = the bits
+// of -t: one shift and one three-input logic operation (the exact sign flip of signed_by).
+__device__ __forceinline__ float signed_by_shifted(u32 nt, u32 w, u32 sh) {
+    return __uint_as_float(nt ^ ((w << sh) & 0x80000000u));
+}
 
 // ---- float helpers (no FMA contraction possible) --------------------------------------
 __device__ __forceinline__ float fadd(float a, float b) { return __fadd_rn(a, b); }

@@ -23,14 +23,34 @@
 
 namespace bgnn {
 
+// The MJ words of a weight row (16-byte loads when MJ is a multiple of 4: rows of MW = MJ words
+// start 16-byte aligned).
+template <int MJ>
+__device__ __forceinline__ void fb_rows_weights(const u32 *wr, u32 *wv) {
+    if constexpr (MJ % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < MJ / 4; q++) {
+            const uint4 v = ((const uint4 *)wr)[q];
+            wv[4 * q] = v.x;
+            wv[4 * q + 1] = v.y;
+            wv[4 * q + 2] = v.z;
+            wv[4 * q + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < MJ; j++) wv[j] = wr[j];
+    }
+}
+
 template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const float *x, const u32 *w,
                                             Pro pro = Pro(), Epi epi = Epi()) {
     constexpr long long MW = words_of(M);
     constexpr int MJ = M > 0 ? (int)MW : 1;
+    if constexpr (M == 0) return; // no outputs (and no weight words to read)
     constexpr int U = 8; // 32-float steps loaded ahead
     constexpr int DU = MJ <= 4 ? 8 : (MJ <= 8 ? 4 : 1); // a dense step's weight rows loaded ahead
-    const unsigned lane = threadIdx.x & 31u;
+    const unsigned lane = threadIdx.x & 31u, sh = 31u - lane;
     const long long warps = thread_stride() >> 5;
     for (long long r = thread_index() >> 5; r < rows; r += warps) {
         const float *xr = x + r * K;
@@ -51,21 +71,22 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
                 const float xv = kb + lane < K ? pro(kb + lane, v[u]) : 0.0f;
                 u32 nz = __ballot_sync(0xffffffffu, xv != 0.0f); // NaN counts as nonzero
                 if (DU > 1 && __popc(nz) > 8) { // a dense step: every position, DU weight rows ahead
+                    const u32 *wk = w + kb * MW;
+                    const int nk = K - kb < 32 ? (int)(K - kb) : 32;
                     for (int b0 = 0; b0 < 32; b0 += DU) {
                         u32 wv[DU][MJ];
                         float t[DU];
 #pragma unroll
                         for (int d = 0; d < DU; d++) {
                             t[d] = __shfl_sync(0xffffffffu, xv, b0 + d);
-                            const long long k = kb + b0 + d;
-#pragma unroll
-                            for (int j = 0; j < MJ; j++) wv[d][j] = k < K ? w[k * MW + j] : 0u;
+                            if (b0 + d < nk) fb_rows_weights<MJ>(wk + (b0 + d) * MW, wv[d]);
                         }
 #pragma unroll
                         for (int d = 0; d < DU; d++) {
                             if (t[d] == 0.0f) continue; // +-0 (and the columns past K): skipped
+                            const u32 nt = __float_as_uint(t[d]) ^ 0x80000000u;
 #pragma unroll
-                            for (int j = 0; j < MJ; j++) acc[j] = fadd(acc[j], signed_by(t[d], (wv[d][j] >> lane) & 1u));
+                            for (int j = 0; j < MJ; j++) acc[j] = fadd(acc[j], signed_by_shifted(nt, wv[d][j], sh));
                         }
                     }
                     continue;
@@ -75,8 +96,9 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
                     nz &= nz - 1u;
                     const float t = __shfl_sync(0xffffffffu, xv, b);
                     const u32 *wr = w + (kb + b) * MW;
+                    const u32 nt = __float_as_uint(t) ^ 0x80000000u;
 #pragma unroll
-                    for (int j = 0; j < MJ; j++) acc[j] = fadd(acc[j], signed_by(t, (wr[j] >> lane) & 1u));
+                    for (int j = 0; j < MJ; j++) acc[j] = fadd(acc[j], signed_by_shifted(nt, wr[j], sh));
                 }
             }
         }

@@ -47,8 +47,9 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
                                                 Epi epi = Epi()) {
     constexpr long long CWL = words_of(C);
     constexpr int CW = CWL > 0 ? (int)CWL : 1;
-    constexpr int U = CW <= 4 ? 8 : (CW <= 8 ? 4 : 1); // edges whose rows are loaded together
-    const unsigned lane = threadIdx.x & 31u;
+    if constexpr (C == 0) return; // no outputs (and no bits to read)
+    constexpr int U = CW <= 8 ? 4 : 1; // edges whose rows are loaded together
+    const unsigned lane = threadIdx.x & 31u, sh = 31u - lane;
     const long long warps = thread_stride() >> 5;
     for (long long i = thread_index() >> 5; i < rows; i += warps) {
         float acc[CW];
@@ -77,8 +78,9 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (q0 + u >= n) break;
+                    const u32 nf = __float_as_uint(f[u]) ^ 0x80000000u;
 #pragma unroll
-                    for (int w = 0; w < CW; w++) acc[w] = fadd(acc[w], signed_by(f[u], (xw[u][w] >> lane) & 1u));
+                    for (int w = 0; w < CW; w++) acc[w] = fadd(acc[w], signed_by_shifted(nf, xw[u][w], sh));
                 }
             }
         }
