@@ -17,10 +17,11 @@
  *            transposed=false graph=-1 garr=- inst=2          (one line)
  *   launches 9
  *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2 fp=-
- *            prep=false              (one line; fp: the float order, base.h bg_fp_order_str: "-"
+ *            prep=false alt=- alt_tpr=0 (one line; fp: the float order, base.h bg_fp_order_str: "-"
  *                                     none, seq, seq+fma, splitk(SxL), splitk(SxL)+fma; prep: run
  *                                     once after binding, plan.h: constant rows, reads only
- *                                     parameters and earlier prep outputs)
+ *                                     parameters and earlier prep outputs; alt: a second kernel
+ *                                     of the same launch and its threads per row, plan.h)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
@@ -168,7 +169,8 @@ char *bg_manifest_write(const BgPlan *p) {
         bg_sb_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
         for (int k = 0; k < l->nargs; k++) bg_sb_printf(&e, k ? ",%d" : "%d", l->args[k]);
         char fb[48];
-        bg_sb_printf(&e, " fp=%s prep=%s\n", bg_fp_order_str(l->fp, fb, sizeof fb), bool_name(l->prep));
+        bg_sb_printf(&e, " fp=%s prep=%s alt=%s alt_tpr=%d\n", bg_fp_order_str(l->fp, fb, sizeof fb),
+                     bool_name(l->prep), l->alt ? l->alt : "-", l->alt_tpr);
     }
     if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
     else line(&e, "fused 0 kernel=- block=0");
@@ -682,7 +684,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->launches = bg_arena_alloc(a, sizeof *p->launches * (size_t)(p->nlaunches + 1));
     for (int i = 0; i < p->nlaunches; i++) {
         BgPlanLaunch *l = &p->launches[i];
-        if (!expect_item(r, "launch", 11, i)) goto fail;
+        if (!expect_item(r, "launch", 13, i)) goto fail;
         const char *kv = val(r, 2, "kernel");
         if (!kv) goto fail;
         if (!ident_ok(kv, false)) {
@@ -743,6 +745,21 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             goto fail;
         }
         if (!parse_bool(r, 10, "prep", &l->prep)) goto fail;
+        const char *alt = val(r, 11, "alt");
+        long long atpr;
+        if (!alt || !parse_int_field(r, 12, "alt_tpr", 0, 1 << 24, &atpr)) goto fail;
+        if (strcmp(alt, "-") == 0) {
+            if (atpr != 0) {
+                fail(r, "alt_tpr without an alternative kernel");
+                goto fail;
+            }
+        } else if (!ident_ok(alt, false) || atpr < 1) {
+            fail(r, "malformed alternative kernel");
+            goto fail;
+        } else {
+            l->alt = bg_arena_strdup(a, alt);
+            l->alt_tpr = (int)atpr;
+        }
         if (p->bufs[l->args[0]].role != BG_ROLE_TEMP) {
             fail(r, "launch writes buffer %d, which is not a temporary", l->args[0]);
             goto fail;

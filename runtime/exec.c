@@ -110,6 +110,7 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
     free(r->bytes);
     free(r->borrowed);
     free(r->gsz);
+    free(r->use_alt);
     memset(r, 0, sizeof *r);
 }
 
@@ -215,6 +216,16 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         }
         r->coop_grid_request = v;
     }
+    const char *fk = getenv("BGNN_FEATURES_KERNEL");
+    if (fk && *fk) {
+        if (strcmp(fk, "auto") == 0) r->features_kernel = 0;
+        else if (strcmp(fk, "rows") == 0) r->features_kernel = 1;
+        else if (strcmp(fk, "tiled") == 0) r->features_kernel = 2;
+        else {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_FEATURES_KERNEL='%.40s': expected auto, rows or tiled", fk);
+            return false;
+        }
+    }
     r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
     const char *sg = getenv("BGNN_SCHED_GROUP_MIN_ROWS");
     if (sg && *sg) {
@@ -229,8 +240,17 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     return true;
 }
 
+/* The fraction of the floats in src (len bytes) that are not +-0 (a NaN counts as nonzero). */
+static double nonzero_fraction(const void *src, size_t len) {
+    const float *x = src;
+    size_t n = len / sizeof(float), nz = 0;
+    for (size_t i = 0; i < n; i++) nz += x[i] != 0.0f;
+    return n ? (double)nz / (double)n : 0.0;
+}
+
 bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d) {
+    double *density = NULL; /* per buffer: the nonzero fraction of an uploaded INPUT */
     memset(out, 0, sizeof *out);
     if (oom) *oom = false;
     out->nbufs = p->nbufs;
@@ -298,6 +318,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
         total += bytes;
     }
 
+    density = bg_xcalloc((size_t)p->nbufs + 1, sizeof *density); /* of INPUT buffers uploaded */
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
         if (pb->role == BG_ROLE_TEMP || out->bytes[b] == 0 || out->borrowed[b]) continue;
@@ -320,11 +341,24 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
             goto fail;
         }
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
+        if (pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32) density[b] = nonzero_fraction(src, len);
         free(tmp);
         if (!ok) goto fail;
     }
+    /* The kernel of each launch with an alternative (plan.h): the tiled product when the
+     * features it reads are dense (or only on the device), else the row kernel. */
+    out->use_alt = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->use_alt);
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (!l->alt) continue;
+        int b = l->args[1];
+        out->use_alt[i] = out->features_kernel == 2 ||
+                          (out->features_kernel == 0 && (out->borrowed[b] || density[b] > BG_PLAN_ROWS_MAX_DENSITY));
+    }
+    free(density);
     return true;
 fail:
+    free(density);
     bg_gpu_run_free(g, out);
     return false;
 }
@@ -593,7 +627,8 @@ typedef struct Timed {
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
                        BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
-    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)L->threads_per_row;
+    const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
+    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)(alt ? L->alt_tpr : L->threads_per_row);
     if (th <= 0) return true;
     int64_t grid = (th + L->block_size - 1) / L->block_size;
     if (grid > (1 << 30)) grid = 1 << 30;
@@ -604,7 +639,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         a[k] = r->ptr[L->args[k]];
         pv[2 + k] = &a[k];
     }
-    BgCUresult res = g->cu.cuLaunchKernel(gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size, 1, 1, 0,
+    BgCUresult res = g->cu.cuLaunchKernel(alt ? gm->alt_fn[i] : gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size, 1, 1, 0,
                                           stream, pv, NULL);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];

@@ -144,14 +144,18 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
         goto fail;
     }
     out->fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->fn);
-    for (int i = 0; i < p->nlaunches; i++) {
-        r = g->cu.cuModuleGetFunction(&out->fn[i], out->mod, p->launches[i].kernel);
-        if (r != BG_CUDA_SUCCESS) {
-            bg_diag_error(d, BG_E_MANIFEST, "%s: the manifest names kernel '%s', which the cubin lacks",
-                          what, p->launches[i].kernel);
-            goto fail;
+    out->alt_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->alt_fn);
+    for (int i = 0; i < p->nlaunches; i++)
+        for (int alt = 0; alt < 2; alt++) {
+            const char *name = alt ? p->launches[i].alt : p->launches[i].kernel;
+            if (!name) continue;
+            r = g->cu.cuModuleGetFunction(alt ? &out->alt_fn[i] : &out->fn[i], out->mod, name);
+            if (r != BG_CUDA_SUCCESS) {
+                bg_diag_error(d, BG_E_MANIFEST, "%s: the manifest names kernel '%s', which the cubin lacks", what,
+                              name);
+                goto fail;
+            }
         }
-    }
     if (p->fused) {
         r = g->cu.cuModuleGetFunction(&out->fused_fn, out->mod, p->fused_kernel);
         if (r != BG_CUDA_SUCCESS) {
@@ -178,6 +182,7 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m) {
     if (!m) return;
     if (m->mod && g && g->cu.lib) g->cu.cuModuleUnload(m->mod);
     free(m->fn);
+    free(m->alt_fn);
     if (m->arena) bg_arena_free(m->arena);
     memset(m, 0, sizeof *m);
 }

@@ -54,6 +54,7 @@ typedef struct BgGpuModel {
     BgPlan *plan;
     BgCUmodule mod;
     BgCUfunction *fn;     /* per launch */
+    BgCUfunction *alt_fn; /* per launch: its alternative kernel (plan.h BgPlanLaunch.alt), or NULL */
     BgCUfunction fused_fn;   /* the one-kernel form (plan->fused), else NULL */
     int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
                                 SMs); 0 when it cannot be launched cooperatively here */
@@ -104,6 +105,9 @@ typedef struct BgGpuRun {
     BgPlanGraphSize *gsz; /* per plan graph: entries and schedule sizes */
     BgCUstream last_stream;
     BgCUevent ev[2];
+    int features_kernel;  /* BGNN_FEATURES_KERNEL: 0 auto (by the features' density), 1 rows, 2 tiled */
+    bool *use_alt;        /* per launch: run its alternative kernel (plan.h BgPlanLaunch.alt: the
+                           * bound features are dense, or on the device only); chosen at binding */
 } BgGpuRun;
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then

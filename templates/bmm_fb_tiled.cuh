@@ -39,6 +39,7 @@
 #define BGNN_BMM_FB_TILED_CUH
 
 #include "bgnn_common.cuh"
+#include "epilogue.cuh"
 
 namespace bgnn {
 
@@ -104,14 +105,16 @@ __device__ __forceinline__ void fbt_chunk(int kn, const float *x0, const float *
         fbt_step<JN, TWO>(acc, x0[k], x1[k], [&](int j) { return w[j][k]; });
 }
 
-// BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order).
+// BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order);
+// 5 a column scale fl(x * s[k]) with s passed as `mean` (fold-batchnorm-mm's prologue,
+// epilogue.cuh ProScl).  EPI: the epilogue (epilogue.cuh) on each output before it is stored.
 // SPL: the recorded float order (docs/semantics.md, section 2): 0 = seq; L > 0 (a multiple of
 // FBT_KC) = split-k, chunks of L k each summed from +0.0f in acc, folded left to right into
 // tot when the staging loop passes a chunk boundary (tot = p0, then fl(tot + p_s)).
-template <char Z, long long K, long long M, int BN, unsigned EPS_BITS, long long SPL = 0>
+template <char Z, long long K, long long M, int BN, unsigned EPS_BITS, long long SPL = 0, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const float *x, const u32 *w,
                                              const float *mean, const float *var,
-                                             const float *gamma, const float *beta) {
+                                             const float *gamma, const float *beta, Epi epi = Epi()) {
     static_assert(Z == 'B' || Z == 'F', "bmm_fb_tiled: output F or B");
     static_assert(SPL >= 0 && SPL % FBT_KC == 0, "bmm_fb_tiled: split-k chunks are multiples of FBT_KC");
     constexpr long long MW = words_of(M);
@@ -163,7 +166,9 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
 #pragma unroll
             for (int d = 0; d < TW; d++)
                 wword[d] = (k0 + sk < K && (o0 >> 5) + d < MW) ? w[(k0 + sk) * MW + (o0 >> 5) + d] : 0u;
-            if constexpr (BN > 0) {
+            if constexpr (BN == 5) {
+                if (k0 + sk < K) bn_m = mean[k0 + sk];
+            } else if constexpr (BN > 0) {
                 if (k0 + sk < K) {
                     bn_m = mean[k0 + sk];
                     bn_v = var[k0 + sk];
@@ -179,7 +184,7 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
         // BN: threads 0..KC-1 compute the chunk's inverse deviations once, before the barrier
         // that starts the chunk (the division and square root are long instruction sequences).
         auto bn_inverse = [&]() {
-            if constexpr (BN > 0)
+            if constexpr (BN > 0 && BN < 5)
                 if (tid < FBT_KC) inv_s[tid] = fdiv(1.0f, fsqrt(fadd(bn_v, eps)));
         };
         fetch(0);
@@ -190,7 +195,9 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
 #pragma unroll
             for (int j = 0; j < XPT; j++) {
                 float v = xr[j];
-                if constexpr (BN > 0) {
+                if constexpr (BN == 5) {
+                    if (sk < kn) v = fmul(v, bn_m);
+                } else if constexpr (BN > 0) {
                     if (sk < kn) {
                         v = fmul(fsub(v, bn_m), inv_s[sk]);
                         if constexpr (BN == 2 || BN == 4) v = fmul(v, bn_g);
@@ -239,9 +246,9 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
                 const long long o = o0 + oo[j];
                 if (r >= rt || o >= M) continue;
                 if constexpr (Z == 'B') {
-                    if (bit_of(acc[h][j])) atomicOr(&ybits[r][oo[j] >> 5], 1u << (oo[j] & 31));
+                    if (ep_bit(epi, r0 + r, o, acc[h][j])) atomicOr(&ybits[r][oo[j] >> 5], 1u << (oo[j] & 31));
                 } else {
-                    ((float *)yp)[(r0 + r) * M + o] = acc[h][j];
+                    ((float *)yp)[(r0 + r) * M + o] = ep_val(epi, r0 + r, o, acc[h][j]);
                 }
             }
         }

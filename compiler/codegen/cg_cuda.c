@@ -514,6 +514,28 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     }
 }
 
+/* The alternative of a bmm of the input features (plan.h, BgPlanLaunch.alt): the tiled FB
+ * kernel with the launch's column-scale prologue (BN mode 5) or none and its epilogue, the
+ * same seq order as bmm_fb_rows (zero terms added instead of skipped: the same bits). */
+static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
+    const BgInst *in = &m->insts[l->inst];
+    const BgType *t0 = &m->insts[in->args[0]].type;
+    int k = step_first_arg(in, l->nargs);
+    const char *scale = "nullptr";
+    if (in->npro) { /* scl none, s */
+        (void)slot_name(in, 0, 0, nm, &k);
+        scale = slot_name(in, 0, 1, nm, &k);
+    }
+    BgStrBuf b = {0};
+    steps_range(&b, m, in, in->npro, in->nsteps, nm, &k);
+    char *epi = bg_sb_take(&b);
+    bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x00000000u, 0>(rows, %s, %s, %s, %s, nullptr, nullptr, nullptr, %s);",
+                 in->prec[2], (long long)kcols(*t0), (long long)kcols(in->type), in->npro ? 5 : 0, nm[0], nm[1], nm[2],
+                 scale, epi);
+    free(epi);
+    return true;
+}
+
 /* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */
 
 /* One kernel running every launch in order, phases separated by bgnn::grid_sync.  Every
@@ -616,7 +638,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         if (in->op != BG_OP_BMM) continue;
         const bool wt = p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T;
         if (bg_plan_bmm_fb_rows(m, in, wt)) fb_rows = true;
-        else if (bg_plan_bmm_fb_tiled(in, wt)) fb_tiled = true;
+        if (bg_plan_bmm_fb_tiled(in, wt) || p->launches[i].alt) fb_tiled = true;
         if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) bb_tc = true;
     }
 
@@ -666,29 +688,33 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         else snprintf(rows, sizeof rows, "%lld", (long long)l->rows.value);
         bg_emit_line(&e, "// launch %d: rows %s, %d threads per row, block %d", i, rows,
                      l->threads_per_row, l->block_size);
-        BgNames names;
-        bg_names_init(&names, a);
-        bg_names_unique(&names, "n");
-        bg_names_unique(&names, "ngraphs");
-        bg_names_unique(&names, "rows");
-        bg_names_unique(&names, "xs");
-        const char *nm[BG_PLAN_MAX_ARGS];
-        bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs",
-                       l->block_size, l->kernel);
-        for (int k = 0; k < l->nargs; k++) {
-            nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
-            const BgPlanBuf *b = &p->bufs[l->args[k]];
-            bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !scratch_buf(b) ? "const " : "", ctype(b->kind),
-                           nm[k]);
+        for (int alt = 0; alt < (l->alt ? 2 : 1) && ok; alt++) { /* the launch's kernel, then its alternative */
+            if (alt)
+                bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
+            BgNames names;
+            bg_names_init(&names, a);
+            bg_names_unique(&names, "n");
+            bg_names_unique(&names, "ngraphs");
+            bg_names_unique(&names, "rows");
+            bg_names_unique(&names, "xs");
+            const char *nm[BG_PLAN_MAX_ARGS];
+            bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs",
+                           l->block_size, alt ? l->alt : l->kernel);
+            for (int k = 0; k < l->nargs; k++) {
+                nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
+                const BgPlanBuf *b = &p->bufs[l->args[k]];
+                bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !scratch_buf(b) ? "const " : "",
+                               ctype(b->kind), nm[k]);
+            }
+            bg_emit_printf(&e, ") {\n");
+            bg_emit_indent(&e, 1);
+            row_expr(&e, l->rows);
+            bg_emit_line(&e, "(void)n;");
+            bg_emit_line(&e, "(void)ngraphs;");
+            ok = alt ? emit_dense_alt(&e, m, l, nm) : emit_call(&e, m, p, l, nm, d);
+            bg_emit_indent(&e, -1);
+            bg_emit_line(&e, "}");
         }
-        bg_emit_printf(&e, ") {\n");
-        bg_emit_indent(&e, 1);
-        row_expr(&e, l->rows);
-        bg_emit_line(&e, "(void)n;");
-        bg_emit_line(&e, "(void)ngraphs;");
-        ok = emit_call(&e, m, p, l, nm, d);
-        bg_emit_indent(&e, -1);
-        bg_emit_line(&e, "}");
     }
 
     if (ok && p->fused) ok = emit_fused(&e, m, p, ir, src, d);

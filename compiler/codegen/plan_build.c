@@ -376,7 +376,11 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             bool bb = in->prec[0] == 'B' && in->prec[1] == 'B';
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
             l->threads_per_row = tpr_for(in->type.kind, cols);
-            if (bg_plan_bmm_fb_rows(m, in, false)) l->threads_per_row = 32; /* a warp a row */
+            if (bg_plan_bmm_fb_rows(m, in, false)) { /* a warp a row; tiled for dense features */
+                l->threads_per_row = 32;
+                l->alt = bg_arena_printf(c.a, "%s_dense", l->kernel);
+                l->alt_tpr = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
+            }
             else if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
                 l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             if (bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm)) /* about one block a tile */

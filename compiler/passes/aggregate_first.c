@@ -15,9 +15,12 @@
  * combined by the product), so it changes rounding: off under --fp-strict, checked by
  * tests/unit/test_fp_order.c like fp-order and fold-batchnorm-mm.  Cost rule: it fires when
  * ceil(K/32) < M (fewer bytes gathered) and fuse-mm-spmm would not fuse the pair (a fused
- * bspmm_mm also gathers only h's words, and stores no [N,K] intermediate).  In the default
- * pipeline after fuse-bin (the scale, bias and bin are steps by then) and before
- * fuse-mm-spmm. */
+ * bspmm_mm also gathers only h's words, and stores no [N,K] intermediate).  Placed after
+ * fuse-bin (the scale, bias and bin are steps by then) and before fuse-mm-spmm, but NOT in the
+ * default pipeline (--passes runs it): on the H100 the Reddit-sized gcn_bin's aggregation of
+ * bits (templates/spmm_bits.cuh, 18.4 ms) is slower than the float aggregation it replaces
+ * (14.9 ms) although it gathers a tenth of the bytes: one warp a row, hub rows of up to 107,588
+ * neighbours, ~50 instructions an edge (docs/performance.md). */
 #include "bg.h"
 #include "ir_uses.h"
 

@@ -152,15 +152,25 @@ static void check_bound_on_cancellation(void) {
 
 /* ---- 2. what the pass records ------------------------------------------------------------- */
 
-/* path or (text != NULL) text through the default pipeline, strict or not; lowered: no passes
- * (every declared parameter, for the weights file). */
+/* path or (text != NULL) text through every pass of the table in order (the default pipeline
+ * and those outside it: aggregate-first), strict or not; lowered: no passes (every declared
+ * parameter, for the weights file). */
 static BgModule *compile_model(BgArena *a, const char *path, const char *text, bool strict, bool lowered) {
     static const char *const none[1] = {NULL};
+    const char *all[64];
+    int nt = 0;
+    const BgPass *table = bg_pass_table(&nt);
+    for (int i = 0; i < nt && i < 64; i++) all[i] = table[i].name;
     BgDiagSink d;
     bg_diag_init(&d);
     BgCompileOpts o = {0};
     o.fp_strict = strict;
-    if (lowered) o.passes = none;
+    o.passes = all;
+    o.npasses = nt < 64 ? nt : 64;
+    if (lowered) {
+        o.passes = none;
+        o.npasses = 0;
+    }
     BgModule *m = text ? bg_compile_text(a, path, text, strlen(text), &o, &d) : bg_compile_file(a, path, &o, &d);
     if (!m) {
         char *t = bg_diag_render(&d);
