@@ -167,7 +167,9 @@ typedef struct BgPlanLaunch {
                            * runtime takes it when the input features it reads (args[1], an
                            * INPUT buffer) are dense: more than BG_PLAN_ROWS_MAX_DENSITY of them
                            * nonzero, or not on the host to count (a bmm of the features:
-                           * templates/bmm_fb_rows.cuh, alternative bmm_fb_tiled.cuh) */
+                           * templates/bmm_fb_rows.cuh, alternative bmm_fb_tiled.cuh).  The
+                           * fused kernel always runs the first (AUTO mode times it against the
+                           * CUDA graph, which honours the choice) */
     int alt_tpr;          /* alt's threads per row (0 without alt) */
 } BgPlanLaunch;
 
