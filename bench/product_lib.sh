@@ -7,7 +7,8 @@
 #   bg_product_lib OBJDIR     gcc -O3 every listed file into OBJDIR/libbgprod.a (the linker
 #                             takes only the objects a benchmark needs)
 #   bg_bench_nvcc SRC BIN OBJDIR LIB...
-#                             the archive into OBJDIR, then nvcc SRC -> BIN (sm_90, --fmad=false
+#                             the archive into OBJDIR (or the one already in $BG_PRODUCT_OBJ,
+#                             when set), then nvcc SRC -> BIN (sm_90, --fmad=false
 #                             as runtime/nvrtc.c compiles the generated kernels, OpenMP) linked
 #                             with it and -lLIB...
 #   bg_bench_main BIN LOG BUILD_FN ARGS...
@@ -52,7 +53,11 @@ bg_bench_nvcc() {
     local src=$1 bin=$2 obj=$3 incs l libs=()
     shift 3
     for l in "$@"; do libs+=("-l$l"); done
-    bg_product_lib "$obj" || return 1
+    if [ -n "${BG_PRODUCT_OBJ:-}" ]; then # an archive built once for several benchmarks (CI)
+        obj=$BG_PRODUCT_OBJ
+    else
+        bg_product_lib "$obj" || return 1
+    fi
     incs=$(bg_product_incs) || return 1
     # shellcheck disable=SC2086
     nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \

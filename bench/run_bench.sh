@@ -11,14 +11,17 @@ BIN=${BGNN_BENCH_BIN:-.carry/bench/bspmm_bench}
 # shellcheck source=bench/product_lib.sh
 . bench/product_lib.sh
 build() {
-    local obj incs; obj=$(dirname "$BIN")/obj
-    # the product's C files (bench/product_sources.txt) as libbgprod.a, the R-MAT builder
-    bg_product_lib "$obj"
+    local obj lib incs; obj=$(dirname "$BIN")/obj
+    # the product's C files (bench/product_sources.txt) as libbgprod.a (or the archive already in
+    # $BG_PRODUCT_OBJ), the R-MAT builder
+    mkdir -p "$obj"
+    lib=${BG_PRODUCT_OBJ:-$obj}
+    [ -n "${BG_PRODUCT_OBJ:-}" ] || bg_product_lib "$obj"
     incs=$(bg_product_incs)
     # shellcheck disable=SC2086
     gcc -O3 -std=c11 -D_GNU_SOURCE -ffp-contract=off -fopenmp $incs -c bench/rmat.c -o "$obj/rmat.o"
     # shellcheck disable=SC2086
     nvcc -O3 -std=c++17 -arch=sm_90 -lineinfo $incs -Xcompiler -fopenmp \
-        bench/bspmm_bench.cu "$obj/rmat.o" -L"$obj" -lbgprod -o "$BIN" -lcusparse -lgomp -lm
+        bench/bspmm_bench.cu "$obj/rmat.o" -L"$lib" -lbgprod -o "$BIN" -lcusparse -lgomp -lm
 }
 bg_bench_main "$BIN" bspmm_bench.log build "$@"
