@@ -1,4 +1,4 @@
-// agg_tc_bench.cu - bspmm.BB{B,F} on the bit tensor cores (templates/bspmm_bb_tc.cuh, QGTC-style
+// agg_tc_bench.cu - bspmm.BB{B,F} on the bit tensor cores (bench/kernels/bspmm_bb_tc.cuh, QGTC-style
 // dense 16 x 256 adjacency tiles) against bgnn's fast CSR aggregation (templates/bspmm_fast.cuh,
 // METHOD_POPC2, plain and grouped schedules as plan/plan.c builds them), checked against the
 // CPU reference (reference/ref_ops.c bg_ref_bspmm_rows) in the same run.
@@ -51,7 +51,7 @@ extern "C" {
 #include "../templates/epilogue.cuh"
 #include "../templates/spmm.cuh"
 #include "../templates/bspmm_fast.cuh"
-#include "../templates/bspmm_bb_tc.cuh"
+#include "kernels/bspmm_bb_tc.cuh"
 #include "bench_util.cuh"
 #include "kernels/bspmm_tiles.h"
 #include "rmat.h"

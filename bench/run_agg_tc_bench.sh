@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_agg_tc_bench.sh - build (CMake-free) and run the tensor-core aggregation microbenchmark
 # (bench/agg_tc_bench.cu): bspmm.BB{B,F} on mma.sync b1 over dense 16 x 256 adjacency tiles
-# (templates/bspmm_bb_tc.cuh) against bgnn's CSR popc2 kernels (templates/bspmm_fast.cuh),
+# (bench/kernels/bspmm_bb_tc.cuh) against bgnn's CSR popc2 kernels (templates/bspmm_fast.cuh),
 # checked against bg_ref_bspmm.
 #   bench/run_agg_tc_bench.sh build          # build only -> ${BGNN_AGG_TC_BENCH_BIN:-.carry/bench/agg_tc_bench}
 #   bench/run_agg_tc_bench.sh [bench args]   # build if missing, then run; log to $OUT/agg_tc_bench.log

@@ -1,4 +1,4 @@
-/* bspmm_tiles.h - host side of the tensor-core aggregation (templates/bspmm_bb_tc.cuh): the
+/* bspmm_tiles.h - host side of the tensor-core aggregation (bench/kernels/bspmm_bb_tc.cuh): the
  * tile format built from a CSR, and a reverse Cuthill-McKee renumbering that gathers a
  * graph's edges near the diagonal (fewer, denser tiles).  C11, header-only (static
  * inline functions), also compiled as C++ by bench/agg_tc_bench.cu.  Not used by the product.

@@ -39,9 +39,9 @@
 #ifndef BGNN_BSPMM_BB_TC_CUH
 #define BGNN_BSPMM_BB_TC_CUH
 
-#include "bgnn_common.cuh"
-#include "epilogue.cuh"
-#include "bmm_bb_tc.cuh" // mma_b1_and
+#include "../../templates/bgnn_common.cuh"
+#include "../../templates/epilogue.cuh"
+#include "../../templates/bmm_bb_tc.cuh" // mma_b1_and
 
 namespace bgnn {
 
