@@ -240,6 +240,13 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     return true;
 }
 
+/* Does a launch with an alternative kernel (plan.h) read buffer b as its features? */
+static bool alt_reads(const BgPlan *p, int b) {
+    for (int i = 0; i < p->nlaunches; i++)
+        if (p->launches[i].alt && p->launches[i].args[1] == b) return true;
+    return false;
+}
+
 /* The fraction of the floats in src (len bytes) that are not +-0 (a NaN counts as nonzero). */
 static double nonzero_fraction(const void *src, size_t len) {
     const float *x = src;
@@ -341,7 +348,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
             goto fail;
         }
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
-        if (pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32) density[b] = nonzero_fraction(src, len);
+        if (pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b)) density[b] = nonzero_fraction(src, len);
         free(tmp);
         if (!ok) goto fail;
     }

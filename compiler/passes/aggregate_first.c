@@ -79,9 +79,7 @@ bool bg_pass_aggregate_first(BgModule *m, BgDiagSink *d) {
         if (bg_inst_noperands(&z) > BG_FUSE_MAX_OPERANDS) continue;
 
         BgRef ru = bg_ir_insert(m, i, &u); /* right before the aggregation: its operands precede it */
-        z.args[0] = ru;
-        for (int k2 = 1; k2 < z.nargs; k2++)
-            if (z.args[k2] != BG_NONE && z.args[k2] >= ru) z.args[k2]++; /* (none do: they precede i) */
+        z.args[0] = ru; /* z's other operands precede the aggregation, so they keep their numbers */
         m->insts[i + 1] = z;
         uses = bg_uses_count(m, m->ninsts); /* the module grew: recount (rare: once a layer) */
         i++;

@@ -17,17 +17,14 @@
  * Runs after split-batchnorm (each reader has its own copy) and before fold-threshold. */
 #include "bg.h"
 
-static bool foldable(const BgModule *m, const BgInst *mm, int j) {
+static bool foldable(const BgModule *m, const BgInst *mm) {
     if (mm->op != BG_OP_BMM || mm->prec[0] != 'F' || mm->prec[1] != 'B' || mm->nsteps || mm->nargs != 2) return false;
     BgRef b = mm->args[0];
     if (b == BG_NONE || mm->args[1] == b) return false;
     const BgInst *bn = &m->insts[b];
     if (bn->op != BG_OP_BATCHNORM || bn->nsteps || bn->args[0] == BG_NONE) return false;
     if (m->insts[bn->args[0]].op != BG_OP_INPUT || m->insts[mm->args[1]].type.kind != BG_TY_B1) return false;
-    for (int i = 0; i < m->ninsts; i++) /* the product is the batchnorm's only reader */
-        for (int k = 0; k < m->insts[i].nargs; k++)
-            if (m->insts[i].args[k] == b && i != j) return false;
-    return true;
+    return bg_ir_use_count(m, b) == 1; /* the product is the batchnorm's only reader */
 }
 
 /* Rewrites the product at j; returns the index of the instruction that now defines y. */
@@ -89,6 +86,6 @@ bool bg_pass_fold_batchnorm_mm(BgModule *m, BgDiagSink *d) {
     (void)d;
     if (m->fp_strict) return true;
     for (int j = 0; j < m->ninsts; j++)
-        if (foldable(m, &m->insts[j], j)) j = fold(m, j);
+        if (foldable(m, &m->insts[j])) j = fold(m, j);
     return true;
 }
