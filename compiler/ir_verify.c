@@ -212,7 +212,10 @@ static void check_inst(V *v) {
         break;
     case BG_OP_SCL: {
         const BgType *r = arg(v, 1), *c = arg(v, 2);
-        if (!is_kind(a0, BG_TY_F32, 2) || !bg_type_eq(*a0, *t)) fail(v, "scl keeps an f32 matrix's type");
+        BgType tf = *a0;
+        tf.kind = BG_TY_F32;
+        if ((!is_kind(a0, BG_TY_F32, 2) && !is_kind(a0, BG_TY_B1, 2)) || !bg_type_eq(tf, *t))
+            fail(v, "scl maps an f32 or b1 matrix to f32 of its shape");
         else if (r && (!is_kind(r, BG_TY_F32, 1) || r->dim[0] != t->dim[0])) fail(v, "row factors must be f32[R]");
         else if (c && (!is_kind(c, BG_TY_F32, 1) || c->dim[0] != t->dim[1])) fail(v, "column factors must be f32[C]");
         else if (!r && !c) fail(v, "scl without factors");

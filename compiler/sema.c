@@ -640,8 +640,7 @@ static Val call_op(Sema *s, Call *c) {
             err(s, BG_E_ARITY, loc, "scl needs a tensor and at least one of rows:, cols:");
             return POISON;
         }
-        Val x = eval(s, slot[0]);
-        if (!want_prec(s, c, &x, 'F', "input")) return POISON;
+        Val x = eval(s, slot[0]); /* f32, or b1 read as +-1 (the result is f32) */
         if (x.type.rank != 2) {
             err(s, BG_E_SHAPE_MISMATCH, x.loc, "scl expects a matrix, but %s is %s", describe(s, &x), tystr(s, x.type));
             return POISON;
@@ -658,7 +657,9 @@ static Val call_op(Sema *s, Call *c) {
             return POISON;
         }
         BgRef a3[3] = {x.ref, f[0], f[1]};
-        return emit(s, BG_OP_SCL, NULL, x.type, a3, 3, loc);
+        BgType ft = x.type;
+        ft.kind = BG_TY_F32;
+        return emit(s, BG_OP_SCL, NULL, ft, a3, 3, loc);
     }
     if (strcmp(n, "concat") == 0) {
         if (!variant_ok(s, c, false) || !check_arity(s, c, 2, 8, "2 to 8 operands")) return POISON;

@@ -87,16 +87,16 @@ bool bg_ref_absmean(const BgTensor *x, BgTensor *y) {
 
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y) {
     memset(y, 0, sizeof *y);
-    if (!is_f32(x)) return false;
+    if (!is_rank2(x)) return false;
     int64_t nr = bg_tensor_rows(x), nc = bg_tensor_cols(x);
     if (rows && (!is_f32(rows) || rows->rank != 1 || rows->dim[0] != nr)) return false;
     if (cols && (!is_f32(cols) || cols->rank != 1 || cols->dim[0] != nc)) return false;
     if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
-    const float *xs = x->data, *rs = rows ? rows->data : NULL, *cs = cols ? cols->data : NULL;
+    const float *rs = rows ? rows->data : NULL, *cs = cols ? cols->data : NULL;
     float *ys = y->data;
     for (int64_t r = 0; r < nr; r++)
         for (int64_t c = 0; c < nc; c++) {
-            float v = xs[r * nc + c];
+            float v = bg_ref_value(x, r, c); /* b1: +-1 */
             if (rs) v = v * rs[r];
             if (cs) v = v * cs[c];
             ys[r * nc + c] = v;

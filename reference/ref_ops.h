@@ -23,7 +23,8 @@
 bool bg_ref_bin(const BgTensor *x, BgTensor *y);
 /* absmean: f32[R] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0. */
 bool bg_ref_absmean(const BgTensor *x, BgTensor *y);
-/* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]); rows (f32[R]) / cols (f32[C]) may be NULL. */
+/* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]), a b1 x read as +-1; rows (f32[R]) / cols
+ * (f32[C]) may be NULL.  y is f32. */
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
 /* bmm.XYZ: x [R,K] times w [K,M] (both row-major as in base.h) -> y [R,M], float products
  * in the order seq without fma. */

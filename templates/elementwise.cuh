@@ -14,12 +14,15 @@
 
 namespace bgnn {
 
-// scl: y = fl(fl(x * rf[r]) * cf[c]); absent factors are skipped (pointers unused).
-template <long long C, bool HAS_R, bool HAS_C>
-__device__ __forceinline__ void scl(long long rows, float *y, const float *x, const float *rf,
+// scl: y = fl(fl(x * rf[r]) * cf[c]); absent factors are skipped (pointers unused).  X ==
+// 'B': x is b1, read as +-1.
+template <char X, long long C, bool HAS_R, bool HAS_C>
+__device__ __forceinline__ void scl(long long rows, float *y, const void *xp, const float *rf,
                                     const float *cf) {
     store_all<'F', C>(rows, y, [&](long long r, long long c) {
-        float v = x[r * C + c];
+        float v;
+        if constexpr (X == 'B') v = pm1(get_bit((const u32 *)xp + r * words_of(C), c));
+        else v = ((const float *)xp)[r * C + c];
         if constexpr (HAS_R) v = fmul(v, rf[r]);
         if constexpr (HAS_C) v = fmul(v, cf[c]);
         return v;

@@ -316,7 +316,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         int k = 2;
         const char *rf = hr ? nm[k++] : "nullptr";
         const char *cf = hc ? nm[k++] : "nullptr";
-        bg_emit_line(e, "bgnn::scl<%lld, %s, %s>(rows, %s, %s, %s, %s);", (long long)C,
+        bg_emit_line(e, "bgnn::scl<'%c', %lld, %s, %s>(rows, %s, %s, %s, %s);", letter(*t0), (long long)C,
                      hr ? "true" : "false", hc ? "true" : "false", nm[0], nm[1], rf, cf);
         break;
     }

@@ -17,7 +17,7 @@ bool bg_pass_elim_scale_binarize(BgModule *m, BgDiagSink *d) {
         BgInst *in = &m->insts[i];
         if (in->op != BG_OP_BIN || in->nsteps) continue; /* a thresholded bin compares v itself */
         BgInst *s = &m->insts[in->args[0]];
-        if (s->op != BG_OP_SCL || !nonnegative(m, s->args[1]) || !nonnegative(m, s->args[2])) continue;
+        if (s->op != BG_OP_SCL || m->insts[s->args[0]].type.kind != BG_TY_F32 || !nonnegative(m, s->args[1]) || !nonnegative(m, s->args[2])) continue;
         in->args[0] = s->args[0];
     }
     return true;

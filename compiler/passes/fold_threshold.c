@@ -49,7 +49,7 @@ static bool as_step(const BgModule *m, const BgInst *x, BgStep *st, BgRef sl[4])
         sl[0] = x->args[1];
         return true;
     case BG_OP_SCL:
-        if (x->args[1] != BG_NONE || x->args[2] == BG_NONE) return false;
+        if (m->insts[x->args[0]].type.kind != BG_TY_F32 || x->args[1] != BG_NONE || x->args[2] == BG_NONE) return false;
         st->kind = BG_STEP_SCL;
         sl[1] = x->args[2];
         return true;

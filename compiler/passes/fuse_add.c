@@ -53,6 +53,7 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
         BgRef x = BG_NONE, sl[2] = {BG_NONE, BG_NONE};
         BgStepKind k;
         if (in->op == BG_OP_SCL) {
+            if (m->insts[in->args[0]].type.kind != BG_TY_F32) continue; /* scales +-1, not the producer's float */
             k = BG_STEP_SCL;
             x = in->args[0];
             sl[0] = in->args[1];

@@ -363,9 +363,14 @@ static void gen_step(Gen *g) {
         GenVal *src = gen_pick(g, 'F');
         GenVal *y;
         if (gen_rand(g, 3) == 0) { /* a user factor: may be negative, so never removable */
+            /* every other time, of a b1 value of that width when there is one (GIN's
+             * (1 + eps) v(h)); chosen without a draw, so the random stream stays as it was */
+            const GenVal *xs = xf;
+            for (int i = 0; i < g->nv && (g->nv & 1); i++)
+                if (g->v[i].prec == 'B' && g->v[i].width == xf->width) xs = &g->v[i];
             gen_param(g, 'F', xf->width, 0, w);
             y = gen_new(g, 'F', xf->width);
-            gen_put(g, "%s = scl(%s, cols: %s)\n", y->name, xf->name, w);
+            gen_put(g, "%s = scl(%s, cols: %s)\n", y->name, xs->name, w);
         } else {
             gen_param(g, 'B', gen_width(g), xf->width, w);
             y = gen_new(g, 'F', xf->width);

@@ -148,6 +148,15 @@ static void test_absmean_scl(void) {
     float e3[] = {2, 4, 1.5f, 2};
     for (int i = 0; i < 4; i++) CHECK(((float *)y.data)[i] == e3[i]);
     bg_tensor_free(&y);
+    /* a b1 operand is read as +-1 (bits of 1, 2, -0.0, -4), the result is f32 */
+    float sb[] = {1, 2, -0.0f, -4};
+    BgTensor bx = mk_b1(2, 2, 2, sb);
+    CHECK(bg_ref_scl(&bx, &r, &c, &y));
+    CHECK(y.dtype == BG_DT_F32);
+    float e4[] = {20, -2, -5, 0.5f};
+    for (int i = 0; i < 4; i++) CHECK(((float *)y.data)[i] == e4[i]);
+    bg_tensor_free(&y);
+    bg_tensor_free(&bx);
     BgTensor bad = mk_f32(1, 3, 0, NULL);
     CHECK(!bg_ref_scl(&sx, &bad, NULL, &y));
     CHECK(y.data == NULL);
