@@ -23,6 +23,7 @@
  *                                     parameters and earlier prep outputs; alt: a second kernel
  *                                     of the same launch and its threads per row, plan.h)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
+ *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -174,6 +175,8 @@ char *bg_manifest_write(const BgPlan *p) {
     }
     if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
     else line(&e, "fused 0 kernel=- block=0");
+    if (p->blocks) line(&e, "blocks 1 kernel=%s block=%d", p->blocks_kernel, p->blocks_block);
+    else line(&e, "blocks 0 kernel=- block=0");
     line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
         const BgPlanOutput *o = &p->outputs[i];
@@ -792,6 +795,24 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             p->fused_block = (int)fb;
         } else if (strcmp(fk, "-") != 0 || fb != 0) {
             fail(r, "malformed fused kernel line");
+            goto fail;
+        }
+    }
+    {
+        long long bz, bb;
+        if (!expect_line(r, "blocks", 4) || !parse_int(r, r->tok[1], "blocks", 0, 1, &bz)) goto fail;
+        const char *bk = val(r, 2, "kernel");
+        if (!bk || !parse_int_field(r, 3, "block", 0, 1024, &bb)) goto fail;
+        if (bz) {
+            if (!ident_ok(bk, false) || bb < 32 || bb % 32 || !bg_plan_blocks_ok(p)) {
+                fail(r, "malformed per-graph kernel line (or a plan that cannot have one)");
+                goto fail;
+            }
+            p->blocks = true;
+            p->blocks_kernel = bg_arena_strdup(a, bk);
+            p->blocks_block = (int)bb;
+        } else if (strcmp(bk, "-") != 0 || bb != 0) {
+            fail(r, "malformed per-graph kernel line");
             goto fail;
         }
     }

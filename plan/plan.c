@@ -85,6 +85,16 @@ bool bg_plan_prep_output(const BgPlan *p, int b) {
     return false;
 }
 
+bool bg_plan_blocks_ok(const BgPlan *p) {
+    if (!p->uses_graph_ptr || p->nlaunches == 0 || p->nbufs > BG_PLAN_FUSED_MAX_BUFS) return false;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        BgRowKind k = l->rows.kind;
+        if (!l->prep && k != BG_ROWS_N && k != BG_ROWS_G && k != BG_ROWS_ITEMS) return false;
+    }
+    return true;
+}
+
 int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {

@@ -82,13 +82,26 @@
  * 32-bit counter `bar` (a device word the runtime zeroes once per bound instance; it is
  * left reusable) separates phases.  Buffers of 0 bytes are passed as NULL.  The separate
  * per-launch kernels stay in the cubin: the runtime uses them where cooperative launch is
- * unavailable or the device refuses the grid. */
+ * unavailable or the device refuses the grid.
+ *
+ * ---- The per-graph kernel (batches of small graphs) --------------------------------------
+ * When `blocks` (a model with G-shaped values, i.e. a readout, whose every launch runs over
+ * N, G or a graph's items: bg_plan_blocks_ok), the cubin also holds
+ *   extern "C" __global__ void bgnn_graphs(long long n, long long ngraphs, unsigned *bar,
+ *                                          B0 *buf0, B1 *buf1, ...);  // as the fused kernel
+ * launched with grid (1, Y, 1), 1 <= Y <= 65535, and blocks_block threads: block y runs the
+ * whole model (every non-prep launch in order, __syncthreads between phases; bar unused)
+ * for graphs y, y + Y, ... one after the other, over that graph's rows only (node rows
+ * graph_ptr[g] .. graph_ptr[g+1]-1, graph row g).  Valid only for a block-diagonal batch:
+ * no edge between two graphs (the runtime checks before it uses the kernel).  The fast
+ * aggregation runs as the plain one there (same bits); other kernels as in the plan. */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 3 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep= */
+#define BG_MANIFEST_VERSION 4 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+                                 * 4: the blocks line (the per-graph kernel) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -210,8 +223,18 @@ typedef struct BgPlan {
     bool fused;           /* the cubin has the one-kernel form (see above) */
     const char *fused_kernel; /* "bgnn_model" when fused, else NULL */
     int fused_block;      /* threads per block of the fused kernel */
+    bool blocks;          /* the cubin has the per-graph kernel (see above) */
+    const char *blocks_kernel; /* "bgnn_graphs" when blocks, else NULL */
+    int blocks_block;     /* its threads per block */
     bool fp_strict;       /* compiled with --fp-strict: every float reduction seq, no fma */
 } BgPlan;
+
+/* Can the plan have the per-graph kernel (see above)?  It reads GRAPH_PTR and every non-prep
+ * launch has rows N, G or ITEMS (the fast aggregation's, run per graph as plain rows). */
+bool bg_plan_blocks_ok(const BgPlan *p);
+/* Largest graph (nodes) for which the runtime's auto choice takes the per-graph kernel; a
+ * batch with a larger member runs the separate launches (BGNN_BATCH_KERNEL forces either). */
+#define BG_PLAN_BLOCKS_MAX_NODES 1024
 
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500

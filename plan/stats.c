@@ -89,6 +89,10 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_sb_printf(&s, "kernels %d, launches per run %d, grid-wide syncs 0, device buffers %d, graph tables %d\n",
                      p->nlaunches - nprep, p->nlaunches - nprep, p->nbufs, p->ngraphs);
     }
+    if (p->blocks)
+        bg_sb_printf(&s, "batches: per-graph kernel %s (a block of %d threads runs the whole model for one graph; "
+                         "1 launch per run for a block-diagonal batch of graphs up to %d nodes)\n",
+                     p->blocks_kernel, p->blocks_block, BG_PLAN_BLOCKS_MAX_NODES);
     if (nprep)
         bg_sb_printf(&s, "prep: %d launches of parameters alone, run once when the weights are bound (not per run)\n",
                      nprep);
@@ -155,6 +159,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_string(&j, "fused_kernel", p->fused_kernel);
         bg_json_int(&j, "phases", nph);
     }
+    if (p->blocks) bg_json_string(&j, "blocks_kernel", p->blocks_kernel);
     bg_json_int(&j, "kernels", p->nlaunches - n_prep(p));
     bg_json_int(&j, "prep_launches", n_prep(p));
     bg_json_int(&j, "launches_per_run", p->fused ? 1 : p->nlaunches - n_prep(p));

@@ -185,8 +185,8 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
 
 /* ---- execution modes ------------------------------------------------------------------ */
 const char *bg_exec_mode_name(BgExecMode m) {
-    static const char *const names[] = {"auto", "coop", "graph", "launches"};
-    return (unsigned)m < 4 ? names[m] : "?";
+    static const char *const names[] = {"auto", "coop", "graph", "launches", "blocks"};
+    return (unsigned)m < 5 ? names[m] : "?";
 }
 
 bool bg_exec_mode_parse(const char *s, BgExecMode *out) {
@@ -198,7 +198,21 @@ bool bg_exec_mode_parse(const char *s, BgExecMode *out) {
     return false;
 }
 
-/* BGNN_EXEC, BGNN_COOP_GRID and BGNN_SCHED_GROUP_MIN_ROWS (environment) into the instance. */
+/* Environment variable `name` as the index of one of three words (unset or empty: 0). */
+static bool env_choice(const char *name, const char *const words[3], int *out, BgDiagSink *d) {
+    const char *v = getenv(name);
+    if (!v || !*v) return true;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(v, words[i]) == 0) {
+            *out = i;
+            return true;
+        }
+    bg_diag_error(d, BG_E_OPTION, "%s='%.40s': expected %s, %s or %s", name, v, words[0], words[1], words[2]);
+    return false;
+}
+
+/* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL and
+ * BGNN_SCHED_GROUP_MIN_ROWS (environment) into the instance. */
 static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     r->mode = BG_EXEC_AUTO;
     const char *e = getenv("BGNN_EXEC");
@@ -216,16 +230,10 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         }
         r->coop_grid_request = v;
     }
-    const char *fk = getenv("BGNN_FEATURES_KERNEL");
-    if (fk && *fk) {
-        if (strcmp(fk, "auto") == 0) r->features_kernel = 0;
-        else if (strcmp(fk, "rows") == 0) r->features_kernel = 1;
-        else if (strcmp(fk, "tiled") == 0) r->features_kernel = 2;
-        else {
-            bg_diag_error(d, BG_E_OPTION, "BGNN_FEATURES_KERNEL='%.40s': expected auto, rows or tiled", fk);
-            return false;
-        }
-    }
+    static const char *const fks[] = {"auto", "rows", "tiled"}, *const bks[] = {"auto", "layers", "graphs"};
+    if (!env_choice("BGNN_FEATURES_KERNEL", fks, &r->features_kernel, d) ||
+        !env_choice("BGNN_BATCH_KERNEL", bks, &r->batch_kernel, d))
+        return false;
     r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
     const char *sg = getenv("BGNN_SCHED_GROUP_MIN_ROWS");
     if (sg && *sg) {
@@ -255,6 +263,44 @@ static double nonzero_fraction(const void *src, size_t len) {
     return n ? (double)nz / (double)n : 0.0;
 }
 
+/* Whether the per-graph kernel can run this batch: a graph_ptr, and no edge between two of its
+ * graphs.  *largest = the most nodes of one graph. */
+static bool block_diagonal(const BgGraph *gr, int64_t *largest) {
+    *largest = 0;
+    if (!gr || !gr->graph_ptr) return false;
+    for (int64_t k = 0; k < gr->ngraphs; k++) {
+        const int64_t lo = gr->graph_ptr[k], hi = gr->graph_ptr[k + 1];
+        if (hi - lo > *largest) *largest = hi - lo;
+        for (int64_t e = gr->rowptr[lo]; e < gr->rowptr[hi]; e++)
+            if (gr->col[e] < lo || gr->col[e] >= hi) return false;
+    }
+    return true;
+}
+
+/* use_blocks (see rt.h) for the bound graph; false with an error when BGNN_BATCH_KERNEL=graphs
+ * asks for what cannot be. */
+static bool choose_blocks(const BgPlan *p, const BgGraph *gr, BgGpuRun *r, BgDiagSink *d) {
+    int64_t largest = 0;
+    const char *why = NULL;
+    char buf[sizeof r->blocks_why];
+    if (!p->blocks) why = "the model has no per-graph kernel";
+    else if (!gr || !gr->graph_ptr) why = "the graph is not a batch (no graph_ptr)";
+    else if (!block_diagonal(gr, &largest)) why = "the batch has edges between two of its graphs";
+    else if (r->batch_kernel == 1) why = "BGNN_BATCH_KERNEL=layers";
+    else if (r->batch_kernel == 0 && largest > BG_PLAN_BLOCKS_MAX_NODES) {
+        snprintf(buf, sizeof buf, "its largest graph has %lld nodes (the per-graph kernel takes up to %d)",
+                 (long long)largest, BG_PLAN_BLOCKS_MAX_NODES);
+        why = buf;
+    }
+    if (why && r->batch_kernel == 2) {
+        bg_diag_error(d, BG_E_OPTION, "BGNN_BATCH_KERNEL=graphs: %s", why);
+        return false;
+    }
+    r->use_blocks = !why;
+    snprintf(r->blocks_why, sizeof r->blocks_why, "%s", why && p->blocks ? why : "");
+    return true;
+}
+
 bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     double *density = NULL; /* per buffer: the nonzero fraction of an uploaded INPUT */
@@ -267,7 +313,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
     out->gsz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->gsz);
     out->n = bd->graph ? bd->graph->n : 0;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
-    if (!exec_options(out, d)) goto fail;
+    if (!exec_options(out, d) || !choose_blocks(p, bd->graph, out, d)) goto fail;
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
         out->gsz[gi].nnz = adj->nnz;
@@ -440,6 +486,17 @@ static bool launch_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink 
     return !any || bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "preparing the parameters", d);
 }
 
+/* The parameters of the one-kernel forms (the fused and the per-graph kernel: n, ngraphs, the
+ * barrier word, every buffer) pointing at *nn, *ng, *bar and r's buffers (free it). */
+static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long long *ng, BgCUdeviceptr *bar) {
+    void **pv = bg_xcalloc((size_t)p->nbufs + 4, sizeof *pv);
+    pv[0] = nn;
+    pv[1] = ng;
+    pv[2] = bar;
+    for (int b = 0; b < p->nbufs; b++) pv[3 + b] = &r->ptr[b];
+    return pv;
+}
+
 /* The fused kernel in one cooperative launch.  Returns false with *refused set (and a
  * reason in r->coop_refused, nothing reported) when the device cannot take the grid;
  * false with a diagnostic on any other failure. */
@@ -472,11 +529,7 @@ static bool launch_coop(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     }
     long long nn = r->n, ng = r->ngraphs;
     BgCUdeviceptr bar = r->bar;
-    void **pv = bg_xcalloc((size_t)p->nbufs + 4, sizeof *pv);
-    pv[0] = &nn;
-    pv[1] = &ng;
-    pv[2] = &bar;
-    for (int b = 0; b < p->nbufs; b++) pv[3 + b] = &r->ptr[b];
+    void **pv = model_params(p, r, &nn, &ng, &bar);
     BgCUresult res = g->cu.cuLaunchCooperativeKernel(gm->fused_fn, (unsigned)grid, 1, 1,
                                                      (unsigned)p->fused_block, 1, 1, 0, stream, pv);
     free(pv);
@@ -531,9 +584,30 @@ struct Timed;
 static bool time_median(const struct Timed *w, BgCUstream stream, int repeat, double *median_ms);
 static bool auto_choose(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d);
 
+/* The per-graph kernel: one block per graph, at most 65535 blocks (each then takes several
+ * graphs in turn). */
+static bool launch_blocks(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d) {
+    const BgPlan *p = gm->plan;
+    if (r->ngraphs <= 0) return true; /* no graphs: nothing to compute */
+    long long nn = r->n, ng = r->ngraphs;
+    BgCUdeviceptr bar = r->bar;
+    void **pv = model_params(p, r, &nn, &ng, &bar);
+    unsigned gy = ng < 65535 ? (unsigned)ng : 65535u;
+    BgCUresult res = g->cu.cuLaunchKernel(gm->blocks_fn, 1, gy, 1, (unsigned)p->blocks_block, 1, 1, 0, stream, pv, NULL);
+    free(pv);
+    char what[160];
+    snprintf(what, sizeof what, "launching %s (%u blocks of %d)", p->blocks_kernel, gy, p->blocks_block);
+    return bg_cuda_check(&g->cu, res, what, d);
+}
+
 bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                        BgDiagSink *d) {
     r->last_stream = stream;
+    if (r->use_blocks && gm->blocks_fn) {
+        if (!launch_blocks(g, gm, r, stream, d)) return false;
+        r->used = BG_EXEC_BLOCKS;
+        return true;
+    }
     BgExecMode m = r->mode;
     if (m == BG_EXEC_AUTO && gm->fused_fn && !r->coop_refused[0] && r->auto_choice == BG_EXEC_AUTO &&
         !auto_choose(g, gm, r, stream, d))

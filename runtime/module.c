@@ -172,6 +172,15 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
                 BG_CUDA_SUCCESS)
             out->fused_grid_max = per_sm * g->nsm;
     }
+    if (p->blocks) {
+        r = g->cu.cuModuleGetFunction(&out->blocks_fn, out->mod, p->blocks_kernel);
+        if (r != BG_CUDA_SUCCESS) {
+            out->blocks_fn = NULL;
+            bg_diag_error(d, BG_E_MANIFEST, "%s: the manifest names the per-graph kernel '%s', which the cubin lacks",
+                          what, p->blocks_kernel);
+            goto fail;
+        }
+    }
     return true;
 fail:
     bg_gpu_model_free(g, out);

@@ -58,6 +58,7 @@ typedef struct BgGpuModel {
     BgCUfunction fused_fn;   /* the one-kernel form (plan->fused), else NULL */
     int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
                                 SMs); 0 when it cannot be launched cooperatively here */
+    BgCUfunction blocks_fn;  /* the per-graph kernel (plan->blocks), else NULL */
 } BgGpuModel;
 
 /* Reads the plan from the cubin (bg_cubin_plan), checks its arch against the device
@@ -75,8 +76,10 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m);
  * and of GRAPH (CUDA events, median) and keeps the faster for every later run (auto_ms
  * records both); without a fused kernel it is GRAPH.  If the device refuses the cooperative grid (too large,
  * not supported), AUTO falls back to GRAPH for this and every later run of the instance and
- * says why in coop_refused; an explicit COOP reports the refusal as an error instead. */
-typedef enum { BG_EXEC_AUTO, BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES } BgExecMode;
+ * says why in coop_refused; an explicit COOP reports the refusal as an error instead.
+ * BLOCKS (not a BGNN_EXEC value) is the per-graph kernel, which a batch of small graphs runs
+ * instead of all of these (use_blocks, chosen at binding; BGNN_BATCH_KERNEL). */
+typedef enum { BG_EXEC_AUTO, BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES, BG_EXEC_BLOCKS } BgExecMode;
 #define BG_AUTO_TRIALS 15
 const char *bg_exec_mode_name(BgExecMode m);
 /* Parses "auto", "coop", "graph", "launches"; false for anything else. */
@@ -108,6 +111,11 @@ typedef struct BgGpuRun {
     int features_kernel;  /* BGNN_FEATURES_KERNEL: 0 auto (by the features' density), 1 rows, 2 tiled */
     bool *use_alt;        /* per launch: run its alternative kernel (plan.h BgPlanLaunch.alt: the
                            * bound features are dense, or on the device only); chosen at binding */
+    int batch_kernel;     /* BGNN_BATCH_KERNEL: 0 auto, 1 layers (the launches), 2 graphs (per-graph kernel) */
+    bool use_blocks;      /* every run is one launch of the per-graph kernel (plan.h): a block-
+                           * diagonal batch whose largest graph has at most
+                           * BG_PLAN_BLOCKS_MAX_NODES nodes (auto), or batch_kernel 2 */
+    char blocks_why[160]; /* why a batched plan with the kernel does not use it ("" if it does) */
 } BgGpuRun;
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then

@@ -8,6 +8,7 @@
  * carries its own plan.  The text is byte-for-byte deterministic for a given module. */
 #include "emit.h"
 #include "codegen.h"
+#include "cg_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ BgPlan *bg_codegen_plan(const BgModule *m, const char *arch, BgArena *a, BgDiagS
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
-static const char *ctype(BgBufKind k) {
+const char *bg_cg_ctype(BgBufKind k) {
     switch (k) {
     case BG_BUF_F32: return "float";
     case BG_BUF_B1:
@@ -74,12 +75,8 @@ static unsigned f32_bits(float f) {
 
 /* The IR printout split at its newlines: lines[k] is where line k starts (malloc'd; one more
  * entry than newlines), so that finding an instruction's line does not rescan the text. */
-typedef struct IrLines {
-    const char **lines;
-    int n;
-} IrLines;
 
-static IrLines ir_lines(const char *ir) {
+IrLines bg_cg_ir_lines(const char *ir) {
     IrLines l = {NULL, 1};
     for (const char *s = ir; (s = strchr(s, '\n')) != NULL; s++) l.n++;
     l.lines = bg_xmalloc(sizeof(char *) * (size_t)l.n);
@@ -91,7 +88,7 @@ static IrLines ir_lines(const char *ir) {
 
 /* Line i+1 of the IR printout (instruction i) without its "; L:C" suffix, runs of
  * spaces collapsed, characters unsafe in a // comment replaced. */
-static char *ir_line(const IrLines *ir, int i) {
+char *bg_cg_ir_line(const IrLines *ir, int i) {
     if (i + 1 >= ir->n) return NULL;
     const char *s = ir->lines[i + 1];
     if (!*s) return NULL;
@@ -127,7 +124,7 @@ static void row_expr(BgEmit *e, BgRowExpr r) {
 
 /* Buffers a kernel writes besides its output: the split-row buffers of the fast
  * aggregation (neither const nor __restrict__ in the fused kernel). */
-static bool scratch_buf(const BgPlanBuf *b) {
+bool bg_cg_scratch_buf(const BgPlanBuf *b) {
     return b->role == BG_ROLE_GRAPH && (b->garr == BG_GARR_PARTIAL || b->garr == BG_GARR_DONE);
 }
 
@@ -135,7 +132,7 @@ static bool scratch_buf(const BgPlanBuf *b) {
 
 /* Launch argument index of the first step operand: the step operands (none slots skipped)
  * come last (plan.c). */
-static int step_first_arg(const BgInst *in, int nlaunch_args) {
+int bg_cg_step_first_arg(const BgInst *in, int nlaunch_args) {
     int n = 0;
     for (int k = bg_inst_nbase(in); k < in->nargs; k++) n += in->args[k] != BG_NONE;
     return nlaunch_args - n;
@@ -243,7 +240,7 @@ static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *
     BgStrBuf b = {0};
     bg_sb_printf(&b, "%s", "");
     if (in->nsteps && in->op != BG_OP_BSPMM_MM) { /* bspmm_mm: its own EM and EPI (emit_call) */
-        int k = step_first_arg(in, l->nargs);
+        int k = bg_cg_step_first_arg(in, l->nargs);
         if (with_pro) {
             bg_sb_printf(&b, ", ");
             pro_expr(&b, in, nm, &k);
@@ -255,8 +252,8 @@ static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *
 }
 
 /* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
-static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
-                      const char *const *nm, BgDiagSink *d) {
+bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
+                     const char *const *nm, bool plain_agg, BgDiagSink *d) {
     const BgInst *in = &m->insts[l->inst];
     const BgType ty = in->type;
     int64_t C = kcols(ty);
@@ -272,7 +269,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         break;
     case BG_OP_THRESHOLD: {
         BgStrBuf b = {0};
-        int k = step_first_arg(in, l->nargs);
+        int k = bg_cg_step_first_arg(in, l->nargs);
         steps_expr(&b, m, in, nm, &k);
         char *ch = bg_sb_take(&b);
         bg_emit_line(e, "bgnn::threshold<%lld>(rows, %s, %s);", (long long)C, nm[0], ch);
@@ -297,7 +294,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     case BG_OP_ABSMEAN: {
         /* its batchnorm prologue (dup-batchnorm, fuse-batchnorm) as the reduction reads x */
         BgStrBuf pb = {0};
-        int k = step_first_arg(in, l->nargs);
+        int k = bg_cg_step_first_arg(in, l->nargs);
         pro_expr(&pb, in, nm, &k);
         char *pe = bg_sb_take(&pb);
         bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s, %s);", (long long)kcols(*t0), nm[0], nm[1], pe);
@@ -363,7 +360,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         }
         if (tiled) { /* the tiled FB kernel (plan.c gives its shape) */
             /* its batchnorm prologue: BN 0 none, 1 mean/var, 2 + gamma, 3 + beta, 4 + both */
-            int bn = 0, k = step_first_arg(in, l->nargs);
+            int bn = 0, k = bg_cg_step_first_arg(in, l->nargs);
             const char *sl[4] = {"nullptr", "nullptr", "nullptr", "nullptr"};
             unsigned eps = 0u;
             if (in->npro) {
@@ -385,6 +382,11 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
     }
     case BG_OP_BSPMM: {
         const BgInst *g = &m->insts[in->args[0]];
+        if (bg_plan_bspmm_fast(m, in) && plain_agg) { /* the same sum, one row at a time (no colf: unit) */
+            bg_emit_line(e, "bgnn::bspmm_adjb<'B', '%c', %lld, true, %d>(rows, %s, %s, %s, %s, nullptr, %s);", in->prec[2],
+                         (long long)C, (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4]);
+            break;
+        }
         if (bg_plan_bspmm_fast(m, in)) { /* y, rowptr, col, rowf, x, items, partial, done */
             int method = in->attrs.method == BG_METHOD_AUTO ? (int)BG_METHOD_POPC2 : (int)in->attrs.method;
             bg_emit_line(e, "bgnn::bspmm_bb_csr<%lld, '%c', %d, false>(n, %s, %s, %s, %s, %s, (const int4 *)%s + 1, %s[0], %s[2], %s, (unsigned *)%s);",
@@ -421,7 +423,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
         bool wt = p->bufs[l->args[ix + 1]].kind == BG_BUF_B1T;
         int64_t K = kcols(m->insts[in->args[1]].type);
         BgStrBuf em = {0}, epi = {0};
-        int k = step_first_arg(in, l->nargs);
+        int k = bg_cg_step_first_arg(in, l->nargs);
         steps_range(&em, m, in, 0, in->npro, nm, &k);
         steps_range(&epi, m, in, in->npro, in->nsteps, nm, &k);
         char *ems = bg_sb_take(&em), *epis = bg_sb_take(&epi);
@@ -465,7 +467,7 @@ static bool emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPla
 /* Wrapper parameter names by op and position (args[0] is always the output). */
 static const char *param_base(const BgModule *m, const BgInst *in, int k, int nargs) {
     if (k == 0) return "y";
-    int first = step_first_arg(in, nargs);
+    int first = bg_cg_step_first_arg(in, nargs);
     if (k >= first) { /* a fused step's operand (plan.c: after the op's own, none skipped) */
         static const char *const names[BG_STEP_COUNT][4] = {
             {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}};
@@ -520,7 +522,7 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
 static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
     const BgType *t0 = &m->insts[in->args[0]].type;
-    int k = step_first_arg(in, l->nargs);
+    int k = bg_cg_step_first_arg(in, l->nargs);
     const char *scale = "nullptr";
     if (in->npro) { /* scl none, s */
         (void)slot_name(in, 0, 0, nm, &k);
@@ -537,6 +539,26 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 }
 
 /* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */
+
+void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const char *src, const BgPlanLaunch *l,
+                      int i, int phase) {
+    int line = 0, col = 0;
+    const BgInst *in = &m->insts[l->inst];
+    if (m->src) bg_source_linecol(m->src, in->loc.off, &line, &col);
+    char *irl = bg_cg_ir_line(ir, l->inst);
+    bg_emit_line(e, "{ // phase %d, launch %d: %s:%d:%d  %s", phase, i, src, line, col, irl ? irl : "");
+    free(irl);
+    bg_emit_indent(e, 1);
+}
+
+void bg_cg_buffer_params(BgEmit *e, const BgPlan *p) {
+    for (int b = 0; b < p->nbufs; b++) {
+        const BgPlanBuf *pb = &p->bufs[b];
+        if (pb->role == BG_ROLE_TEMP || bg_cg_scratch_buf(pb)) bg_emit_printf(e, ",\n        %s *b%d", bg_cg_ctype(pb->kind), b);
+        else bg_emit_printf(e, ",\n        const %s *__restrict__ b%d", bg_cg_ctype(pb->kind), b);
+    }
+    bg_emit_printf(e, ") {\n");
+}
 
 /* One kernel running every launch in order, phases separated by bgnn::grid_sync.  Every
  * plan buffer is a parameter b<index>; the computed (TEMP) ones are neither const nor
@@ -555,12 +577,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
                       "        unsigned *__restrict__ bar",
                    p->fused_block, p->fused_kernel);
-    for (int b = 0; b < p->nbufs; b++) {
-        const BgPlanBuf *pb = &p->bufs[b];
-        if (pb->role == BG_ROLE_TEMP || scratch_buf(pb)) bg_emit_printf(e, ",\n        %s *b%d", ctype(pb->kind), b);
-        else bg_emit_printf(e, ",\n        const %s *__restrict__ b%d", ctype(pb->kind), b);
-    }
-    bg_emit_printf(e, ") {\n");
+    bg_cg_buffer_params(e, p);
     bg_emit_indent(e, 1);
     bg_emit_line(e, "(void)n;");
     bg_emit_line(e, "(void)ngraphs;");
@@ -572,19 +589,13 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         if (l->prep) continue; /* run once when the parameters are bound (its own kernel) */
         if (last >= 0 && phase[i] != last) bg_emit_line(e, "bgnn::grid_sync(bar);");
         last = phase[i];
-        int line = 0, col = 0;
-        const BgInst *in = &m->insts[l->inst];
-        if (m->src) bg_source_linecol(m->src, in->loc.off, &line, &col);
-        char *irl = ir_line(ir, l->inst);
-        bg_emit_line(e, "{ // phase %d, launch %d: %s:%d:%d  %s", phase[i], i, src, line, col, irl ? irl : "");
-        free(irl);
-        bg_emit_indent(e, 1);
+        bg_cg_phase_open(e, m, ir, src, l, i, phase[i]);
         row_expr(e, l->rows);
         for (int k = 0; k < l->nargs; k++) {
             snprintf(names[k], sizeof names[k], "b%d", l->args[k]);
             nm[k] = names[k];
         }
-        ok = emit_call(e, m, p, l, nm, d);
+        ok = bg_cg_emit_call(e, m, p, l, nm, false, d);
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");
     }
@@ -612,7 +623,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     }
     char *manifest = bg_manifest_write(p);
     char *ir_text = bg_ir_print(m);
-    IrLines irl_index = ir_lines(ir_text), *ir = &irl_index;
+    IrLines irl_index = bg_cg_ir_lines(ir_text), *ir = &irl_index;
     const char *src = m->src && m->src->name ? base_name(m->src->name) : "<module>";
 
     /* Which template families the launches use. */
@@ -678,7 +689,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_emit_line(&e, "%s", "");
         int line = 0, col = 0;
         if (m->src) bg_source_linecol(m->src, in->loc.off, &line, &col);
-        char *irl = ir_line(ir, l->inst);
+        char *irl = bg_cg_ir_line(ir, l->inst);
         bg_emit_line(&e, "// %s:%d:%d  %s", src, line, col, irl ? irl : "");
         free(irl);
         char rows[32];
@@ -703,21 +714,22 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             for (int k = 0; k < l->nargs; k++) {
                 nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
                 const BgPlanBuf *b = &p->bufs[l->args[k]];
-                bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !scratch_buf(b) ? "const " : "",
-                               ctype(b->kind), nm[k]);
+                bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !bg_cg_scratch_buf(b) ? "const " : "",
+                               bg_cg_ctype(b->kind), nm[k]);
             }
             bg_emit_printf(&e, ") {\n");
             bg_emit_indent(&e, 1);
             row_expr(&e, l->rows);
             bg_emit_line(&e, "(void)n;");
             bg_emit_line(&e, "(void)ngraphs;");
-            ok = alt ? emit_dense_alt(&e, m, l, nm) : emit_call(&e, m, p, l, nm, d);
+            ok = alt ? emit_dense_alt(&e, m, l, nm) : bg_cg_emit_call(&e, m, p, l, nm, false, d);
             bg_emit_indent(&e, -1);
             bg_emit_line(&e, "}");
         }
     }
 
     if (ok && p->fused) ok = emit_fused(&e, m, p, ir, src, d);
+    if (ok && p->blocks) ok = bg_cg_emit_blocks(&e, m, p, ir, src, d);
 
     if (ok) {
         size_t mlen = strlen(manifest);

@@ -465,5 +465,11 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         c.p->fused_kernel = "bgnn_model";
         c.p->fused_block = BLOCK;
     }
+    /* The per-graph kernel, for batches of small graphs (plan.h). */
+    if (bg_plan_blocks_ok(c.p)) {
+        c.p->blocks = true;
+        c.p->blocks_kernel = "bgnn_graphs";
+        c.p->blocks_block = BLOCK;
+    }
     return c.p;
 }

@@ -14,7 +14,8 @@
  * BGNN_GPU_TEST_ONLY=a.bgnn,b.bgnn: only these examples.  Exit 77 without
  * a GPU. */
 #include "bgtest.h"
-#include "gpu_compare.h"
+#include "gpu_run_compare.h"
+#include "synth_graph.h"
 #include "bgnn/bgnn.h"
 #include "driver.h"
 
@@ -32,7 +33,6 @@ static void dump(BgDiagSink *d) {
     free(t);
 }
 
-static int64_t rdim(int64_t v, int64_t n, int64_t g) { return v == BG_DIM_N ? n : v == BG_DIM_G ? g : v; }
 
 typedef struct Case {
     const char *model_path;   /* the name, for messages */
@@ -42,9 +42,10 @@ typedef struct Case {
     BgGpuModel *gm;
 } Case;
 
-/* One model on one graph: GPU vs interpreter, every kept value. */
+/* One model on one graph: GPU vs interpreter, every kept value.  diagonal: the graph is a
+ * block-diagonal batch (no edge between two graphs), which the per-graph kernel can run. */
 static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *feat, const char *what,
-                     BgCUstream stream) {
+                     bool diagonal, BgCUstream stream) {
     BgDiagSink d;
     bg_diag_init(&d);
     const BgPlan *p = cs->gm->plan;
@@ -59,16 +60,26 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
                bg_interp_run(cs->m, &b, &res, &all, &d);
     CHECK(bound);
     CHECK(cpu);
+    /* auto takes the per-graph kernel for a block-diagonal batch of graphs up to
+     * BG_PLAN_BLOCKS_MAX_NODES nodes, when the model has one */
+    int64_t largest = 0;
+    for (int64_t k = 0; graph->graph_ptr && k < graph->ngraphs; k++)
+        if (graph->graph_ptr[k + 1] - graph->graph_ptr[k] > largest) largest = graph->graph_ptr[k + 1] - graph->graph_ptr[k];
+    const bool blocks_fit = p->blocks && diagonal && graph->graph_ptr;
+    if (bound) CHECK(run.use_blocks == (blocks_fit && largest <= BG_PLAN_BLOCKS_MAX_NODES));
     /* Every execution mode the model has: the fused cooperative kernel, a CUDA graph of the
      * separate kernels, the separate kernels launched one by one.  Temporaries are filled
      * with 0xff between modes, so each mode's results are its own (not the prep launches'
      * outputs: computed once at binding, like the parameters). */
     /* The 4th pass asks for a cooperative grid one block larger than the device holds: auto
-     * mode must refuse it cleanly and run the separate kernels (a CUDA graph) instead. */
-    static const BgExecMode modes[] = {BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES, BG_EXEC_AUTO};
-    static const char *const mode_names[] = {"coop", "graph", "launches", "too-big"};
-    for (int mi = 0; mi < 4 && bound && cpu; mi++) {
+     * mode must refuse it cleanly and run the separate kernels (a CUDA graph) instead.  The
+     * 5th runs the per-graph kernel (forced also where auto would not take it: large graphs). */
+    static const BgExecMode modes[] = {BG_EXEC_COOP, BG_EXEC_GRAPH, BG_EXEC_LAUNCHES, BG_EXEC_AUTO, BG_EXEC_BLOCKS};
+    static const char *const mode_names[] = {"coop", "graph", "launches", "too-big", "blocks"};
+    for (int mi = 0; mi < 5 && bound && cpu; mi++) {
     if ((mi == 0 || mi == 3) && !cs->gm->fused_fn) continue;
+    if (mi == 4 && !blocks_fit) continue;
+    run.use_blocks = mi == 4;
     /* BGNN_GPU_TEST_NO_COOP=1: racecheck serialises blocks, so a grid-wide barrier never
      * completes under it; the fused kernel's phases are the separate kernels' code. */
     if ((mi == 0 || mi == 3) && getenv("BGNN_GPU_TEST_NO_COOP")) continue;
@@ -86,49 +97,7 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
     if (mi == 3 && run.n > 0) CHECK(strstr(run.coop_refused, "exceeds") != NULL);
     int nvals = 0, nbad = 0;
     double maxerr = 0;
-    if (ok) {
-        for (int k = 0; k < p->nbufs; k++) {
-            const BgPlanBuf *pb = &p->bufs[k];
-            if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1)) continue;
-            if (pb->inst < 0 || pb->inst >= cs->m->ninsts || !all[pb->inst].data) continue;
-            int64_t dim[2] = {rdim(pb->dim[0], run.n, run.ngraphs), rdim(pb->dim[1], run.n, run.ngraphs)};
-            BgTensor t;
-            if (!bg_gpu_run_read_buf(g, p, &run, k, pb->rank, dim, &t, &d)) {
-                CHECK(!"read buffer");
-                break;
-            }
-            int64_t where;
-            int64_t bad = bg_gpu_compare(&t, &all[pb->inst], &maxerr, &where);
-            nvals++;
-            if (bad != 0) {
-                nbad++;
-                CHECK(bad == 0);
-                fprintf(stderr, "  %s on %s: value %%%d (%s, buffer %d) differs: %lld %s, first at element %lld\n",
-                        cs->model_path, what, pb->inst, bg_op_info(cs->m->insts[pb->inst].op)->name, k,
-                        (long long)bad, pb->kind == BG_BUF_B1 ? "bits" : "floats", (long long)where);
-            }
-            bg_tensor_free(&t);
-        }
-        CHECK_EQ_INT(res.noutputs, p->noutputs);
-        for (int i = 0; i < p->noutputs && i < res.noutputs; i++) {
-            BgTensor t;
-            if (!bg_gpu_run_read_output(g, p, &run, i, &t, &d)) {
-                CHECK(!"read output");
-                break;
-            }
-            int64_t where;
-            int64_t bad = bg_gpu_compare(&t, &res.outputs[i], &maxerr, &where);
-            nvals++;
-            CHECK(strcmp(p->outputs[i].name, res.names[i]) == 0);
-            if (bad != 0) {
-                nbad++;
-                CHECK(bad == 0);
-                fprintf(stderr, "  %s on %s: output '%s' differs: %lld elements, first at %lld\n", cs->model_path,
-                        what, p->outputs[i].name, (long long)bad, (long long)where);
-            }
-            bg_tensor_free(&t);
-        }
-    }
+    if (ok) nbad = bg_gpu_compare_run(g, p, cs->m, &run, all, &res, cs->model_path, what, &maxerr, &nvals);
     if (maxerr > worst_f32) worst_f32 = maxerr;
     printf("  %-28s %-22s %-8s %2d values compared, %d differ, max f32 rel err %.2g\n", cs->model_path, what,
            mode_names[mi], nvals, nbad, maxerr);
@@ -139,46 +108,6 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
     bg_bindings_free(&b);
     bg_gpu_run_free(g, &run);
     bg_diag_free(&d);
-}
-
-/* A random symmetric graph: about deg edges per node, every 7th node isolated; hub > 0
- * connects node 0 to `hub` others.  graph_ptr cuts it into graphs of 1..9 nodes (one empty). */
-static void synth_graph(int64_t n, int deg, int64_t hub, bool batched, unsigned long long seed, BgGraph *g) {
-    int64_t cap = n * deg * 2 + hub * 2 + 1;
-    BgCoo c = {n, n, 0, bg_xcalloc((size_t)cap, 8), bg_xcalloc((size_t)cap, 8), NULL};
-    for (int64_t i = 0; i < n && n > 1; i++) {
-        if (i % 7 == 3) continue;
-        for (int k = 0; k < deg / 2 + 1; k++) {
-            int64_t j = (int64_t)(bg_test_rand(&seed) % (unsigned long long)n);
-            if (j % 7 == 3 || j == i) continue;
-            c.row[c.nnz] = i, c.col[c.nnz++] = j;
-            c.row[c.nnz] = j, c.col[c.nnz++] = i;
-        }
-    }
-    for (int64_t j = 1; j <= hub && j < n; j++) {
-        c.row[c.nnz] = 0, c.col[c.nnz++] = j;
-        c.row[c.nnz] = j, c.col[c.nnz++] = 0;
-    }
-    BgDiagSink d;
-    bg_diag_init(&d);
-    if (!bg_graph_from_coo(&c, "synthetic", g, &d)) dump(&d);
-    bg_diag_free(&d);
-    bg_coo_free(&c);
-    if (batched) {
-        g->graph_ptr = bg_xcalloc((size_t)n + 3, 8);
-        int64_t ng = 0, at = 0;
-        g->graph_ptr[0] = 0;
-        while (at < n) {
-            int64_t sz = ng == 1 ? 0 : 1 + (int64_t)(bg_test_rand(&seed) % 9);
-            if (at + sz > n) sz = n - at;
-            at += sz;
-            g->graph_ptr[++ng] = at;
-        }
-        if (ng == 1) g->graph_ptr[++ng] = n; /* make sure an empty graph exists */
-        g->ngraphs = ng;
-    } else {
-        g->ngraphs = 1;
-    }
 }
 
 static int64_t input_width(const BgModule *m) {
@@ -402,14 +331,15 @@ int main(void) {
         bool batched = gm.plan->uses_graph_ptr;
         BgDataset *ds = batched ? &mutag : &cora;
         if (!quick && (batched ? have_mutag : have_cora))
-            run_case(&g, &cs, &ds->graph, &ds->features, batched ? "mutag" : "cora", stream);
+            run_case(&g, &cs, &ds->graph, &ds->features, batched ? "mutag" : "cora", batched, stream);
 
         int64_t f = input_width(m);
         static const int64_t sizes[] = {1, 5, 33, 67, 1000, 6000};
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             int64_t n = sizes[k], hub = n == 6000 ? 5000 : 0;
             BgGraph sg;
-            synth_graph(n, 4, hub, batched, 1000 + (unsigned long long)k, &sg);
+            const bool diagonal = batched && n != 67; /* one batch with edges between its graphs */
+            synth_graph(n, 4, hub, batched, diagonal, 1000 + (unsigned long long)k, &sg);
             BgTensor ft;
             bg_tensor_alloc(&ft, BG_DT_F32, 2, n, f);
             unsigned long long s = 77 + k;
@@ -417,7 +347,7 @@ int main(void) {
             for (int64_t q = 0; q < n * f; q++) x[q] = bg_test_randf(&s) * (q % 3 ? 1.0f : 4.0f);
             char what[64];
             snprintf(what, sizeof what, "synthetic N=%lld%s", (long long)n, hub ? " hub" : "");
-            run_case(&g, &cs, &sg, &ft, what, stream);
+            run_case(&g, &cs, &sg, &ft, what, diagonal, stream);
             if (k == 4 && !batched && !extra_done) {
                 check_aot_and_arch(&g, &g.nv, &cs, &sg, &ft);
                 extra_done = true;

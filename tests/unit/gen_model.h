@@ -8,7 +8,10 @@
  * (fuse-add), batchnorm read by a bmm.F?? (fuse-batchnorm), a small popcount product (with or
  * without steps, or a gcn_conv layer) read by an aggregation (fuse-mm-spmm).  Every value
  * nothing reads is an output, so every pattern is observed.
- * bg_gen_model(seed, buf, size) writes the model and returns its length. */
+ * bg_gen_model(seed, buf, size) writes the model and returns its length; bg_gen_batch_model
+ * the same model (the same random stream) plus graph-level values for a batch of graphs: one
+ * or two readouts (sum / mean / max of a node-level F value) each read by a small classifier
+ * (linear FFF or BBF, relu, log_softmax) and a bin, all outputs. */
 #ifndef BG_GEN_MODEL_H
 #define BG_GEN_MODEL_H
 #include <ctype.h>
@@ -412,7 +415,30 @@ static int gen_uses(const char *text, const char *name) {
     return c;
 }
 
-static size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
+/* Graph-level values at the end of a batch model (see the top). */
+static void gen_readouts(Gen *g) {
+    static const char *const ops[] = {"sum", "mean", "max"};
+    int nr = 1 + (int)gen_rand(g, 2), nodes = g->nv, fv[64], nf = 0; /* readouts of node-level F values */
+    for (int i = 0; i < nodes; i++)
+        if (g->v[i].prec == 'F') fv[nf++] = i;
+    for (int k = 0; k < nr && g->nv < 58; k++) {
+        GenVal *v = &g->v[fv[gen_rand(g, (unsigned)nf)]]; /* X at least */
+        int c = v->width, m = 1 + (int)gen_rand(g, 8);
+        bool bw = gen_rand(g, 2);
+        char w[16], b[16];
+        gen_param(g, bw ? 'B' : 'F', c, m, w);
+        gen_param(g, 'F', m, 0, b);
+        GenVal *r = gen_new(g, 'F', c);
+        gen_put(g, "%s = readout(%s, A) { op: %s }\n", r->name, v->name, ops[gen_rand(g, 3)]);
+        GenVal *y = gen_new(g, 'F', m);
+        gen_put(g, "%s = log_softmax(relu(linear(%s, %s, %s) { mm: %s }))\n", y->name, r->name, w, b,
+                bw ? "BBF, bin: absmean" : "FFF");
+        GenVal *z = gen_new(g, 'B', c);
+        gen_put(g, "%s = bin(%s)\n", z->name, r->name);
+    }
+}
+
+static size_t gen_model_text(unsigned long long seed, char *buf, size_t size, bool batch) {
     static const char *const norms[] = {"none", "sym", "mean"};
     Gen g;
     memset(&g, 0, sizeof g);
@@ -433,6 +459,7 @@ static size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
     gen_put(&g, "input X : f32[N, %d]\n", x->width);
     int steps = 2 + (int)gen_rand(&g, 7);
     for (int i = 0; i < steps && g.nv < 60 && g.nparams < 48; i++) gen_step(&g);
+    if (batch) gen_readouts(&g);
     gen_put(&g, "output %s\n", g.v[g.nv - 1].name);
     int extra = g.nv > 2 && gen_rand(&g, 2) ? 1 + (int)gen_rand(&g, (unsigned)(g.nv - 2)) : -1;
     if (extra > 0) gen_put(&g, "output %s\n", g.v[extra].name);
@@ -440,5 +467,12 @@ static size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
     for (int i = 1; i < g.nv - 1; i++)
         if (i != extra && gen_uses(g.buf, g.v[i].name) == 1) gen_put(&g, "output %s\n", g.v[i].name);
     return g.len;
+}
+
+static inline size_t bg_gen_model(unsigned long long seed, char *buf, size_t size) {
+    return gen_model_text(seed, buf, size, false);
+}
+static inline size_t bg_gen_batch_model(unsigned long long seed, char *buf, size_t size) {
+    return gen_model_text(seed, buf, size, true);
 }
 #endif

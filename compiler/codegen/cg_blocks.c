@@ -1,0 +1,117 @@
+/* cg_blocks.c - the per-graph kernel (plan.h, "The per-graph kernel"): one thread block runs
+ * the whole model for one graph of a batch at a time, __syncthreads between phases, no grid-wide
+ * barrier.
+ *
+ * The same template calls as the per-launch kernels (bg_cg_emit_call), on a grid of one block
+ * in x (the graph is blockIdx.y), so every template's grid-stride loop covers exactly the rows
+ * it is given.  Each call gets the graph's rows only: `rows` is the graph's node count (or 1
+ * for a graph-level value) and every argument indexed by the output row starts at the graph's
+ * first row (pointer + r0 * width).  Arguments read at other rows keep their base pointer:
+ * an aggregation's activation (and, for bspmm_mm, its product's per-neighbour step operands)
+ * and column factors, read at neighbour j, a global node id in the same graph; the column
+ * indices and edge weights, at global edge positions (rowptr + r0 gives them); a readout's
+ * activation, at the node ids graph_ptr holds.  Graphs own disjoint rows, so one graph's
+ * last phase and the next one's first need no barrier between them. */
+#include "cg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Number of fused-step operands of steps [0, s1) (none slots are not arguments). */
+static int step_operands(const BgInst *in, int s1) {
+    int n = 0;
+    for (int s = 0; s < s1; s++) {
+        int a = bg_inst_step_arg(in, s);
+        for (int j = 0; j < bg_step_slots((BgStepKind)in->steps[s].kind); j++) n += in->args[a + j] != BG_NONE;
+    }
+    return n;
+}
+
+/* Is argument k of launch l read at rows other than the output's (see the top)? */
+static bool gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k) {
+    const BgInst *in = &m->insts[l->inst];
+    const BgPlanBuf *b = &p->bufs[l->args[k]];
+    if (b->role == BG_ROLE_GRAPH) return b->garr != BG_GARR_ROWPTR && b->garr != BG_GARR_ROWF;
+    switch (in->op) {
+    case BG_OP_READOUT: return k == 1;
+    case BG_OP_BSPMM: {
+        bool fast = bg_plan_bspmm_fast(m, in), adjf = in->prec[1] == 'F';
+        return k == (fast || adjf ? 4 : 5);
+    }
+    case BG_OP_BSPMM_MM: {
+        int ix = in->prec[1] == 'F' ? 4 : 5, first = bg_cg_step_first_arg(in, l->nargs);
+        return k == ix || (k >= first && k < first + step_operands(in, in->npro));
+    }
+    default: return false;
+    }
+}
+
+/* Argument k of launch l as the per-graph kernel passes it. */
+static void arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k) {
+    int b = l->args[k];
+    const BgPlanBuf *pb = &p->bufs[b];
+    if (gathered(m, p, l, k)) {
+        snprintf(out, cap, "b%d", b);
+        return;
+    }
+    switch (pb->rows.kind) {
+    case BG_ROWS_N:
+    case BG_ROWS_N1: snprintf(out, cap, "(b%d + r0 * %lldLL)", b, (long long)pb->width); break;
+    case BG_ROWS_G:
+    case BG_ROWS_G1: snprintf(out, cap, "(b%d + g * %lldLL)", b, (long long)pb->width); break;
+    default: snprintf(out, cap, "b%d", b); break;
+    }
+}
+
+bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                       BgDiagSink *d) {
+    int gptr = -1;
+    for (int b = 0; b < p->nbufs; b++)
+        if (p->bufs[b].role == BG_ROLE_GRAPH_PTR) gptr = b;
+    if (gptr < 0) {
+        bg_diag_error(d, BG_E_INTERNAL, "codegen: the per-graph kernel needs the batch's graph_ptr");
+        return false;
+    }
+    int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
+    int nph = bg_plan_phases(p, phase);
+    bg_emit_line(e, "%s", "");
+    bg_emit_line(e, "// The per-graph kernel (plan.h): block y runs the whole model (%d phases) for graphs", nph);
+    bg_emit_line(e, "// y, y + gridDim.y, ... over that graph's rows; grid.x is 1, so the templates' loops cover");
+    bg_emit_line(e, "// exactly the rows they are given.  Parameters as the fused kernel's (bar unused).");
+    bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
+                      "        unsigned *__restrict__ bar",
+                   p->blocks_block, p->blocks_kernel);
+    bg_cg_buffer_params(e, p);
+    bg_emit_indent(e, 1);
+    bg_emit_line(e, "(void)n;");
+    bg_emit_line(e, "(void)bar;");
+    bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
+    bg_emit_indent(e, 1);
+    bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
+    bg_emit_line(e, "(void)r1;");
+    bool ok = true;
+    char names[BG_PLAN_MAX_ARGS][48];
+    const char *nm[BG_PLAN_MAX_ARGS];
+    for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep) continue; /* run once when the parameters are bound */
+        if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();");
+        last = phase[i];
+        bg_cg_phase_open(e, m, ir, src, l, i, phase[i]);
+        bg_emit_line(e, "const long long rows = %s;", l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0");
+        for (int k = 0; k < l->nargs; k++) {
+            arg_expr(names[k], sizeof names[k], m, p, l, k);
+            nm[k] = names[k];
+        }
+        ok = bg_cg_emit_call(e, m, p, l, nm, true, d);
+        bg_emit_indent(e, -1);
+        bg_emit_line(e, "}");
+    }
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    free(phase);
+    return ok;
+}

@@ -1,0 +1,41 @@
+/* cg_internal.h - what the parts of the CUDA code generator share (cg_cuda.c: the per-launch
+ * kernels, the fused kernel and the translation unit; cg_blocks.c: the per-graph kernel).
+ * Not part of codegen.h's interface. */
+#ifndef BG_CG_INTERNAL_H
+#define BG_CG_INTERNAL_H
+
+#include "codegen.h"
+#include "emit.h"
+
+/* The IR printout split at its newlines: lines[k] is where line k starts (malloc'd; one more
+ * entry than newlines), so that finding an instruction's line does not rescan the text. */
+typedef struct IrLines {
+    const char **lines;
+    int n;
+} IrLines;
+IrLines bg_cg_ir_lines(const char *ir);
+/* Line i+1 of the IR printout (instruction i) for a // comment (malloc'd), or NULL. */
+char *bg_cg_ir_line(const IrLines *ir, int i);
+
+/* The C type of a buffer kind's elements. */
+const char *bg_cg_ctype(BgBufKind k);
+/* Buffers a kernel writes besides its output (the fast aggregation's split-row buffers). */
+bool bg_cg_scratch_buf(const BgPlanBuf *b);
+/* Position of a launch's first fused-step operand among its nlaunch_args arguments. */
+int bg_cg_step_first_arg(const BgInst *in, int nlaunch_args);
+/* Opens launch i's block in a one-kernel form: "{ // phase P, launch i: file:line:col  IR", indented. */
+void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const char *src, const BgPlanLaunch *l,
+                      int i, int phase);
+/* Every plan buffer as a kernel parameter b<index> (computed ones neither const nor
+ * __restrict__), then ") {": the tail of the fused and per-graph kernels' signatures. */
+void bg_cg_buffer_params(BgEmit *e, const BgPlan *p);
+/* The template call of launch l with its arguments named nm[k] and `rows` in scope.
+ * plain_agg: the fast aggregation as the plain row-by-row one (same bits; the per-graph
+ * kernel, which has no work schedule). */
+bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
+                     const char *const *nm, bool plain_agg, BgDiagSink *d);
+/* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
+bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                       BgDiagSink *d);
+
+#endif /* BG_CG_INTERNAL_H */

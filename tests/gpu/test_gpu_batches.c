@@ -1,0 +1,176 @@
+/* test_gpu_batches.c - batches of small graphs on the GPU against the CPU reference, through
+ * the per-graph kernel (plan.h, "The per-graph kernel") and through the separate launches.
+ *
+ * Models: random models with graph-level outputs (gen_model.h bg_gen_batch_model: readouts by
+ * sum / mean / max of node-level F values, each read by a linear FFF or BBF classifier, relu,
+ * log_softmax and a bin; the node-level part mixes every op and fused form the generator
+ * makes), random weights.  Batches (block-diagonal, edges inside graphs only): 300 graphs of
+ * 0..9 nodes (empty graphs, 1-node graphs, graphs without edges); the same with one graph of
+ * 5,001 nodes and a hub of degree 5,000 among them; one graph of 1 node; 70,000 graphs of 1 node
+ * (more than the 65,535 blocks of one launch: blocks take several graphs in turn).
+ * Per (model, batch): auto's choice is checked (the per-graph kernel up to
+ * BG_PLAN_BLOCKS_MAX_NODES nodes a graph), then the per-graph kernel and the CUDA graph of
+ * separate launches each run with temporaries filled with 0xff first, and every kept value and
+ * output is compared with bg_interp_run's (gpu_run_compare.h: b1 bit for bit, f32 within
+ * 1e-5 relative).  Exit 77 without a GPU.  BGNN_GPU_TEST_QUICK=1 (compute-sanitizer runs):
+ * 4 models, no 70,000-graph batch; BGNN_BATCHES_MODELS=N: N models (default 16). */
+#include "gpu_run_compare.h"
+#include "synth_graph.h"
+#include "../unit/gen_model.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void dump(BgDiagSink *d) {
+    char *t = bg_diag_render(d);
+    if (t && *t) fprintf(stderr, "%s", t);
+    free(t);
+}
+
+static int64_t input_width(const BgModule *m) {
+    for (int i = 0; i < m->ninsts; i++)
+        if (m->insts[i].op == BG_OP_INPUT) return m->insts[i].type.dim[1];
+    return 0;
+}
+
+/* n graphs of one node each, no edges. */
+static void singletons(int64_t n, BgGraph *g) {
+    BgCoo c = {n, n, 0, bg_xcalloc(1, 8), bg_xcalloc(1, 8), NULL};
+    BgDiagSink d;
+    bg_diag_init(&d);
+    CHECK(bg_graph_from_coo(&c, "singletons", g, &d));
+    bg_diag_free(&d);
+    bg_coo_free(&c);
+    g->graph_ptr = bg_xcalloc((size_t)n + 1, 8);
+    for (int64_t k = 0; k <= n; k++) g->graph_ptr[k] = k;
+    g->ngraphs = n;
+}
+
+/* One model on one batch: auto's choice, then each path against the interpreter. */
+static void run_batch(BgGpu *g, BgGpuModel *gm, const BgModule *m, const char *weights, BgGraph *graph,
+                      const char *what, BgCUstream stream) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    const BgPlan *p = gm->plan;
+    int64_t f = input_width(m), n = graph->n, largest = 0;
+    for (int64_t k = 0; k < graph->ngraphs; k++)
+        if (graph->graph_ptr[k + 1] - graph->graph_ptr[k] > largest) largest = graph->graph_ptr[k + 1] - graph->graph_ptr[k];
+    BgTensor ft;
+    bg_tensor_alloc(&ft, BG_DT_F32, 2, n, f);
+    unsigned long long s = 99 + (unsigned long long)n;
+    float *x = ft.data;
+    for (int64_t q = 0; q < n * f; q++) x[q] = bg_test_randf(&s) * (q % 3 ? 1.0f : 4.0f);
+    BgGpuRun run;
+    BgBindings b;
+    memset(&b, 0, sizeof b);
+    BgInterpResult res;
+    memset(&res, 0, sizeof res);
+    BgTensor *all = NULL;
+    bool bound = bg_gpu_run_bind(g, gm, m, graph, &ft, 0, weights, &run, NULL, &d);
+    bool cpu = bg_bind(m, graph, &ft, weights, &b, &d) && bg_interp_run(m, &b, &res, &all, &d);
+    CHECK(bound);
+    CHECK(cpu);
+    if (bound) CHECK(run.use_blocks == (largest <= BG_PLAN_BLOCKS_MAX_NODES));
+    static const char *const names[] = {"blocks", "graph"};
+    for (int mi = 0; mi < 2 && bound && cpu; mi++) {
+        for (int k = 0; k < p->nbufs; k++)
+            if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k] && !bg_plan_prep_output(p, k))
+                CHECK(g->cu.cuMemsetD8_v2(run.ptr[k], 0xff, run.bytes[k]) == BG_CUDA_SUCCESS);
+        run.use_blocks = mi == 0;
+        run.mode = BG_EXEC_GRAPH;
+        bool ok = bg_gpu_run_launch(g, gm, &run, stream, &d) &&
+                  g->cu.cuStreamSynchronize(stream) == BG_CUDA_SUCCESS;
+        CHECK(ok);
+        CHECK(!ok || run.used == (mi == 0 ? BG_EXEC_BLOCKS : BG_EXEC_GRAPH));
+        int nvals = 0, nbad = 0;
+        double maxerr = 0;
+        if (ok) nbad = bg_gpu_compare_run(g, p, m, &run, all, &res, p->model, what, &maxerr, &nvals);
+        printf("  %-12s %-34s %-6s %2d values compared, %d differ, max f32 rel err %.2g\n", p->model, what, names[mi],
+               nvals, nbad, maxerr);
+    }
+    if (d.nerrors) dump(&d);
+    bg_interp_values_free(m, all);
+    bg_interp_result_free(&res);
+    bg_bindings_free(&b);
+    if (bound) bg_gpu_run_free(g, &run);
+    bg_tensor_free(&ft);
+    bg_diag_free(&d);
+}
+
+int main(void) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgGpu g;
+    if (!bg_gpu_open(&g, 0, &d)) {
+        int code = d.n ? d.items[0].code : 0;
+        dump(&d);
+        bg_diag_free(&d);
+        if (code == BG_E_NO_DEVICE) bg_test_skip("no CUDA device");
+        CHECK(!"bg_gpu_open failed for a reason other than a missing device");
+        return bg_test_finish();
+    }
+    const bool have_nvrtc = bg_nvrtc_load(&g.nv, &d);
+    CHECK(have_nvrtc);
+    const bool quick = getenv("BGNN_GPU_TEST_QUICK") != NULL;
+    int nmodels = quick ? 4 : 16;
+    if (getenv("BGNN_BATCHES_MODELS")) nmodels = atoi(getenv("BGNN_BATCHES_MODELS"));
+    char tmpdir[512];
+    snprintf(tmpdir, sizeof tmpdir, "%s/test_gpu_batches.%ld", bg_test_tmpdir(), (long)getpid());
+    mkdir(tmpdir, 0755);
+    BgCUstream stream = NULL;
+    CHECK(bg_cuda_check(&g.cu, g.cu.cuStreamCreate(&stream, BG_CU_STREAM_NON_BLOCKING), "cuStreamCreate", &d));
+    BgGraph tiny, mixed, one, many;
+    synth_graph(1200, 4, 0, true, true, 5, &tiny);
+    synth_graph(6200, 4, 5000, true, true, 6, &mixed);
+    singletons(1, &one);
+    singletons(quick ? 1 : 70000, &many);
+    int with_blocks = 0;
+    for (int s = 1; s <= nmodels && have_nvrtc; s++) {
+        char text[16384], wpath[600];
+        size_t len = bg_gen_batch_model((unsigned long long)s, text, sizeof text);
+        snprintf(wpath, sizeof wpath, "%s/w%d.safetensors", tmpdir, s);
+        BgArena *a = bg_arena_new();
+        BgCompileOpts lo = {0};
+        static const char *const none[1] = {NULL};
+        lo.passes = none;
+        BgModule *lowered = bg_compile_text(a, "batch.bgnn", text, len, &lo, &d);
+        BgModule *m = bg_compile_text(a, "batch.bgnn", text, len, NULL, &d);
+        unsigned char *cub = NULL;
+        size_t clen = 0;
+        BgGpuModel gm;
+        memset(&gm, 0, sizeof gm);
+        BgJitInfo ji;
+        bool ok = lowered && m && bg_gen_weights(lowered, (unsigned long long)s, wpath, NULL, &d) &&
+                  bg_jit_cubin(m, g.arch, &g.nv, NULL, &cub, &clen, &ji, &d) &&
+                  bg_gpu_model_load(&g, cub, clen, "batch model", &gm, &d);
+        free(cub);
+        CHECK(ok);
+        if (!ok) {
+            fprintf(stderr, "model %d:\n%s\n", s, text);
+            dump(&d);
+            bg_diag_free(&d);
+            bg_diag_init(&d);
+        } else {
+            CHECK(gm.plan->blocks && gm.blocks_fn);
+            with_blocks += gm.plan->blocks;
+            printf("%s: %d launches, nvrtc %.0f ms\n", gm.plan->model, gm.plan->nlaunches, ji.nvrtc_ms);
+            run_batch(&g, &gm, m, wpath, &tiny, "300 graphs of 0..9 nodes", stream);
+            run_batch(&g, &gm, m, wpath, &mixed, "tiny graphs + one of 5001 (hub)", stream);
+            run_batch(&g, &gm, m, wpath, &one, "one graph of 1 node", stream);
+            if (!quick) run_batch(&g, &gm, m, wpath, &many, "70000 graphs of 1 node", stream);
+        }
+        bg_gpu_model_free(&g, &gm);
+        bg_arena_free(a);
+        unlink(wpath);
+    }
+    printf("%d of %d models had the per-graph kernel\n", with_blocks, nmodels);
+    bg_graph_free(&tiny);
+    bg_graph_free(&mixed);
+    bg_graph_free(&one);
+    bg_graph_free(&many);
+    if (stream) g.cu.cuStreamDestroy(stream);
+    rmdir(tmpdir);
+    bg_gpu_close(&g);
+    bg_diag_free(&d);
+    return bg_test_finish();
+}
