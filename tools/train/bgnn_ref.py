@@ -221,9 +221,15 @@ def bin_linear(x, w, b=None):
     return t + b if b is not None else t
 
 
+def bn_inv(var, eps=EPS_BN):
+    """fl(1 / fl(sqrt(fl(var + eps)))), with numpy's correctly rounded sqrt: torch's CPU sqrt
+    is sometimes off by an ulp (torch 2.15)."""
+    v = var.detach().cpu().numpy().astype(np.float32)
+    return torch.from_numpy(np.float32(1.0) / np.sqrt(v + np.float32(eps)))
+
+
 def batchnorm(x, mean, var, eps=EPS_BN):
-    inv = 1.0 / torch.sqrt(var + torch.tensor(eps, dtype=F32))
-    return (x - mean) * inv
+    return (x - mean) * bn_inv(var, eps)
 
 
 def standardize(x, eps=EPS_STD):

@@ -5,6 +5,7 @@
       --model examples/gcn_bin.bgnn --weights examples/weights/gcn_bin_cora.safetensors \
       --dataset cora [--data-dir ../shared/data] [--kind gcn_bin]
   python3 tools/train/check_parity.py --bgnnc BGNNC --all [--markdown]
+  python3 tools/train/check_parity.py --bgnnc BGNNC --tu [--markdown]   # examples/tu/ (graphs)
 
 For each model it runs bgnnc (logits = the log_softmax output) and bgnn_ref.ref_forward (the
 exact semantics in PyTorch, exact=True) on the same safetensors and reports:
@@ -13,6 +14,9 @@ exact semantics in PyTorch, exact=True) on the same safetensors and reports:
   * the maximum relative error  max_i ||a_i - b_i||_inf / ||b_i||_inf  over all nodes;
   * the test accuracy both sides compute.
 Pass: agreement >= 99.9 % and relative error <= 1e-4.  Exit status 1 on any failure.
+--tu checks every examples/weights/tu/KIND_FORM_DATASET.safetensors against
+examples/tu/KIND_FORM_DATASET.bgnn (tu_ref.ref_forward): pass = the same prediction on every
+graph; bit-identical logits are reported too (tu_ref follows the default pipeline's orders).
 """
 import argparse
 import os
@@ -77,6 +81,56 @@ def check(bgnnc, model_file, weights, ds, kind, threads=1):
             'mismatch_nodes': [int(te[i]) for i in mism[:10]]}
 
 
+def check_tu(bgnnc, name, data_dir):
+    import tu_ref
+    kind, dsn = name.rsplit('_', 1)
+    ds = tu_ref.TUDataset(data_dir, dsn)
+    w = os.path.join(REPO, 'examples', 'weights', 'tu', name + '.safetensors')
+    with tempfile.TemporaryDirectory() as td:
+        out = os.path.join(td, 'logits.npy')
+        p = subprocess.run([bgnnc, 'run', os.path.join(REPO, 'examples', 'tu', name + '.bgnn'), '--data',
+                            os.path.join(data_dir, dsn), '--weights', w, '--target', 'cpu', '--logits', out],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            return {'ok': False, 'error': 'bgnnc failed (%d): %s' % (p.returncode, p.stdout.strip())}
+        a = np.load(out).astype(np.float32)
+    ref = tu_ref.ref_forward(kind, ds, load_tensors(w), exact=True).numpy()
+    if a.shape != ref.shape:
+        return {'ok': False, 'error': 'shape %s vs %s' % (a.shape, ref.shape)}
+    same = a.argmax(1) == ref.argmax(1)
+    return {'ok': bool(same.all()), 'bitexact': bool(np.array_equal(a.view(np.uint32), ref.view(np.uint32))),
+            'abs': float(np.abs(a - ref).max()), 'differ': int((~same).sum()), 'graphs': len(same),
+            'acc_bgnn': 100.0 * float((a.argmax(1) == ds.y).mean()),
+            'acc_torch': 100.0 * float((ref.argmax(1) == ds.y).mean())}
+
+
+def main_tu():
+    import tu_ref
+    fails = 0
+    if args.markdown:
+        print('| model | graphs | same prediction | bit-identical logits | max abs. error | acc bgnnc (all graphs) | acc PyTorch | pass |')
+        print('|---|---|---|---|---|---|---|---|')
+    for dsn in tu_ref.TU:
+        for kind in tu_ref.KINDS:
+            name = '%s_%s' % (kind, dsn)
+            if not os.path.exists(os.path.join(REPO, 'examples', 'weights', 'tu', name + '.safetensors')):
+                continue
+            r = check_tu(args.bgnnc, name, args.data_dir)
+            fails += not r['ok']
+            if 'error' in r:
+                print('%s: FAIL %s' % (name, r['error']))
+            elif args.markdown:
+                print('| %s | %d | %d / %d | %s | %.2e | %.2f %% | %.2f %% | %s |' % (
+                    name, r['graphs'], r['graphs'] - r['differ'], r['graphs'], 'yes' if r['bitexact'] else 'no',
+                    r['abs'], r['acc_bgnn'], r['acc_torch'], 'yes' if r['ok'] else 'NO'))
+            else:
+                print('%s: %d of %d graphs predicted differently, logits %s (max abs err %.2e), '
+                      'accuracy (all graphs) bgnnc %.2f%% torch %.2f%% -> %s' % (
+                          name, r['differ'], r['graphs'], 'bit-identical' if r['bitexact'] else 'differ',
+                          r['abs'], r['acc_bgnn'], r['acc_torch'], 'PASS' if r['ok'] else 'FAIL'))
+    sys.exit(1 if fails else 0)
+
+
 def main():
     global args
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -88,9 +142,12 @@ def main():
     p.add_argument('--dataset', default='cora')
     p.add_argument('--all', action='store_true',
                    help='every examples/weights/KIND_DATASET.safetensors that exists')
+    p.add_argument('--tu', action='store_true', help='the graph classifiers of examples/tu/')
     p.add_argument('--markdown', action='store_true')
     args = p.parse_args()
     torch.set_num_threads(1)
+    if args.tu:
+        main_tu()
     jobs = []
     if args.all:
         for dsn in ('cora', 'citeseer'):

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """run_jobs.py - run several train.py jobs in parallel (e.g. on the GPU machine).
 
-  python3 tools/train/run_jobs.py JOBS.txt --outdir DIR [--parallel 4]
+  python3 tools/train/run_jobs.py JOBS.txt --outdir DIR [--parallel 4] [--script train_tu.py]
 
 JOBS.txt: one job a line, `NAME  train.py-arguments...` ('#' starts a comment).  Each job runs
-`train.py ARGS --json DIR/NAME.json` (OUTDIR in ARGS is replaced by DIR) with its log in DIR/NAME.log; the summary line of every job
+`train.py ARGS --json DIR/NAME.json` (or --script, another script of this folder with those options) (OUTDIR in ARGS is replaced by DIR) with its log in DIR/NAME.log; the summary line of every job
 is printed as it ends.
 """
 import argparse
@@ -18,9 +18,10 @@ p = argparse.ArgumentParser()
 p.add_argument('jobs')
 p.add_argument('--outdir', required=True)
 p.add_argument('--parallel', type=int, default=4)
+p.add_argument('--script', default='train.py', help='train.py or train_tu.py')
 a = p.parse_args()
 os.makedirs(a.outdir, exist_ok=True)
-train = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'train.py')
+train = os.path.join(os.path.dirname(os.path.abspath(__file__)), a.script)
 jobs = []
 for ln in open(a.jobs):
     ln = ln.split('#', 1)[0].strip()

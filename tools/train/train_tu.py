@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""train_tu.py - 10-fold cross-validation of the TU graph classifiers (examples/tu/*.bgnn).
+
+  python3 tools/train/train_tu.py --kind gin_bin --dataset mutag [--folds 0-9] [--epochs 150] \
+      [--batch-size 128] [--device cuda] [--data-dir DIR] [--json R.json] [--out W.safetensors]
+
+Protocol: StratifiedKFold(10, shuffle, random_state=--seed) over the graphs; in each fold 10% of
+the training part (stratified) is the validation set; the model of the epoch with the best
+validation accuracy (ties: lower validation loss) is tested.  Test (and validation) accuracy is
+that of the exact bgnn inference (tu_ref.ref_forward) on the exported tensors.  --out gets fold
+0's tensors (the names the .bgnn binds).  Adam, lr halved every 50 epochs (PyG's
+benchmark/kernel recipe), dropout 0.5 in the classifier.
+"""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as Fn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bgnn_ref  # noqa: E402
+import tu_ref  # noqa: E402
+from tu_models import TBatch, TUNet, export  # noqa: E402
+
+
+def parse_folds(s):
+    out = []
+    for part in s.split(','):
+        lo, _, hi = part.partition('-')
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--kind', required=True, choices=tu_ref.KINDS)
+    p.add_argument('--dataset', required=True, choices=tu_ref.TU)
+    p.add_argument('--data-dir', default=bgnn_ref.default_data_dir())
+    p.add_argument('--folds', default='0-9', help='e.g. 0-9, 0,3-4')
+    p.add_argument('--seed', type=int, default=0, help='fold split and training seed')
+    p.add_argument('--epochs', type=int, default=150)
+    p.add_argument('--batch-size', type=int, default=128)
+    p.add_argument('--lr', type=float, default=0.01)
+    p.add_argument('--lr-step', type=int, default=50)
+    p.add_argument('--hidden', type=int, default=64, help='must match the .bgnn (64)')
+    p.add_argument('--layers', type=int, default=3, help='must match the .bgnn (3)')
+    p.add_argument('--dropout', type=float, default=0.5)
+    p.add_argument('--weight-decay', type=float, default=0.0)
+    p.add_argument('--max-seconds', type=float, default=0,
+                   help="time guard for the whole job (0: none): each fold gets an equal share of "
+                        "what is left and stops its epochs there; 'epochs_run' records it")
+    p.add_argument('--out', default=None, help="fold 0's weights (safetensors)")
+    p.add_argument('--json', default=None)
+    p.add_argument('--threads', type=int, default=1)
+    p.add_argument('--device', default='cpu')
+    p.add_argument('--quiet', action='store_true')
+    return p.parse_args(argv)
+
+
+def splits(ds, seed):
+    from sklearn.model_selection import StratifiedKFold, train_test_split
+    skf = StratifiedKFold(n_splits=10, shuffle=True, random_state=seed)
+    out = []
+    for f, (trv, te) in enumerate(skf.split(np.zeros(ds.num_graphs), ds.y)):
+        tr, va = train_test_split(trv, test_size=0.1, stratify=ds.y[trv], random_state=seed + f)
+        out.append((np.sort(tr), np.sort(va), np.sort(te)))
+    return out
+
+
+def acc(logp, y):
+    return float((logp.argmax(1) == y).float().mean())
+
+
+def train_fold(a, ds, fold, tr, va, te, budget=0.0):
+    torch.manual_seed(a.seed * 100 + fold)
+    rng = np.random.default_rng(a.seed * 100 + fold)
+    dev = torch.device(a.device)
+    arch, form = a.kind.split('_')
+    model = TUNet(arch, form, ds.num_features, ds.num_classes, a.hidden, a.layers, a.dropout).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.lr_step, gamma=0.5)
+    vb = TBatch(ds.batch(va), dev)
+    best, t0, run = None, time.time(), 0
+    for epoch in range(a.epochs):
+        if budget and epoch and time.time() - t0 > budget:
+            break
+        run = epoch + 1
+        model.train()
+        perm = rng.permutation(tr)
+        for i in range(0, len(perm), a.batch_size):
+            ids = perm[i:i + a.batch_size]
+            if len(ids) < 2:          # batchnorm needs two rows
+                continue
+            b = TBatch(ds.batch(ids), dev)
+            opt.zero_grad()
+            loss = Fn.nll_loss(model(b), b.y)
+            loss.backward()
+            opt.step()
+        sched.step()
+        model.eval()
+        with torch.no_grad():
+            out = model(vb)
+            key = (-acc(out, vb.y), float(Fn.nll_loss(out, vb.y)))
+        if best is None or key < best[0]:
+            best = (key, epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
+        if not a.quiet and (epoch % 25 == 0 or epoch == a.epochs - 1):
+            print('  fold %d epoch %3d loss %.4f val_acc %.4f (%.0fs)' % (fold, epoch, loss.item(), -key[0],
+                                                                           time.time() - t0), flush=True)
+    model.load_state_dict(best[2])
+    model.eval()
+    tensors = export(model)
+    res = {'fold': fold, 'epoch': best[1], 'epochs_run': run, 'seconds': time.time() - t0, 'tensors': tensors}
+    for name, ids in (('val', va), ('test', te)):
+        bt = ds.batch(ids)
+        ref = tu_ref.ref_forward(a.kind, bt, tensors, exact=True, layers=a.layers)
+        with torch.no_grad():
+            fast = model(TBatch(bt, dev)).cpu()
+        y = torch.from_numpy(bt.y)
+        res[name + '_acc'] = acc(ref, y)
+        res[name + '_agreement'] = float((fast.argmax(1) == ref.argmax(1)).float().mean())
+    return res
+
+
+def save(path, res, a, ds):
+    from safetensors.torch import save_file
+    meta = {'model': a.kind, 'dataset': ds.name, 'fold': str(res['fold']), 'epoch': str(res['epoch']),
+            'test_acc': '%.4f' % res['test_acc'], 'val_acc': '%.4f' % res['val_acc'],
+            'command': 'python3 tools/train/train_tu.py ' + ' '.join(shlex.quote(w) for w in sys.argv[1:]),
+            'torch': torch.__version__, 'date': datetime.date.today().isoformat(),
+            'device': a.device, 'generator': 'bgnn tools/train/train_tu.py'}
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    save_file(res['tensors'], path, metadata=meta)
+
+
+def main():
+    a = parse_args()
+    torch.set_num_threads(a.threads)
+    ds = tu_ref.TUDataset(a.data_dir, a.dataset)
+    sp = splits(ds, a.seed)
+    runs, folds, t_start = [], parse_folds(a.folds), time.time()
+    for i, f in enumerate(folds):
+        left = a.max_seconds - (time.time() - t_start)
+        r = train_fold(a, ds, f, *sp[f], budget=max(left, 1.0) / (len(folds) - i) if a.max_seconds else 0)
+        runs.append(r)
+        print('%s %s fold %d: epoch %d of %d val %.4f test %.4f (fast/exact argmax agreement %.3f, %.0fs)'
+              % (a.kind, a.dataset, f, r['epoch'], r['epochs_run'], r['val_acc'], r['test_acc'], r['test_agreement'],
+                 r['seconds']), flush=True)
+        if f == 0 and a.out:
+            save(a.out, r, a, ds)
+    te = np.array([r['test_acc'] for r in runs]) * 100
+    print('%s %s: test accuracy %.2f +- %.2f over %d fold(s) [%s]'
+          % (a.kind, a.dataset, te.mean(), te.std(), len(te), ' '.join('%.1f' % v for v in te)))
+    if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+        with open(a.json, 'w') as fh:
+            json.dump({'model': a.kind, 'dataset': a.dataset, 'argv': sys.argv[1:],
+                       'runs': [{k: v for k, v in r.items() if k != 'tensors'} for r in runs]}, fh, indent=1)
+
+
+if __name__ == '__main__':
+    main()

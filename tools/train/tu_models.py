@@ -1,0 +1,139 @@
+"""tu_models.py - trainable GIN / GCN graph classifiers of examples/tu/*.bgnn (fp32, full, bin).
+
+state_dict keys are the .bgnn tensor names, except GIN's scalar `convK.eps`, which export()
+writes as the vector `convK.one_plus_eps` (1 + eps repeated over the layer's input width).
+Binary forms train with Bi-GCN's estimators from models.py (BinActive, BinLinear, sign STE).
+The forward works on a TBatch (a block-diagonal batch on a device); aggregation and readout
+are index_add_ (no torch_geometric).  In eval mode it computes the .bgnn semantics up to float
+summation order; tu_ref.ref_forward is the exact inference.
+"""
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as Fn
+
+from models import BinActiveFn, BinLinear, BinLinearFn, Lin, SignSTEFn, export_tensors
+
+
+class TBatch:
+    """tu_ref.Batch on a device: edges, A+I with sym / mean weights, graph ids."""
+
+    def __init__(self, b, dev):
+        t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(dev)  # noqa: E731
+        self.x, self.y = t(b.x), t(b.y)
+        self.n, self.g = b.n, b.num_graphs
+        self.row, self.col = t(b.erow), t(b.ecol)
+        loop = np.arange(b.n)
+        self.row_sl, self.col_sl = t(np.concatenate([b.erow, loop])), t(np.concatenate([b.ecol, loop]))
+        deg = np.bincount(b.erow, minlength=b.n).astype(np.float64) + 1.0   # no self loops in TU
+        dsl = np.concatenate([b.erow, loop]), np.concatenate([b.ecol, loop])
+        self.w_sym = t((1.0 / np.sqrt(deg[dsl[0]] * deg[dsl[1]])).astype(np.float32))[:, None]
+        self.w_mean = t((1.0 / deg[dsl[0]]).astype(np.float32))[:, None]
+        self.gid = t(b.gid)
+        self.cnt = t(np.maximum(np.diff(b.ptr), 1).astype(np.float32))[:, None]
+
+    def agg(self, h):                       # sum_{j in N(i)} h_j (no self loops)
+        return torch.zeros_like(h).index_add_(0, self.row, h[self.col])
+
+    def agg_sl(self, h, w):                 # sum over A+I with per-edge weights
+        return torch.zeros_like(h).index_add_(0, self.row_sl, h[self.col_sl] * w)
+
+    def readout(self, h, op):
+        s = torch.zeros(self.g, h.shape[1], dtype=h.dtype, device=h.device).index_add_(0, self.gid, h)
+        return s / self.cnt if op == 'mean' else s
+
+
+def binact(x):
+    return BinActiveFn.apply(x)
+
+
+def ste(x):
+    return SignSTEFn.apply(x)
+
+
+class MLP(nn.Module):
+    def __init__(self, fin, hidden, binary):
+        super().__init__()
+        L = BinLinear if binary else (lambda i, o: Lin(i, o, glorot=True))
+        self.lin1 = L(fin, hidden)
+        self.bn = nn.BatchNorm1d(hidden)
+        self.lin2 = L(hidden, hidden)
+
+
+class GINConv(nn.Module):
+    def __init__(self, fin, hidden, binary):
+        super().__init__()
+        self.eps = nn.Parameter(torch.zeros(()))
+        self.mlp = MLP(fin, hidden, binary)
+
+
+class TUNet(nn.Module):
+    """arch gin | gcn, form fp32 | full | bin; layers x hidden; float classifier."""
+
+    def __init__(self, arch, form, num_features, num_classes, hidden=64, layers=3, dropout=0.5):
+        super().__init__()
+        self.arch, self.form, self.layers, self.dropout = arch, form, layers, dropout
+        self.bn = nn.BatchNorm1d(num_features, affine=False)
+        binary = form != 'fp32'
+        for k in range(1, layers + 1):
+            fin = num_features if k == 1 else hidden
+            if arch == 'gin':
+                conv = GINConv(fin, hidden, binary)
+            elif binary:
+                conv = BinLinear(fin, hidden, bias=form == 'full' or k == layers)
+            else:
+                conv = Lin(fin, hidden, glorot=True)
+            setattr(self, 'conv%d' % k, conv)
+        self.lin1 = Lin(hidden, hidden, glorot=True)
+        self.lin2 = Lin(hidden, num_classes, glorot=True)
+
+    def convs(self):
+        return [getattr(self, 'conv%d' % k) for k in range(1, self.layers + 1)]
+
+    def forward(self, b):
+        x = self.bn(b.x)
+        h = self.gin(b, x) if self.arch == 'gin' else self.gcn(b, x)
+        g = b.readout(h, 'sum' if self.arch == 'gin' else 'mean')
+        c = Fn.dropout(Fn.relu(self.lin1(g)), self.dropout, self.training)
+        return Fn.log_softmax(self.lin2(c), dim=1)
+
+    def gin(self, b, x):
+        h = ste(x) if self.form == 'bin' else x
+        for k, conv in enumerate(self.convs(), 1):
+            last = k == self.layers
+            z = b.agg(h) + (1 + conv.eps) * h
+            m = conv.mlp
+            if self.form == 'fp32':
+                h = Fn.relu(m.lin2(Fn.relu(m.bn(m.lin1(z)))))
+                continue
+            o = m.lin2(binact(m.bn(m.lin1(binact(z)))))
+            h = Fn.relu(o) if last else (ste(o) if self.form == 'bin' else o)
+        return h
+
+    def gcn(self, b, h):
+        for k, conv in enumerate(self.convs(), 1):
+            last = k == self.layers
+            if self.form == 'fp32':
+                h = Fn.relu(b.agg_sl(Fn.linear(h, conv.weight), b.w_sym) + conv.bias)
+            elif self.form == 'full':
+                h = b.agg_sl(conv(binact(h)), b.w_sym)
+                h = Fn.relu(h) if last else h
+            elif not last:     # bmm.FBB / bmm.BBB, then bspmm.BBB over A+I (STE input: the mean)
+                t = ste(BinLinearFn.apply(h, conv.weight, None))
+                h = ste(b.agg_sl(t, b.w_mean))
+            else:              # bmm.BBF * m, bspmm.FBF over Asym, + b
+                h = Fn.relu(b.agg_sl(BinLinearFn.apply(h, conv.weight, None), b.w_sym) + conv.bias)
+        return h
+
+
+def export(model):
+    """The tensors the .bgnn binds: state_dict, with convK.eps -> convK.one_plus_eps [C_in]."""
+    out = export_tensors(model)
+    if model.arch == 'gin':
+        for k, conv in enumerate(model.convs(), 1):
+            e = out.pop('conv%d.eps' % k)
+            cin = conv.mlp.lin1.weight.shape[1]
+            out['conv%d.one_plus_eps' % k] = (torch.tensor(1.0, dtype=torch.float32) + e).expand(cin).contiguous()
+    return out
