@@ -65,7 +65,7 @@ LZ=()   # zlib, when the archive was built with it (known once libbgnn.a exists)
 # shellcheck disable=SC2086  # INCS: -I flags, one word each
 if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
        cmake --build "$BUILD" --target bgnn bgnnc -j"$(nproc)" &&
-       { nm "$BUILD/libbgnn.a" 2>/dev/null | grep -q ' U inflate$' && LZ=(-lz) || true; } &&
+       { [ "$(nm "$BUILD/libbgnn.a" 2>/dev/null | grep -c ' U inflate$')" != 0 ] && LZ=(-lz) || true; } &&
        cc -O2 -std=c11 -Wall -Wextra -I"$ROOT/include" $INCS "$ROOT/bench/tu_time.c" "$BUILD/libbgnn.a" \
           "${LZ[@]}" -ldl -lm -lpthread -o "$BUILD/tu_time"; } >"$OUT/build.log" 2>&1; then
     tail -n 30 "$OUT/build.log"

@@ -586,13 +586,16 @@ static int run_gpu(const RunArgs *ra) {
         printf("gpu     %s, %s, 1 cooperative launch of %s (%lld blocks of %d)\n", g.name, g.arch,
                p->fused_kernel, run.coop_grid, p->fused_block);
     else if (run.used == BG_EXEC_BLOCKS)
-        printf("gpu     %s, %s, 1 launch of the per-graph kernel %s (a block of %d per graph, %lld graphs)\n",
-               g.name, g.arch, p->blocks_kernel, p->blocks_block, (long long)run.ngraphs);
+        printf("gpu     %s, %s, 1 launch of the per-graph kernel %s (a block of %d threads per graph, %lld graphs)\n",
+               g.name, g.arch, p->blocks_kernel, run.blocks_threads_used, (long long)run.ngraphs);
     else
         printf("gpu     %s, %s, %d kernels (%s)%s%s\n", g.name, g.arch, p->nlaunches,
                run.used == BG_EXEC_GRAPH ? "one CUDA graph launch" : "one launch each",
                run.coop_refused[0] ? "; fused kernel not used: " : "", run.coop_refused);
     if (run.blocks_why[0]) printf("batch   per-graph kernel not used: %s\n", run.blocks_why);
+    else if (run.blocks_ms[0] > 0)
+        printf("batch   auto chose the per-graph kernel: %.1f us, separate launches %.1f us (medians of %d)\n",
+               1000 * run.blocks_ms[0], 1000 * run.blocks_ms[1], BG_AUTO_TRIALS);
     if (run.mode == BG_EXEC_AUTO && run.auto_ms[1] > 0) {
         char fk[32];
         if (run.auto_ms[0] > 0) snprintf(fk, sizeof fk, "%.1f us", 1000 * run.auto_ms[0]);

@@ -235,6 +235,10 @@ bool bg_plan_blocks_ok(const BgPlan *p);
 /* Largest graph (nodes) for which the runtime's auto choice takes the per-graph kernel; a
  * batch with a larger member runs the separate launches (BGNN_BATCH_KERNEL forces either). */
 #define BG_PLAN_BLOCKS_MAX_NODES 1024
+/* Threads of the per-graph kernel's block: a phase over a small graph (MUTAG's 18 nodes x 64
+ * features) is then one or two rounds of the templates' loops, not five; the kernel's time is
+ * that of one block's chain of phases. */
+#define BG_PLAN_BLOCKS_BLOCK 1024
 
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500

@@ -297,6 +297,7 @@ static bool choose_blocks(const BgPlan *p, const BgGraph *gr, BgGpuRun *r, BgDia
         return false;
     }
     r->use_blocks = !why;
+    r->blocks_pending = !why && r->batch_kernel == 0; /* auto: measured on the first run */
     snprintf(r->blocks_why, sizeof r->blocks_why, "%s", why && p->blocks ? why : "");
     return true;
 }
@@ -314,6 +315,16 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
     out->n = bd->graph ? bd->graph->n : 0;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
     if (!exec_options(out, d) || !choose_blocks(p, bd->graph, out, d)) goto fail;
+    const char *bt = getenv("BGNN_BLOCKS_THREADS");
+    if (bt && *bt) {
+        char *end = NULL;
+        long long v = strtoll(bt, &end, 10);
+        if (!end || *end || v < 32 || v > 1024 || v % 32) {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_BLOCKS_THREADS='%.40s': expected a multiple of 32 from 32 to 1024", bt);
+            goto fail;
+        }
+        out->blocks_threads = (int)v;
+    }
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
         out->gsz[gi].nnz = adj->nnz;
@@ -593,16 +604,31 @@ static bool launch_blocks(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstrea
     BgCUdeviceptr bar = r->bar;
     void **pv = model_params(p, r, &nn, &ng, &bar);
     unsigned gy = ng < 65535 ? (unsigned)ng : 65535u;
-    BgCUresult res = g->cu.cuLaunchKernel(gm->blocks_fn, 1, gy, 1, (unsigned)p->blocks_block, 1, 1, 0, stream, pv, NULL);
+    /* threads a block: about 1024 a SM over the batch's graphs, from 128 to 512 (a small batch
+     * gets wider blocks, each graph's phases then take fewer rounds; a large one narrow blocks,
+     * more of them resident).  H100, MUTAG's 188 graphs: 512 threads 60 us (GIN) / 22 us (GCN),
+     * 1024 threads 90 / 25 us; NCI1's 4110: 128 threads 661 / 280 us, 512 threads 1008 / 317 us
+     * (docs/performance.md).  BGNN_BLOCKS_THREADS overrides, up to the kernel's 1024. */
+    long long bt = r->blocks_threads;
+    if (bt <= 0) {
+        bt = (1024LL * (g->nsm > 0 ? g->nsm : 1) / ng + 31) / 32 * 32;
+        bt = bt < 128 ? 128 : bt > 512 ? 512 : bt;
+    }
+    if (bt > p->blocks_block) bt = p->blocks_block;
+    BgCUresult res = g->cu.cuLaunchKernel(gm->blocks_fn, 1, gy, 1, (unsigned)bt, 1, 1, 0, stream, pv, NULL);
     free(pv);
+    r->blocks_threads_used = (int)bt;
     char what[160];
-    snprintf(what, sizeof what, "launching %s (%u blocks of %d)", p->blocks_kernel, gy, p->blocks_block);
+    snprintf(what, sizeof what, "launching %s (%u blocks of %lld)", p->blocks_kernel, gy, bt);
     return bg_cuda_check(&g->cu, res, what, d);
 }
+
+static bool blocks_choose(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d);
 
 bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                        BgDiagSink *d) {
     r->last_stream = stream;
+    if (r->blocks_pending && !blocks_choose(g, gm, r, stream, d)) return false;
     if (r->use_blocks && gm->blocks_fn) {
         if (!launch_blocks(g, gm, r, stream, d)) return false;
         r->used = BG_EXEC_BLOCKS;
@@ -757,6 +783,26 @@ static bool auto_choose(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     Timed coop = {g, gm, r, -1, d, BG_EXEC_COOP};
     if (!time_median(&coop, stream, BG_AUTO_TRIALS, &r->auto_ms[0])) return false;
     r->auto_choice = r->auto_ms[0] <= r->auto_ms[1] ? BG_EXEC_COOP : BG_EXEC_GRAPH;
+    return true;
+}
+
+/* Auto's choice for a batch the per-graph kernel can run (rt.h use_blocks): the faster of it
+ * and the separate launches (as auto runs them), BG_AUTO_TRIALS runs each, medians in
+ * blocks_ms.  On a failed measurement the separate launches stay. */
+static bool blocks_choose(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d) {
+    r->blocks_pending = false;
+    r->use_blocks = false;
+    Timed w = {g, gm, r, -1, d, BG_EXEC_AUTO};
+    if (!time_median(&w, stream, BG_AUTO_TRIALS, &r->blocks_ms[1])) return false;
+    r->use_blocks = true;
+    if (!time_median(&w, stream, BG_AUTO_TRIALS, &r->blocks_ms[0])) {
+        r->use_blocks = false;
+        return false;
+    }
+    r->use_blocks = r->blocks_ms[0] <= r->blocks_ms[1];
+    if (!r->use_blocks)
+        snprintf(r->blocks_why, sizeof r->blocks_why, "auto measured it slower (%.1f us) than the separate launches (%.1f us)",
+                 1000 * r->blocks_ms[0], 1000 * r->blocks_ms[1]);
     return true;
 }
 

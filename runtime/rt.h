@@ -114,8 +114,14 @@ typedef struct BgGpuRun {
     int batch_kernel;     /* BGNN_BATCH_KERNEL: 0 auto, 1 layers (the launches), 2 graphs (per-graph kernel) */
     bool use_blocks;      /* every run is one launch of the per-graph kernel (plan.h): a block-
                            * diagonal batch whose largest graph has at most
-                           * BG_PLAN_BLOCKS_MAX_NODES nodes (auto), or batch_kernel 2 */
+                           * BG_PLAN_BLOCKS_MAX_NODES nodes where auto measured it faster than
+                           * the separate launches (blocks_pending), or batch_kernel 2 */
     char blocks_why[160]; /* why a batched plan with the kernel does not use it ("" if it does) */
+    bool blocks_pending;  /* auto: use_blocks is to be measured on the first run (blocks_choose:
+                           * the faster of the per-graph kernel and the separate launches) */
+    double blocks_ms[2];  /* that measurement: medians of the per-graph kernel, the launches */
+    int blocks_threads;   /* BGNN_BLOCKS_THREADS: the per-graph kernel's block (0: by the batch) */
+    int blocks_threads_used; /* the block of its last launch */
 } BgGpuRun;
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then

@@ -43,7 +43,8 @@ __device__ __forceinline__ u32 mm_spmm_tbit(long long j, long long c, const void
 // terms of MSW_CB outputs to the warp's shared tile, then lane c % MSW_CB adds them in edge
 // order to output c's running sum - the sequential CSR order of spmm.cuh, exactly.  INT
 // (+-1 terms, summed in integers, exact in any order): one ballot per output.  FIN(i, c, acc)
-// turns the sum into the value the epilogue reads.  Needs blockDim.x <= 256 (the plan's 256).
+// turns the sum into the value the epilogue reads.  At most 8 warps of a block take rows (the
+// shared tiles are 8; a larger block's other warps idle here: the per-graph kernel's 1024).
 constexpr int MSW_CB = 8, MSW_CMAX = 64; // outputs per shared-tile round; the most outputs
 template <char Z, long long C, bool INT, class Epi, class Term, class Fin>
 __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, const long long *rowptr,
@@ -52,11 +53,13 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
     constexpr int CW = (int)((C + 31) / 32), CQ = (int)((C + MSW_CB - 1) / MSW_CB);
     __shared__ float tsm[8][32][MSW_CB + 1]; // per warp: [edge][output of the round]
     __shared__ float asm_[8][MSW_CMAX];       // per warp: the running sums
-    const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5) & 7;
+    const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5);
+    const int wpb = blockDim.x >= 256 ? 8 : (int)(blockDim.x >> 5); // warps of a block taking rows
+    if (wib >= wpb) return;
     float(&ts)[32][MSW_CB + 1] = tsm[wib];
     float *as = asm_[wib];
-    const long long nwarps = thread_stride() >> 5;
-    for (long long i = thread_index() >> 5; i < rows; i += nwarps) { // uniform across the warp
+    const long long nwarps = (long long)gridDim.x * wpb;
+    for (long long i = (long long)blockIdx.x * wpb + wib; i < rows; i += nwarps) { // uniform across the warp
         const long long e0 = rowptr[i], e1 = rowptr[i + 1];
         long long s[CW];
 #pragma unroll

@@ -15,6 +15,9 @@
 #include "cg_internal.h"
 
 #include <stdio.h>
+/* Shared memory (32-bit words) for a bspmm_mm's product staged per graph: 16 KB, e.g. 64
+ * nodes of 64 floats (larger graphs run the fused form), small enough for 8 blocks an SM. */
+#define BG_CG_BLOCKS_STAGE 4096
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,11 +50,14 @@ static bool gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, 
     }
 }
 
-/* Argument k of launch l as the per-graph kernel passes it. */
-static void arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k) {
+/* Argument k of launch l as the per-graph kernel passes it; rowlocal: as if no argument were
+ * gathered (a bspmm_mm's product run on its own, below). */
+static void arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k,
+                     bool rowlocal) {
     int b = l->args[k];
     const BgPlanBuf *pb = &p->bufs[b];
-    if (gathered(m, p, l, k)) {
+    const bool at_others = gathered(m, p, l, k); /* graph arrays: by what they are, always */
+    if (pb->role == BG_ROLE_GRAPH ? at_others : !rowlocal && at_others) {
         snprintf(out, cap, "b%d", b);
         return;
     }
@@ -62,6 +68,57 @@ static void arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, 
     case BG_ROWS_G1: snprintf(out, cap, "(b%d + g * %lldLL)", b, (long long)pb->width); break;
     default: snprintf(out, cap, "b%d", b); break;
     }
+}
+
+/* A bspmm_mm (fuse-mm-spmm: the product recomputed for every neighbour, a warp a row, the
+ * terms of 8 outputs at a time) as the unfused pair when the graph's product fits the block's
+ * shared memory: the product, its mm steps at each row (row-local operands), stored as the
+ * unfused bmm would store it, then the plain aggregation over it - bit for bit the fused
+ * value (mm_spmm.cuh).  Opens "if (fits) { ... } else {"; the caller emits the fused call and
+ * the closing brace. */
+static void emit_staged_mm_spmm(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
+                                const char *const *nm) {
+    const BgInst *in = &m->insts[l->inst];
+    const BgInst *g = &m->insts[in->args[0]];
+    const bool adjf = in->prec[1] == 'F';
+    const int ix = adjf ? 4 : 5;
+    char pq[4];
+    bg_inst_mm_prec(m, in, pq);
+    const bool wt = p->bufs[l->args[ix + 1]].kind == BG_BUF_B1T;
+    const long long K = (long long)bg_cg_kcols(m->insts[in->args[1]].type), C = (long long)bg_cg_kcols(in->type);
+    const char X = in->prec[0];
+    const long long tw = X == 'B' ? (C + 31) / 32 : C; /* t's row in 32-bit elements */
+    char rl[BG_PLAN_MAX_ARGS][48];
+    const char *nml[BG_PLAN_MAX_ARGS];
+    for (int k = 0; k < l->nargs; k++) {
+        arg_expr(rl[k], sizeof rl[k], m, p, l, k, true);
+        nml[k] = rl[k];
+    }
+    int k = bg_cg_step_first_arg(in, l->nargs);
+    BgStrBuf em = {0}, epi = {0};
+    bg_cg_steps_range(&em, m, in, 0, in->npro, nml, &k);
+    bg_cg_steps_range(&epi, m, in, in->npro, in->nsteps, nm, &k);
+    char *ems = bg_sb_take(&em), *epis = bg_sb_take(&epi);
+    bg_emit_line(e, "if (rows * %lldLL <= BGNN_BLOCKS_STAGE) { // the product of this graph, staged in shared memory", tw);
+    bg_emit_indent(e, 1);
+    bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s, 0, false>(rows, (void *)bgnn_stage, %s, %s, bgnn::ProNone{}, %s);",
+                 pq[0], pq[1], X, K, C, wt ? "true" : "false", nml[ix], nml[ix + 1], ems);
+    bg_emit_line(e, "__syncthreads();");
+    bg_emit_line(e, "const void *t = (const char *)bgnn_stage - r0 * %lldLL * 4; // row j of t at node id j", tw);
+    if (adjf) {
+        bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, t, %s);", X, in->prec[2], C, nm[0],
+                     nm[1], nm[2], nm[3], epis);
+    } else {
+        bool unit = g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
+        bg_emit_line(e, "bgnn::bspmm_adjb<'%c', '%c', %lld, %s, %d>(rows, %s, %s, %s, %s, %s, t, %s);", X, in->prec[2],
+                     C, unit ? "true" : "false", (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4], epis);
+    }
+    bg_emit_line(e, "__syncthreads(); // the stage is free again");
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "} else {");
+    bg_emit_indent(e, 1);
+    free(ems);
+    free(epis);
 }
 
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
@@ -79,6 +136,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_line(e, "// The per-graph kernel (plan.h): block y runs the whole model (%d phases) for graphs", nph);
     bg_emit_line(e, "// y, y + gridDim.y, ... over that graph's rows; grid.x is 1, so the templates' loops cover");
     bg_emit_line(e, "// exactly the rows they are given.  Parameters as the fused kernel's (bar unused).");
+    bg_emit_line(e, "#define BGNN_BLOCKS_STAGE %d // 32-bit words of shared memory for a staged product", BG_CG_BLOCKS_STAGE);
     bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
                       "        unsigned *__restrict__ bar",
                    p->blocks_block, p->blocks_kernel);
@@ -86,6 +144,11 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_indent(e, 1);
     bg_emit_line(e, "(void)n;");
     bg_emit_line(e, "(void)bar;");
+    for (int i = 0; i < p->nlaunches; i++)
+        if (m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM) {
+            bg_emit_line(e, "__shared__ __align__(16) unsigned bgnn_stage[BGNN_BLOCKS_STAGE];");
+            break;
+        }
     bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
     bg_emit_indent(e, 1);
     bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
@@ -101,10 +164,15 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         bg_cg_phase_open(e, m, ir, src, l, i, phase[i]);
         bg_emit_line(e, "const long long rows = %s;", l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0");
         for (int k = 0; k < l->nargs; k++) {
-            arg_expr(names[k], sizeof names[k], m, p, l, k);
+            arg_expr(names[k], sizeof names[k], m, p, l, k, false);
             nm[k] = names[k];
         }
+        if (m->insts[l->inst].op == BG_OP_BSPMM_MM) emit_staged_mm_spmm(e, m, p, l, nm);
         ok = bg_cg_emit_call(e, m, p, l, nm, true, d);
+        if (m->insts[l->inst].op == BG_OP_BSPMM_MM) {
+            bg_emit_indent(e, -1);
+            bg_emit_line(e, "}");
+        }
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");
     }

@@ -47,7 +47,7 @@ const char *bg_cg_ctype(BgBufKind k) {
 }
 
 /* Columns a kernel sees for a value (plan.c's kshape). */
-static int64_t kcols(BgType t) {
+int64_t bg_cg_kcols(BgType t) {
     if (t.rank == 2) return t.dim[1];
     if (t.rank == 1 && t.dim[0] >= 0) return t.dim[0];
     return 1;
@@ -166,11 +166,11 @@ static void pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *
 /* The epilogue functor of in's steps [s0, s1) (bgnn::EpEnd{} for none), or a threshold's
  * chain functor; C = the columns of in's result.  *k is the wrapper parameter of step s0's
  * first operand. */
-static void steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
+void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
                         int *k) {
     BgStrBuf ty = {0}, ini = {0};
     bool chain = in->op == BG_OP_THRESHOLD, thr = false;
-    int64_t C = kcols(in->type);
+    int64_t C = bg_cg_kcols(in->type);
     int open = 0;
     for (int s = s0; s < s1; s++) {
         int a = bg_inst_step_arg(in, s);
@@ -231,7 +231,7 @@ static void steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0
 
 /* The epilogue functor of in's steps [npro, nsteps), or a threshold's chain functor. */
 static void steps_expr(BgStrBuf *b, const BgModule *m, const BgInst *in, const char *const *nm, int *k) {
-    steps_range(b, m, in, in->npro, in->nsteps, nm, k);
+    bg_cg_steps_range(b, m, in, in->npro, in->nsteps, nm, k);
 }
 
 /* ", PRO, EPI" / ", EPI" arguments of a call with fused steps ("" without). */
@@ -253,10 +253,10 @@ static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *
 
 /* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
-                     const char *const *nm, bool plain_agg, BgDiagSink *d) {
+                     const char *const *nm, bool plain, BgDiagSink *d) {
     const BgInst *in = &m->insts[l->inst];
     const BgType ty = in->type;
-    int64_t C = kcols(ty);
+    int64_t C = bg_cg_kcols(ty);
     const BgType *t0 = in->nargs > 0 && in->args[0] != BG_NONE ? &m->insts[in->args[0]].type : NULL;
     char *sa = step_args(m, in, l, nm, in->op == BG_OP_BMM);
     bool ok = true;
@@ -297,7 +297,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         int k = bg_cg_step_first_arg(in, l->nargs);
         pro_expr(&pb, in, nm, &k);
         char *pe = bg_sb_take(&pb);
-        bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s, %s);", (long long)kcols(*t0), nm[0], nm[1], pe);
+        bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s, %s);", (long long)bg_cg_kcols(*t0), nm[0], nm[1], pe);
         free(pe);
         break;
     }
@@ -337,14 +337,14 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
     }
     case BG_OP_BMM: {
         bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
-        if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) { /* bit tensor cores (plan.c gives its shape) */
+        if (!plain && bg_plan_bmm_tc(m, in, wt, plan_sm(p))) { /* bit tensor cores (plan.c gives its shape) */
             bg_emit_line(e, "bgnn::bmm_bb_tc<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
-                         (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
+                         (long long)bg_cg_kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
             break;
         }
         if (bg_plan_bmm_fb_rows(m, in, wt)) { /* the input features: a warp a row, zeros skipped */
             bg_emit_line(e, "bgnn::bmm_fb_rows<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
-                         (long long)kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
+                         (long long)bg_cg_kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
             break;
         }
         /* the recorded float order (docs/semantics.md, section 2): the split-k chunk (0 = seq)
@@ -352,7 +352,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         BgFpOrder fp = bg_inst_fp(m, in);
         long long spl = fp.kind == BG_FP_SPLITK ? (long long)fp.chunk : 0;
         char fpt[64] = "";
-        const bool tiled = bg_plan_bmm_fb_tiled(in, wt);
+        const bool tiled = !plain && bg_plan_bmm_fb_tiled(in, wt);
         if (tiled) {
             if (spl) snprintf(fpt, sizeof fpt, ", %lld", spl);
         } else if (spl || fp.fma) {
@@ -371,18 +371,18 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
                 eps = f32_bits(in->steps[0].eps);
             }
             bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu%s>(rows, %s, %s, %s, %s, %s, %s, %s);",
-                         in->prec[2], (long long)kcols(*t0), (long long)C, bn, eps, fpt, nm[0], nm[1], nm[2],
+                         in->prec[2], (long long)bg_cg_kcols(*t0), (long long)C, bn, eps, fpt, nm[0], nm[1], nm[2],
                          sl[0], sl[1], sl[2], sl[3]);
             break;
         }
         bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s%s>(rows, %s, %s, %s%s);", in->prec[0],
-                     in->prec[1], in->prec[2], (long long)kcols(*t0), (long long)C,
+                     in->prec[1], in->prec[2], (long long)bg_cg_kcols(*t0), (long long)C,
                      wt ? "true" : "false", fpt, nm[0], nm[1], nm[2], sa);
         break;
     }
     case BG_OP_BSPMM: {
         const BgInst *g = &m->insts[in->args[0]];
-        if (bg_plan_bspmm_fast(m, in) && plain_agg) { /* the same sum, one row at a time (no colf: unit) */
+        if (bg_plan_bspmm_fast(m, in) && plain) { /* the same sum, one row at a time (no colf: unit) */
             bg_emit_line(e, "bgnn::bspmm_adjb<'B', '%c', %lld, true, %d>(rows, %s, %s, %s, %s, nullptr, %s);", in->prec[2],
                          (long long)C, (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4]);
             break;
@@ -421,11 +421,11 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         char pq[4];
         bg_inst_mm_prec(m, in, pq);
         bool wt = p->bufs[l->args[ix + 1]].kind == BG_BUF_B1T;
-        int64_t K = kcols(m->insts[in->args[1]].type);
+        int64_t K = bg_cg_kcols(m->insts[in->args[1]].type);
         BgStrBuf em = {0}, epi = {0};
         int k = bg_cg_step_first_arg(in, l->nargs);
-        steps_range(&em, m, in, 0, in->npro, nm, &k);
-        steps_range(&epi, m, in, in->npro, in->nsteps, nm, &k);
+        bg_cg_steps_range(&em, m, in, 0, in->npro, nm, &k);
+        bg_cg_steps_range(&epi, m, in, in->npro, in->nsteps, nm, &k);
         char *ems = bg_sb_take(&em), *epis = bg_sb_take(&epi);
         if (adjf) {
             bg_emit_line(e, "bgnn::bspmm_mm_adjf<'%c', '%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s, %s, %s, %s, %s, %s);",
@@ -447,7 +447,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         bg_emit_printf(e, "};\n");
         bg_emit_printf(e, "bgnn::concat<'%c'", letter(ty));
         for (int k = 0; k < in->nargs; k++)
-            bg_emit_printf(e, ", %lld", (long long)kcols(m->insts[in->args[k]].type));
+            bg_emit_printf(e, ", %lld", (long long)bg_cg_kcols(m->insts[in->args[k]].type));
         bg_emit_printf(e, ">(rows, %s, xs);\n", nm[0]);
         break;
     }
@@ -529,10 +529,10 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
         scale = slot_name(in, 0, 1, nm, &k);
     }
     BgStrBuf b = {0};
-    steps_range(&b, m, in, in->npro, in->nsteps, nm, &k);
+    bg_cg_steps_range(&b, m, in, in->npro, in->nsteps, nm, &k);
     char *epi = bg_sb_take(&b);
     bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x00000000u, 0>(rows, %s, %s, %s, %s, nullptr, nullptr, nullptr, %s);",
-                 in->prec[2], (long long)kcols(*t0), (long long)kcols(in->type), in->npro ? 5 : 0, nm[0], nm[1], nm[2],
+                 in->prec[2], (long long)bg_cg_kcols(*t0), (long long)bg_cg_kcols(in->type), in->npro ? 5 : 0, nm[0], nm[1], nm[2],
                  scale, epi);
     free(epi);
     return true;
@@ -679,6 +679,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     for (int i = 0; i < p->nlaunches; i++)
         if (m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM) { /* includes matmul.cuh, epilogue.cuh */
             bg_emit_line(&e, "#include \"mm_spmm.cuh\"");
+            if (p->blocks && !fam[4]) bg_emit_line(&e, "#include \"spmm.cuh\""); /* its staged form (cg_blocks.c) */
             break;
         }
 

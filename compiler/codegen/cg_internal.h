@@ -23,6 +23,12 @@ const char *bg_cg_ctype(BgBufKind k);
 bool bg_cg_scratch_buf(const BgPlanBuf *b);
 /* Position of a launch's first fused-step operand among its nlaunch_args arguments. */
 int bg_cg_step_first_arg(const BgInst *in, int nlaunch_args);
+/* A value's columns as a kernel sees them (plan.c's kshape). */
+int64_t bg_cg_kcols(BgType t);
+/* The functor expression of fused steps [s0, s1) of in (epilogue.cuh) appended to b; *k is
+ * the argument position of step s0's first operand (advanced past the steps' operands). */
+void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
+                       int *k);
 /* Opens launch i's block in a one-kernel form: "{ // phase P, launch i: file:line:col  IR", indented. */
 void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const char *src, const BgPlanLaunch *l,
                       int i, int phase);
@@ -30,10 +36,11 @@ void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const cha
  * __restrict__), then ") {": the tail of the fused and per-graph kernels' signatures. */
 void bg_cg_buffer_params(BgEmit *e, const BgPlan *p);
 /* The template call of launch l with its arguments named nm[k] and `rows` in scope.
- * plain_agg: the fast aggregation as the plain row-by-row one (same bits; the per-graph
- * kernel, which has no work schedule). */
+ * plain (the per-graph kernel: no work schedule, any block size): the fast aggregation as the
+ * plain row-by-row one, the tiled and tensor-core products as the generic one (matmul.cuh,
+ * the same recorded order): the same bits. */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
-                     const char *const *nm, bool plain_agg, BgDiagSink *d);
+                     const char *const *nm, bool plain, BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d);

@@ -469,7 +469,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
     if (bg_plan_blocks_ok(c.p)) {
         c.p->blocks = true;
         c.p->blocks_kernel = "bgnn_graphs";
-        c.p->blocks_block = BLOCK;
+        c.p->blocks_block = BG_PLAN_BLOCKS_BLOCK;
     }
     return c.p;
 }

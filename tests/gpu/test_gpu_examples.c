@@ -67,6 +67,7 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
         if (graph->graph_ptr[k + 1] - graph->graph_ptr[k] > largest) largest = graph->graph_ptr[k + 1] - graph->graph_ptr[k];
     const bool blocks_fit = p->blocks && diagonal && graph->graph_ptr;
     if (bound) CHECK(run.use_blocks == (blocks_fit && largest <= BG_PLAN_BLOCKS_MAX_NODES));
+    run.blocks_pending = false; /* each mode below is asked for explicitly */
     /* Every execution mode the model has: the fused cooperative kernel, a CUDA graph of the
      * separate kernels, the separate kernels launched one by one.  Temporaries are filled
      * with 0xff between modes, so each mode's results are its own (not the prep launches'
