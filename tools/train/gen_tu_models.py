@@ -18,13 +18,15 @@ The models (tools/train/tu_models.py trains them, tu_ref.py computes them exactl
 * bin (BitGNN "bin"): bits through every GIN aggregation (`bspmm.BBF`, exact counts; the self
   term `scl` of the bits) and through GCN's first two aggregations (`bspmm.BBB` over A+I, as
   examples/gcn_bin.bgnn); the last layer's output is float.
-Readout: sum (GIN), mean (GCN); then a float classifier linear -> relu -> linear -> log_softmax.
+Readout: sum (READOUT, for GCN too, as Xu et al. on these datasets: GCN's mean readout trained
+to 71 % on MUTAG, 77 % with sum); then a float classifier linear -> relu -> linear -> log_softmax.
 """
 import argparse
 import os
 
 DATASETS = {'mutag': (7, 2), 'proteins': (4, 2), 'enzymes': (21, 6), 'nci1': (37, 2)}
 HIDDEN = 64
+READOUT = {'gin': 'sum', 'gcn': 'sum'}     # tu_ref.py and tu_models.py use these
 LAYERS = 3
 
 
@@ -89,7 +91,7 @@ def gin(form, ds, f, c):
         else:
             L += ['h%d = linear(u%d, W%db, b%db) { mm: %s, bin: absmean }' % (k, k, k, k,
                                                                               'BBB' if form == 'bin' else 'BBF')]
-    body_classifier(L, 'sum')
+    body_classifier(L, READOUT['gin'])
     return L
 
 
@@ -120,7 +122,7 @@ def gcn(form, ds, f, c):
             L.append('h%d = relu(gcn_conv(h%d, A, W%d, b%d) { mm: BBF, agg: FBF })' % (k, k - 1, k, k))
         else:
             L.append('h%d = gcn_conv(h%d, Ab, W%d) { mm: %s, agg: BBB }' % (k, k - 1, k, 'FBB' if k == 1 else 'BBB'))
-    body_classifier(L, 'mean')
+    body_classifier(L, READOUT['gcn'])
     return L
 
 

@@ -14,6 +14,7 @@ benchmark/kernel recipe), dropout 0.5 in the classifier.
 import argparse
 import datetime
 import json
+import math
 import os
 import shlex
 import sys
@@ -52,6 +53,20 @@ def parse_args(argv=None):
     p.add_argument('--layers', type=int, default=3, help='must match the .bgnn (3)')
     p.add_argument('--dropout', type=float, default=0.5)
     p.add_argument('--weight-decay', type=float, default=0.0)
+    p.add_argument('--sched', choices=['step', 'cosine'], default='step',
+                   help='step: lr halved every --lr-step epochs; cosine: to 0 over --epochs')
+    p.add_argument('--warmup', type=int, default=0, help='epochs of linear lr warm-up')
+    p.add_argument('--input-bn', choices=['fixed', 'batch'], default='fixed',
+                   help="fixed: the input batchnorm's statistics are those of the fold's training "
+                        "nodes (TUNet.set_input_stats); batch: trained as a batchnorm")
+    p.add_argument('--select', choices=['acc', 'loss'], default='acc',
+                   help='acc: best validation accuracy (ties: lower loss); loss: lowest validation loss')
+    p.add_argument('--kd', choices=['none'] + tu_ref.KINDS, default='none',
+                   help='distil from this model (trained first on the same fold, same seed)')
+    p.add_argument('--kd-weight', type=float, default=0.5)
+    p.add_argument('--kd-T', type=float, default=1.0)
+    p.add_argument('--kd-args', default='', help="the teacher's options (e.g. '--lr 0.01'); the "
+                   "data, fold, seed, device, epochs and batch size are the student's unless given")
     p.add_argument('--max-seconds', type=float, default=0,
                    help="time guard for the whole job (0: none): each fold gets an equal share of "
                         "what is left and stops its epochs there; 'epochs_run' records it")
@@ -77,14 +92,37 @@ def acc(logp, y):
     return float((logp.argmax(1) == y).float().mean())
 
 
+def teacher_args(a):
+    base = ['--kind', a.kd, '--dataset', a.dataset, '--data-dir', a.data_dir, '--seed', str(a.seed),
+            '--device', a.device, '--epochs', str(a.epochs), '--batch-size', str(a.batch_size),
+            '--hidden', str(a.hidden), '--layers', str(a.layers), '--quiet']
+    return parse_args(base + shlex.split(a.kd_args))
+
+
+def lr_factor(a, epoch):
+    f = 0.5 ** (epoch // a.lr_step) if a.sched == 'step' else 0.5 * (1 + math.cos(math.pi * epoch / a.epochs))
+    return f * min(1.0, (epoch + 1) / a.warmup) if a.warmup else f
+
+
 def train_fold(a, ds, fold, tr, va, te, budget=0.0):
+    teacher, tres = None, None
+    if a.kd != 'none':
+        ta = teacher_args(a)
+        tres = train_fold(ta, ds, fold, tr, va, te, budget / 2 if budget else 0.0)
+        budget = budget / 2 if budget else 0.0
+        teacher = tres.pop('model')
+        if not a.quiet:
+            print('  fold %d teacher %s: val %.4f test %.4f' % (fold, a.kd, tres['val_acc'], tres['test_acc']))
     torch.manual_seed(a.seed * 100 + fold)
     rng = np.random.default_rng(a.seed * 100 + fold)
     dev = torch.device(a.device)
     arch, form = a.kind.split('_')
-    model = TUNet(arch, form, ds.num_features, ds.num_classes, a.hidden, a.layers, a.dropout).to(dev)
+    model = TUNet(arch, form, ds.num_features, ds.num_classes, a.hidden, a.layers, a.dropout)
+    if a.input_bn == 'fixed':
+        model.set_input_stats(torch.from_numpy(ds.x[np.concatenate([np.arange(ds.ptr[g], ds.ptr[g + 1]) for g in tr])]))
+    model = model.to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.lr_step, gamma=0.5)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: lr_factor(a, e))
     vb = TBatch(ds.batch(va), dev)
     best, t0, run = None, time.time(), 0
     for epoch in range(a.epochs):
@@ -99,18 +137,27 @@ def train_fold(a, ds, fold, tr, va, te, budget=0.0):
                 continue
             b = TBatch(ds.batch(ids), dev)
             opt.zero_grad()
-            loss = Fn.nll_loss(model(b), b.y)
+            out = model(b)
+            loss = Fn.nll_loss(out, b.y)
+            if teacher is not None:
+                with torch.no_grad():
+                    tl = teacher(b)
+                T = a.kd_T
+                kl = Fn.kl_div(Fn.log_softmax(out / T, 1), Fn.log_softmax(tl / T, 1), log_target=True,
+                               reduction='batchmean') * T * T
+                loss = (1 - a.kd_weight) * loss + a.kd_weight * kl
             loss.backward()
             opt.step()
         sched.step()
         model.eval()
         with torch.no_grad():
             out = model(vb)
-            key = (-acc(out, vb.y), float(Fn.nll_loss(out, vb.y)))
+            vl = float(Fn.nll_loss(out, vb.y))
+            key = (-acc(out, vb.y), vl) if a.select == 'acc' else (vl, -acc(out, vb.y))
         if best is None or key < best[0]:
             best = (key, epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
         if not a.quiet and (epoch % 25 == 0 or epoch == a.epochs - 1):
-            print('  fold %d epoch %3d loss %.4f val_acc %.4f (%.0fs)' % (fold, epoch, loss.item(), -key[0],
+            print('  fold %d epoch %3d loss %.4f val_acc %.4f val_loss %.4f (%.0fs)' % (fold, epoch, loss.item(), acc(out, vb.y), vl,
                                                                            time.time() - t0), flush=True)
     model.load_state_dict(best[2])
     model.eval()
@@ -124,6 +171,9 @@ def train_fold(a, ds, fold, tr, va, te, budget=0.0):
         y = torch.from_numpy(bt.y)
         res[name + '_acc'] = acc(ref, y)
         res[name + '_agreement'] = float((fast.argmax(1) == ref.argmax(1)).float().mean())
+    if tres is not None:
+        res['teacher'] = {k: v for k, v in tres.items() if k != 'tensors'}
+    res['model'] = model
     return res
 
 
@@ -147,6 +197,7 @@ def main():
     for i, f in enumerate(folds):
         left = a.max_seconds - (time.time() - t_start)
         r = train_fold(a, ds, f, *sp[f], budget=max(left, 1.0) / (len(folds) - i) if a.max_seconds else 0)
+        r.pop('model')
         runs.append(r)
         print('%s %s fold %d: epoch %d of %d val %.4f test %.4f (fast/exact argmax agreement %.3f, %.0fs)'
               % (a.kind, a.dataset, f, r['epoch'], r['epochs_run'], r['val_acc'], r['test_acc'], r['test_agreement'],
@@ -156,6 +207,9 @@ def main():
     te = np.array([r['test_acc'] for r in runs]) * 100
     print('%s %s: test accuracy %.2f +- %.2f over %d fold(s) [%s]'
           % (a.kind, a.dataset, te.mean(), te.std(), len(te), ' '.join('%.1f' % v for v in te)))
+    if a.kd != 'none':
+        tt = np.array([r['teacher']['test_acc'] for r in runs]) * 100
+        print('  (teacher %s: %.2f +- %.2f)' % (a.kd, tt.mean(), tt.std()))
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, 'w') as fh:

@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as Fn
 
+from tu_ref import READOUT
 from models import BinActiveFn, BinLinear, BinLinearFn, Lin, SignSTEFn, export_tensors
 
 
@@ -92,10 +93,24 @@ class TUNet(nn.Module):
     def convs(self):
         return [getattr(self, 'conv%d' % k) for k in range(1, self.layers + 1)]
 
+    def set_input_stats(self, x):
+        """Fix the input batchnorm to the statistics of the training nodes x [N, F] (mean, unbiased
+        variance): it then normalises the same way in training and inference.  With batch
+        statistics a one-hot column absent from a mini-batch has variance 0 and normalises to 0.0
+        (bit +1) in training but to a negative value (bit -1) with the running statistics, which
+        flips whole input columns of the bin forms between training and inference."""
+        with torch.no_grad():
+            self.bn.running_mean.copy_(x.mean(0))
+            self.bn.running_var.copy_(x.var(0) if x.shape[0] > 1 else torch.ones_like(x[0]))
+        self.fixed_input_bn = True
+
     def forward(self, b):
-        x = self.bn(b.x)
+        if getattr(self, 'fixed_input_bn', False):
+            x = Fn.batch_norm(b.x, self.bn.running_mean, self.bn.running_var, training=False, eps=self.bn.eps)
+        else:
+            x = self.bn(b.x)
         h = self.gin(b, x) if self.arch == 'gin' else self.gcn(b, x)
-        g = b.readout(h, 'sum' if self.arch == 'gin' else 'mean')
+        g = b.readout(h, READOUT[self.arch])
         c = Fn.dropout(Fn.relu(self.lin1(g)), self.dropout, self.training)
         return Fn.log_softmax(self.lin2(c), dim=1)
 

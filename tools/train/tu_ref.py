@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 import bgnn_ref
+from gen_tu_models import READOUT
 from bgnn_ref import (F32, absmean, batchnorm, bits, bmm_bb, log_softmax, pm, read_mtx, relu,
                       scl, wscale)
 
@@ -208,7 +209,7 @@ def ref_forward(kind, ds, P, exact=True, layers=3):
                 u = bn_affine(bin_linear(z, w1, b1), P, p + 'mlp.bn.')
                 o = bin_linear(u, w2, b2)
                 h = relu(o) if last else (bits(o) if form == 'bin' else o)
-            g = readout(h, ds.ptr, 'sum', exact)
+            g = readout(h, ds.ptr, READOUT['gin'], exact)
         else:
             A = ds.graph(True, 'sym')
             h = x0
@@ -229,6 +230,6 @@ def ref_forward(kind, ds, P, exact=True, layers=3):
                 else:
                     s = scl(bmm_bb(h, w), None, wscale(w))      # bmm.BBF * m
                     h = relu(A.spmm(s, exact) + P['conv%d.bias' % k])
-            g = readout(h, ds.ptr, 'mean', exact)
+            g = readout(h, ds.ptr, READOUT['gcn'], exact)
         c = relu(linear_ff(g, P['lin1.weight'], P['lin1.bias'], exact))
         return log_softmax(linear_ff(c, P['lin2.weight'], P['lin2.bias'], exact))
