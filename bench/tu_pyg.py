@@ -4,7 +4,7 @@ in torch_geometric, and their throughput over a dataset batch after batch.
 Models (the architecture of examples/tu/{gin,gcn}_fp32_<ds>.bgnn, tools/train/gen_tu_models.py):
   GIN: L x GINConv(MLP(Linear(in, H), BatchNorm1d(H), ReLU, Linear(H, H), ReLU), train_eps=True),
        global_add_pool, Linear(H, H), ReLU, Linear(H, C), log_softmax
-  GCN: L x ReLU(GCNConv(in, H)), global_mean_pool, the same classifier
+  GCN: L x ReLU(GCNConv(in, H)), global_add_pool (the sum readout of examples/tu), the same classifier
 The trained fp32 weights (examples/weights/tu/<arch>_fp32_<ds>.safetensors, bgnn's tensor names)
 are loaded when present, else seeded random ones (then the accuracy means nothing).
 
@@ -67,7 +67,7 @@ def graph_list(tu, g0, g1):
 
 def build(arch, F, H, C, L, cached_norm=False):
     from torch import nn
-    from torch_geometric.nn import GCNConv, GINConv, global_add_pool, global_mean_pool
+    from torch_geometric.nn import GCNConv, GINConv, global_add_pool
 
     class Net(nn.Module):
         def __init__(self):
@@ -84,7 +84,7 @@ def build(arch, F, H, C, L, cached_norm=False):
         def forward(self, x, edge_index, batch, ng, ew=None):
             for c in self.convs:
                 x = c(x, edge_index) if arch == 'gin' else Fn.relu(c(x, edge_index, ew))
-            g = (global_add_pool if arch == 'gin' else global_mean_pool)(x, batch, ng)
+            g = global_add_pool(x, batch, ng)
             return torch.log_softmax(self.lin2(torch.relu(self.lin1(g))), -1)
     return Net()
 

@@ -78,7 +78,14 @@ static void hostile(const char *good) {
         const char *msg = refuse(t, strlen(t));
         CHECK_STR_CONTAINS(msg, "model.cubin: manifest line 1");
         CHECK_STR_CONTAINS(msg, "version 1");
-        CHECK_STR_CONTAINS(msg, "version 3");
+        CHECK_STR_CONTAINS(msg, "version 4");
+        free(t);
+        /* the per-graph kernel only for a plan that can have one (a readout, rows N / G) */
+        t = replace_line(good, find_line(good, "blocks "), "blocks 1 kernel=bgnn_graphs block=1024");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "per-graph kernel");
+        free(t);
+        t = replace_line(good, find_line(good, "blocks "), "blocks 0 kernel=bgnn_graphs block=0");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "per-graph kernel");
         free(t);
         t = replace_line(good, 1, "ELF");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not a bgnn manifest");
@@ -233,6 +240,10 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         if (bg_plan_bmm_fb_tiled(&m->insts[l->inst], false)) CHECK(l->block_size == 256);
         for (int k = 1; k < l->nargs; k++) CHECK(l->args[k] >= 0 && l->args[k] < p->nbufs);
     }
+
+    /* The per-graph kernel exactly for the models with a readout (mutag_gcn_bin here). */
+    CHECK(p->blocks == p->uses_graph_ptr);
+    CHECK(!p->blocks || (p->blocks_block == BG_PLAN_BLOCKS_BLOCK && strcmp(p->blocks_kernel, "bgnn_graphs") == 0));
 
     /* Manifest round trip. */
     char *m1 = bg_manifest_write(p);
