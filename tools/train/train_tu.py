@@ -75,11 +75,22 @@ def parse_args(argv=None):
     p.add_argument('--threads', type=int, default=1)
     p.add_argument('--device', default='cpu')
     p.add_argument('--quiet', action='store_true')
+    p.add_argument('--save-splits', action='store_true',
+                   help='write the folds to DATA_DIR/DATASET/folds_seedS.npz and stop (for a machine without scikit-learn)')
     return p.parse_args(argv)
 
 
-def splits(ds, seed):
-    from sklearn.model_selection import StratifiedKFold, train_test_split
+def splits(ds, seed, saved=None):
+    """The 10 folds (train, validation, test graph ids).  Without scikit-learn (the GPU machine),
+    the folds saved where scikit-learn ran: --save-splits FILE writes them (npz), and a run
+    reads FILE when it exists and scikit-learn does not."""
+    try:
+        from sklearn.model_selection import StratifiedKFold, train_test_split
+    except ImportError:
+        if not saved or not os.path.exists(saved):
+            raise SystemExit('train_tu.py: scikit-learn is missing and no saved folds (%s)' % saved)
+        z = np.load(saved)
+        return [(z['tr%d' % f], z['va%d' % f], z['te%d' % f]) for f in range(10)]
     skf = StratifiedKFold(n_splits=10, shuffle=True, random_state=seed)
     out = []
     for f, (trv, te) in enumerate(skf.split(np.zeros(ds.num_graphs), ds.y)):
@@ -192,7 +203,12 @@ def main():
     a = parse_args()
     torch.set_num_threads(a.threads)
     ds = tu_ref.TUDataset(a.data_dir, a.dataset)
-    sp = splits(ds, a.seed)
+    saved = os.path.join(a.data_dir, a.dataset, 'folds_seed%d.npz' % a.seed)
+    sp = splits(ds, a.seed, saved)
+    if a.save_splits:
+        np.savez(saved, **{'%s%d' % (k, f): s[i] for f, s in enumerate(sp) for i, k in enumerate(('tr', 'va', 'te'))})
+        print('saved the folds to', saved)
+        return
     runs, folds, t_start = [], parse_folds(a.folds), time.time()
     for i, f in enumerate(folds):
         left = a.max_seconds - (time.time() - t_start)
