@@ -6,7 +6,8 @@
 # Configures and builds (Release, make -j16) into build-gpu/, then runs: ctest -L gpu, the
 # host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
-# synthetic graphs), memcheck and racecheck on the variant x method test (quick mode: two
+# synthetic graphs), memcheck and racecheck on the batches test (quick mode: three models),
+# memcheck and racecheck on the variant x method test (quick mode: two
 # models, small graphs and one row of 10000 neighbours), memcheck and racecheck on the
 # BSpMM benchmark's kernels (--check-only, when .carry/bench/bspmm_bench is built), the same
 # three tools on the bit-tensor-core BMM benchmark (when .carry/bench/bmm_tc_bench is built), and
@@ -117,6 +118,9 @@ if [[ -n $SAN ]]; then
     step memcheck_var5 300 env BGNN_VARIANTS_ONLY=5 BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step racecheck_var5 400 env BGNN_VARIANTS_ONLY=5 BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
+    # the per-graph kernel of batches (seeds 17, 33: a bspmm_mm staged in shared memory)
+    step memcheck_bat 200 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
+    step racecheck_bat 300 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
     # The BSpMM microbenchmark's kernels (every CSR / FRDC / hub / grouped variant and method)
     # on its awkward shapes, when the benchmark is built (bench/run_bench.sh build).
     BENCH=${BGNN_BENCH_BIN:-$ROOT/.carry/bench/bspmm_bench}
