@@ -29,7 +29,8 @@ static const char usage_text[] =
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
     "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G] [--json]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
-    "                 [--graph FILE] [--logits OUT.npy] [--repeat N] [--profile] [--json] [--fp-strict]\n"
+    "                 [--graph FILE] [--graphs FROM:TO] [--logits OUT.npy] [--repeat N] [--profile] [--json]\n"
+    "                 [--fp-strict]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
@@ -59,6 +60,8 @@ static const char usage_text[] =
     "                     on GPU 0 (a .bgnn is JIT-compiled through the disk cache\n"
     "                     $BGNN_CACHE_DIR; a .cubin is loaded as is); auto: the GPU when\n"
     "                     one is usable, else the CPU reference\n"
+    "  --graphs FROM:TO   a batch of graphs (graph_ptr.npy): run graphs FROM..TO-1 only, as a batch\n"
+    "                     of their own (nodes renumbered from 0)\n"
     "  --logits OUT.npy   save the first float output as .npy\n"
     "  --profile          gpu: also time each separate kernel alone (median of --repeat)\n"
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
@@ -375,6 +378,8 @@ static bool is_cubin_file(const char *path) {
 typedef struct RunArgs {
     const char *model, *data, *weights, *logits, *graph;
     long repeat;
+    bool select;          /* --graphs FROM:TO */
+    long long gfrom, gto;
     bool profile;
     bool fp_strict;     /* --fp-strict */
     bool cubin;
@@ -434,7 +439,8 @@ static int run_cpu(const RunArgs *ra) {
     double t1 = now_ms();
     int urc = refuse_param_clobber(ra, m);
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
-    if (urc || !m || !bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
+    if (urc || !m || !bg_dataset_load_graph(ra->data, ra->graph, &ds, &d) ||
+        (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d))) goto done;
     double t2 = now_ms();
     cli_progress("binding %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_bind(m, &ds.graph, &ds.features, ra->weights, &b, &d)) goto done;
@@ -528,7 +534,8 @@ static int run_gpu(const RunArgs *ra) {
                         "records (bgnnc MODEL.bgnn --fp-strict -o FILE makes a strict one)\n", ra->model);
     double t1 = now_ms();
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
-    if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d)) goto done;
+    if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d) ||
+        (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d))) goto done;
     double t2 = now_ms();
     cli_progress("binding and uploading %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_gpu_run_bind(&g, &gm, m, &ds.graph, &ds.features, 0, ra->weights, &run, NULL, &d)) goto done;
@@ -669,6 +676,18 @@ static int cmd_run(int argc, char **argv) {
             continue;
         } else if (strcmp(a, "--fp-strict") == 0) {
             ra.fp_strict = true;
+            continue;
+        } else if (strcmp(a, "--graphs") == 0) {
+            if (++i >= argc) return usage_error("%s needs FROM:TO", a);
+            char *end;
+            errno = 0;
+            ra.gfrom = strtoll(argv[i], &end, 10);
+            if (errno || end == argv[i] || *end != ':') return usage_error("--graphs expects FROM:TO (e.g. 0:32), got '%s'", argv[i]);
+            const char *t = end + 1;
+            ra.gto = strtoll(t, &end, 10);
+            if (errno || end == t || *end || ra.gfrom < 0 || ra.gto <= ra.gfrom)
+                return usage_error("--graphs expects FROM:TO with 0 <= FROM < TO (e.g. 0:32), got '%s'", argv[i]);
+            ra.select = true;
             continue;
         } else if (strcmp(a, "--repeat") == 0) {
             if (++i >= argc) return usage_error("%s needs a number", a);

@@ -159,6 +159,10 @@ bool bg_dataset_load(const char *dir, BgDataset *out, BgDiagSink *d);
 /* The same with the graph from graph_path (any bg_graph_load_file format) when not NULL. */
 bool bg_dataset_load_graph(const char *dir, const char *graph_path, BgDataset *out, BgDiagSink *d);
 void bg_dataset_free(BgDataset *ds);
+/* dataset_select.c: keeps graphs from..to-1 of a batch (graph_ptr), renumbered from node 0:
+ * graph, features, labels, splits and graph labels sliced.  An error (E_OPTION: not a batch or
+ * a bad range; E_DATA_SHAPE: an edge leaves the kept graphs) leaves ds as it was. */
+bool bg_dataset_select_graphs(BgDataset *ds, int64_t from, int64_t to, BgDiagSink *d);
 const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
 const char *bg_dataset_file(int i); /* the i-th file name bg_dataset_load reads; NULL past the end */
 /* ===== leaves.c: bind a model's leaves to host values ================================= */
