@@ -15,11 +15,12 @@
 #include "cg_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 /* Shared memory (32-bit words) for a bspmm_mm's product staged per graph: 16 KB, e.g. 64
  * nodes of 64 floats (larger graphs run the fused form), small enough for 8 blocks an SM. */
 #define BG_CG_BLOCKS_STAGE 4096
-#include <stdlib.h>
-#include <string.h>
 
 /* Number of fused-step operands of steps [0, s1) (none slots are not arguments). */
 static int step_operands(const BgInst *in, int s1) {
