@@ -27,6 +27,7 @@ import torch.nn.functional as Fn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bgnn_ref  # noqa: E402
 import tu_ref  # noqa: E402
+from gen_tu_models import GIN_BIN_FLOAT_INPUT  # noqa: E402
 from tu_models import TBatch, TUNet, export  # noqa: E402
 
 
@@ -128,7 +129,8 @@ def train_fold(a, ds, fold, tr, va, te, budget=0.0):
     rng = np.random.default_rng(a.seed * 100 + fold)
     dev = torch.device(a.device)
     arch, form = a.kind.split('_')
-    model = TUNet(arch, form, ds.num_features, ds.num_classes, a.hidden, a.layers, a.dropout)
+    model = TUNet(arch, form, ds.num_features, ds.num_classes, a.hidden, a.layers, a.dropout,
+                  float_input=ds.name in GIN_BIN_FLOAT_INPUT)
     if a.input_bn == 'fixed':
         model.set_input_stats(torch.from_numpy(ds.x[np.concatenate([np.arange(ds.ptr[g], ds.ptr[g + 1]) for g in tr])]))
     model = model.to(dev)

@@ -5,7 +5,8 @@ writes as the vector `convK.one_plus_eps` (1 + eps repeated over the layer's inp
 Binary forms train with Bi-GCN's estimators from models.py (BinActive, BinLinear, sign STE).
 The forward works on a TBatch (a block-diagonal batch on a device); aggregation and readout
 are index_add_ (no torch_geometric).  In eval mode it computes the .bgnn semantics up to float
-summation order; tu_ref.ref_forward is the exact inference.
+summation order; sums of +-1 values are exact, so a tie gives bit +1 as at inference (mean_sl,
+BinLinearPostFn); tu_ref.ref_forward is the exact inference.
 """
 import math
 
@@ -15,7 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as Fn
 
 from tu_ref import READOUT
-from models import BinActiveFn, BinLinear, BinLinearFn, Lin, SignSTEFn, export_tensors
+from models import BinActiveFn, BinLinear, BinLinearFn, Lin, SignSTEFn, export_tensors, sgn
 
 
 class TBatch:
@@ -31,19 +32,46 @@ class TBatch:
         deg = np.bincount(b.erow, minlength=b.n).astype(np.float64) + 1.0   # no self loops in TU
         dsl = np.concatenate([b.erow, loop]), np.concatenate([b.ecol, loop])
         self.w_sym = t((1.0 / np.sqrt(deg[dsl[0]] * deg[dsl[1]])).astype(np.float32))[:, None]
-        self.w_mean = t((1.0 / deg[dsl[0]]).astype(np.float32))[:, None]
+        self.inv_deg = t((1.0 / deg).astype(np.float32))[:, None]       # of A+I
         self.gid = t(b.gid)
         self.cnt = t(np.maximum(np.diff(b.ptr), 1).astype(np.float32))[:, None]
 
     def agg(self, h):                       # sum_{j in N(i)} h_j (no self loops)
         return torch.zeros_like(h).index_add_(0, self.row, h[self.col])
 
-    def agg_sl(self, h, w):                 # sum over A+I with per-edge weights
-        return torch.zeros_like(h).index_add_(0, self.row_sl, h[self.col_sl] * w)
+    def agg_sl(self, h, w):                 # sum over A+I with per-edge weights (None: 1)
+        return torch.zeros_like(h).index_add_(0, self.row_sl, h[self.col_sl] if w is None else h[self.col_sl] * w)
+
+    def mean_sl(self, h):
+        """The mean over A+I as fl(exact sum * fl(1/deg)): the sign of the exact integer count of
+        +-1 values, and +0.0 (bit +1) for a tie, as bspmm.BBB.  Per-edge weights fl(1/deg) summed
+        in float32 made a tie a +-tiny value, so about a third of the ties (12 % of ENZYMES'
+        layer-1 outputs are ties) got bit -1 in training but +1 at inference."""
+        return self.agg_sl(h, None) * self.inv_deg
 
     def readout(self, h, op):
         s = torch.zeros(self.g, h.shape[1], dtype=h.dtype, device=h.device).index_add_(0, self.gid, h)
         return s / self.cnt if op == 'mean' else s
+
+
+class BinLinearPostFn(BinLinearFn):
+    """BinLinearFn without bias, forward fl(fl(x . sign(W)) * m): with +-1 inputs the dot product
+    is an exact integer, so its sign (a tie 0 -> +0.0, bit +1) and the scaled value are those of
+    bmm.BBB / bmm.BBF * m.  BinLinearFn's x . (sign(W) m) sums rounded multiples of m, which turns
+    a tie into +-tiny (18 % of ENZYMES' gcn_bin layer-2 outputs are ties).  Same backward."""
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = False
+        return (x @ sgn(w).t()) * w.abs().mean(dim=1)
+
+    @staticmethod
+    def backward(ctx, g):
+        return BinLinearFn.backward(ctx, g)[:2]
+
+
+def binlin(x, w):
+    return BinLinearPostFn.apply(x, w)
 
 
 def binact(x):
@@ -73,13 +101,17 @@ class GINConv(nn.Module):
 class TUNet(nn.Module):
     """arch gin | gcn, form fp32 | full | bin; layers x hidden; float classifier."""
 
-    def __init__(self, arch, form, num_features, num_classes, hidden=64, layers=3, dropout=0.5):
+    def __init__(self, arch, form, num_features, num_classes, hidden=64, layers=3, dropout=0.5,
+                 float_input=False):
         super().__init__()
+        float_input = float_input and arch == 'gin' and form == 'bin'
         self.arch, self.form, self.layers, self.dropout = arch, form, layers, dropout
         self.bn = nn.BatchNorm1d(num_features, affine=False)
         binary = form != 'fp32'
+        if float_input:     # gin_bin's first bits: x . sign(W0) (linear { mm: FBB }), not bin(x)
+            self.lin0 = BinLinear(num_features, hidden, bias=False)
         for k in range(1, layers + 1):
-            fin = num_features if k == 1 else hidden
+            fin = num_features if k == 1 and not float_input else hidden
             if arch == 'gin':
                 conv = GINConv(fin, hidden, binary)
             elif binary:
@@ -115,7 +147,7 @@ class TUNet(nn.Module):
         return Fn.log_softmax(self.lin2(c), dim=1)
 
     def gin(self, b, x):
-        h = ste(x) if self.form == 'bin' else x
+        h = x if self.form != 'bin' else ste(binlin(x, self.lin0.weight)) if hasattr(self, 'lin0') else ste(x)
         for k, conv in enumerate(self.convs(), 1):
             last = k == self.layers
             z = b.agg(h) + (1 + conv.eps) * h
@@ -136,10 +168,10 @@ class TUNet(nn.Module):
                 h = b.agg_sl(conv(binact(h)), b.w_sym)
                 h = Fn.relu(h) if last else h
             elif not last:     # bmm.FBB / bmm.BBB, then bspmm.BBB over A+I (STE input: the mean)
-                t = ste(BinLinearFn.apply(h, conv.weight, None))
-                h = ste(b.agg_sl(t, b.w_mean))
+                t = ste(binlin(h, conv.weight))
+                h = ste(b.mean_sl(t))
             else:              # bmm.BBF * m, bspmm.FBF over Asym, + b
-                h = Fn.relu(b.agg_sl(BinLinearFn.apply(h, conv.weight, None), b.w_sym) + conv.bias)
+                h = Fn.relu(b.agg_sl(binlin(h, conv.weight), b.w_sym) + conv.bias)
         return h
 
 

@@ -191,7 +191,10 @@ def ref_forward(kind, ds, P, exact=True, layers=3):
         x0 = batchnorm(X, P['bn.running_mean'], P['bn.running_var'])
         if arch == 'gin':
             A = ds.graph(False, 'none')
-            h = bits(x0) if form == 'bin' else x0
+            if form == 'bin' and 'lin0.weight' in P:          # linear { mm: FBB }, batchnorm folded
+                h = fb_folded_bits(X, P['lin0.weight'], P['bn.running_mean'], P['bn.running_var'])
+            else:
+                h = bits(x0) if form == 'bin' else x0
             for k in range(1, layers + 1):
                 p = 'conv%d.' % k
                 last = k == layers
