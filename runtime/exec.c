@@ -211,7 +211,7 @@ static bool env_choice(const char *name, const char *const words[3], int *out, B
     return false;
 }
 
-/* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL and
+/* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL, BGNN_BLOCKS_THREADS and
  * BGNN_SCHED_GROUP_MIN_ROWS (environment) into the instance. */
 static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     r->mode = BG_EXEC_AUTO;
@@ -234,6 +234,16 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     if (!env_choice("BGNN_FEATURES_KERNEL", fks, &r->features_kernel, d) ||
         !env_choice("BGNN_BATCH_KERNEL", bks, &r->batch_kernel, d))
         return false;
+    const char *bt = getenv("BGNN_BLOCKS_THREADS");
+    if (bt && *bt) {
+        char *end = NULL;
+        long long v = strtoll(bt, &end, 10);
+        if (!end || *end || v < 32 || v > 1024 || v % 32) {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_BLOCKS_THREADS='%.40s': expected a multiple of 32 from 32 to 1024", bt);
+            return false;
+        }
+        r->blocks_threads = (int)v;
+    }
     r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
     const char *sg = getenv("BGNN_SCHED_GROUP_MIN_ROWS");
     if (sg && *sg) {
@@ -315,16 +325,6 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
     out->n = bd->graph ? bd->graph->n : 0;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
     if (!exec_options(out, d) || !choose_blocks(p, bd->graph, out, d)) goto fail;
-    const char *bt = getenv("BGNN_BLOCKS_THREADS");
-    if (bt && *bt) {
-        char *end = NULL;
-        long long v = strtoll(bt, &end, 10);
-        if (!end || *end || v < 32 || v > 1024 || v % 32) {
-            bg_diag_error(d, BG_E_OPTION, "BGNN_BLOCKS_THREADS='%.40s': expected a multiple of 32 from 32 to 1024", bt);
-            goto fail;
-        }
-        out->blocks_threads = (int)v;
-    }
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
         out->gsz[gi].nnz = adj->nnz;
