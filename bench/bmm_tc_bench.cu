@@ -1,8 +1,9 @@
 // bmm_tc_bench.cu - bgnn's bmm.BB{F,B} on the bit tensor cores (templates/bmm_bb_tc.cuh)
 // against its popcount kernel (templates/matmul.cuh, as the code generator instantiates it),
 // cuBLAS INT8 GEMM and FP16 GEMM of the same logical shape (+-1 operands as int8 / half),
-// and the b1 mma peak measured by a bare loop of independent mma.sync in the same run.
-// Build and run: bench/run_bmm_tc_bench.sh.
+// and the b1 mma peak measured by a bare loop of independent mma.sync in the same run; on sm_90a
+// builds also the benchmark-only wgmma kernel (kernels/bmm_bb_wg.cuh) and the wgmma b1 peak of
+// a bare wgmma loop.  Build and run: bench/run_bmm_tc_bench.sh.
 //
 // Shapes [R, K] x [K, M]: the BB products of every example model (Cora 2708 rows, CiteSeer
 // 3327, the Reddit-size benchmark graph 232965: K = input width, M = output width), two large
@@ -45,6 +46,7 @@ extern "C" {
 #include "../templates/epilogue.cuh"
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_bb_tc.cuh"
+#include "kernels/bmm_bb_wg.cuh"
 #include "bench_util.cuh"
 #include "rmat.h"
 
@@ -56,7 +58,8 @@ static int g_reps = 50;
 static std::string g_only; // --only SUBSTR: the shapes whose name contains SUBSTR
 static bool g_check_only = false; // --check-only: the check-only shapes, no timing (sanitizer runs)
 static int g_ok = 0, g_fail = 0;
-static double g_peak = 0; // measured b1 bit-ops/s
+static double g_peak = 0;    // measured b1 bit-ops/s, mma.sync
+static double g_wg_peak = 0; // and wgmma (0: not built)
 
 static void report(const std::string &what, bool ok, const std::string &note) {
     printf("  check %-58s %s%s\n", what.c_str(), ok ? "OK" : "FAIL", note.c_str());
@@ -76,6 +79,49 @@ __global__ void __launch_bounds__(128) k_mma_peak(int iters, int *sink) {
 #pragma unroll
     for (int j = 0; j < 16; j++) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];
     if (s == 0x7fffffff) sink[blockIdx.x] = s; // never true; keeps the chains alive
+}
+// The wgmma b1 peak (sm_90a): each warpgroup issues m64n256k256 wgmma back to back on operands
+// in shared memory (fixed pseudo-random bits), 8 a commit group, one group left in flight.
+__global__ void __launch_bounds__(256, 1) k_wg_peak(int iters, int *sink) {
+#if BGNN_TC_WGMMA
+    __shared__ __align__(128) u32 sm[384 * 8];
+    for (u32 i = threadIdx.x; i < 384 * 8; i += 256) sm[i] = (0x9e3779b9u * (i + 1u)) ^ (i << 7);
+    bgnn::wg_fence_smem();
+    __syncthreads();
+    const u32 base = bgnn::smem_addr(sm);
+    const int wg = (int)threadIdx.x / 128;
+    const bgnn::u64 a = bgnn::wg_desc(base + (u32)wg * 2048u), b = bgnn::wg_desc(base + 4096u);
+    int d[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) d[i] = 0;
+    for (int it = 0; it < iters; it++) {
+        bgnn::wg_fence();
+#pragma unroll
+        for (int j = 0; j < 8; j++) bgnn::wgmma_b1(d, a, b, 1);
+        bgnn::wg_commit();
+        bgnn::wg_wait<1>();
+    }
+    bgnn::wg_wait<0>();
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 128; i++) s += d[i];
+    if (s == 0x7fffffff) sink[blockIdx.x] = s; // never true; keeps the chain alive
+#else
+    (void)iters;
+    (void)sink;
+#endif
+}
+// Whether the device code was built with wgmma (sm_90a).
+__global__ void k_has_wg(int *out) { *out = BGNN_TC_WGMMA; }
+static bool g_has_wg = false;
+static double measure_wg_peak(int sms) {
+    int *sink;
+    CK(cudaMalloc(&sink, sizeof(int) * 65536));
+    const int iters = 2048;
+    const float ms = median_ms([&](int) { k_wg_peak<<<sms, 256>>>(iters, sink); }, 2, 9);
+    CK(cudaGetLastError());
+    CK(cudaFree(sink));
+    return (double)sms * 2 * iters * 8 * 2.0 * 64 * 256 * 256 / (ms * 1e-3);
 }
 __global__ void k_nsmid(unsigned *out) {
     unsigned v;
@@ -126,19 +172,31 @@ template <char Z, long long K, long long M>
 __global__ void __launch_bounds__(256) k_popc(long long n, void *y, const u32 *x, const u32 *w) {
     bgnn::bmm<'B', 'B', Z, K, M, true>(n, y, x, w);
 }
-template <char Z, long long K, long long M>
-__global__ void __launch_bounds__(256) k_tc(long long n, void *y, const u32 *x, const u32 *w) {
-    bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w);
+// Paths: the popcount kernel, bmm_bb_tc as the product calls it, the mma.sync kernel by name, and
+// the benchmark-only wgmma kernel (kernels/bmm_bb_wg.cuh; built for sm_90a only).
+enum Path { POPC, TC, MMA, WG };
+template <int PATH, char Z, long long K, long long M, class Epi>
+__device__ __forceinline__ void run_path(long long n, void *y, const u32 *x, const u32 *w, Epi e) {
+    if constexpr (PATH == POPC) bgnn::bmm<'B', 'B', Z, K, M, true>(n, y, x, w, bgnn::ProNone(), e);
+    else if constexpr (PATH == TC) bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w, bgnn::ProNone(), e);
+    else if constexpr (PATH == MMA) bgnn::bmm_bb_mma<Z, K, M>(n, y, x, w, e);
+    else {
+#if BGNN_TC_WGMMA
+        bgnn::bmm_bb_wg<Z, K, M>(n, y, x, w, e);
+#endif
+    }
+}
+template <int PATH, char Z, long long K, long long M>
+__global__ void __launch_bounds__(256) k_bmm(long long n, void *y, const u32 *x, const u32 *w) {
+    run_path<PATH, Z, K, M>(n, y, x, w, bgnn::EpEnd());
 }
 // With Bi-GCN's epilogue (row and column scales, then a bias), which reads per-row and
-// per-column operands: both kernels must read them for real outputs only.
+// per-column operands: every kernel must read them for real outputs only.
 template <long long M> using EpBiGcn = bgnn::EpScl<true, true, bgnn::EpAdd<M, false, bgnn::EpEnd>>;
-template <char Z, long long K, long long M, bool TC>
+template <int PATH, char Z, long long K, long long M>
 __global__ void __launch_bounds__(256) k_epi(long long n, void *y, const u32 *x, const u32 *w, const float *rf,
                                              const float *cf, const float *b) {
-    const EpBiGcn<M> e{rf, cf, {b, {}}};
-    if constexpr (TC) bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w, bgnn::ProNone(), e);
-    else bgnn::bmm<'B', 'B', Z, K, M, true>(n, y, x, w, bgnn::ProNone(), e);
+    run_path<PATH, Z, K, M>(n, y, x, w, EpBiGcn<M>{rf, cf, {b, {}}});
 }
 __global__ void k_fill_f32(float *p, long long n, uint64_t seed) {
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x)
@@ -146,14 +204,32 @@ __global__ void k_fill_f32(float *p, long long n, uint64_t seed) {
 }
 // The plan's grids (plan/plan.c): popcount one thread per f32 output / one warp per b1 word;
 // tensor cores bg_plan_bmm_tc_threads_per_row (about one block a tile).
+template <char Z, long long M>
+static long long grid_of(int path, long long n) {
+    const long long tpr = path != POPC ? (long long)bg_plan_bmm_tc_threads_per_row(M) : (Z == 'B' ? bgnn::b1_tpr(M) : bgnn::f32_tpr(M));
+    return std::min((n * tpr + 255) / 256, 1LL << 30);
+}
 template <char Z, long long K, long long M>
-static void launch(bool tc, long long n, void *y, const u32 *x, const u32 *w) {
-    const long long tpr = tc ? (long long)bg_plan_bmm_tc_threads_per_row(M) : (Z == 'B' ? bgnn::b1_tpr(M) : bgnn::f32_tpr(M));
-    const long long T = n * tpr;
-    if (T <= 0) return;
-    const dim3 g((unsigned)std::min((T + 255) / 256, 1LL << 30)), b(256);
-    if (tc) k_tc<Z, K, M><<<g, b>>>(n, y, x, w);
-    else k_popc<Z, K, M><<<g, b>>>(n, y, x, w);
+static void launch(int path, long long n, void *y, const u32 *x, const u32 *w) {
+    const long long G = grid_of<Z, M>(path, n);
+    if (G <= 0) return;
+    const dim3 g((unsigned)G), b(256);
+    if (path == POPC) k_bmm<POPC, Z, K, M><<<g, b>>>(n, y, x, w);
+    else if (path == TC) k_bmm<TC, Z, K, M><<<g, b>>>(n, y, x, w);
+    else if (path == MMA) k_bmm<MMA, Z, K, M><<<g, b>>>(n, y, x, w);
+    else k_bmm<WG, Z, K, M><<<g, b>>>(n, y, x, w);
+    CK(cudaGetLastError());
+}
+template <char Z, long long K, long long M>
+static void launch_epi(int path, long long n, void *y, const u32 *x, const u32 *w, const float *rf, const float *cf,
+                       const float *bias) {
+    const long long G = grid_of<Z, M>(path, n);
+    if (G <= 0) return;
+    const dim3 g((unsigned)G), b(256);
+    if (path == POPC) k_epi<POPC, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
+    else if (path == TC) k_epi<TC, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
+    else if (path == MMA) k_epi<MMA, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
+    else k_epi<WG, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
     CK(cudaGetLastError());
 }
 
@@ -227,14 +303,18 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     u32 *yb_p = dalloc<u32>((size_t)(R * MW)), *yb_t = dalloc<u32>((size_t)(R * MW));
     CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
     CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
-    launch<'F', K, M>(false, R, yf_p, x, w);
-    launch<'F', K, M>(true, R, yf_t, x, w);
-    launch<'B', K, M>(false, R, yb_p, x, w);
-    launch<'B', K, M>(true, R, yb_t, x, w);
+    const char *pname[4] = {"popcount", "tensor cores", "mma.sync", "wgmma"};
+    float *rf = dalloc<float>((size_t)std::max(1LL, R)), *cf = dalloc<float>((size_t)M), *bias = dalloc<float>((size_t)M);
+    k_fill_f32<<<64, 256>>>(rf, R, 11);
+    k_fill_f32<<<64, 256>>>(cf, M, 12);
+    k_fill_f32<<<64, 256>>>(bias, M, 13);
+    launch<'F', K, M>(POPC, R, yf_p, x, w);
+    launch<'B', K, M>(POPC, R, yb_p, x, w);
     CK(cudaDeviceSynchronize());
-    const std::vector<float> hf_p = fetch(yf_p, (size_t)(R * M)), hf_t = fetch(yf_t, (size_t)(R * M));
-    const std::vector<u32> hb_p = fetch(yb_p, (size_t)(R * MW)), hb_t = fetch(yb_t, (size_t)(R * MW));
-    auto compare = [&](const char *what, const void *a, const void *b, long long words) {
+    const std::vector<float> hf_p = fetch(yf_p, (size_t)(R * M));
+    const std::vector<u32> hb_p = fetch(yb_p, (size_t)(R * MW));
+    std::vector<float> hf_t;
+    auto compare = [&](const std::string &what, const void *a, const void *b, long long words) {
         long long bad = 0, first = -1;
         for (long long i = 0; i < words; i++)
             if (((const u32 *)a)[i] != ((const u32 *)b)[i]) {
@@ -245,35 +325,35 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
         if (bad) snprintf(note, sizeof note, ": %lld of %lld words differ, first at %lld", bad, words, first);
         report(std::string(s.name) + " " + what, bad == 0, note);
     };
-    compare("bmm.BBF tensor cores == popcount", hf_t.data(), hf_p.data(), R * M);
-    compare("bmm.BBB tensor cores == popcount", hb_t.data(), hb_p.data(), R * MW);
-    { // the same with Bi-GCN's epilogue (scales and bias), exactly sized operands
-        float *rf = dalloc<float>((size_t)R), *cf = dalloc<float>((size_t)M), *bias = dalloc<float>((size_t)M);
-        k_fill_f32<<<64, 256>>>(rf, R, 11);
-        k_fill_f32<<<64, 256>>>(cf, M, 12);
-        k_fill_f32<<<64, 256>>>(bias, M, 13);
-        const long long tt = bg_plan_bmm_tc_threads_per_row(M), grid_t = (R * tt + 255) / 256;
-        const long long gf = (R * bgnn::f32_tpr(M) + 255) / 256, gb = (R * bgnn::b1_tpr(M) + 255) / 256;
-        if (R > 0) {
-            k_epi<'F', K, M, false><<<(unsigned)gf, 256>>>(R, yf_p, x, w, rf, cf, bias);
-            k_epi<'F', K, M, true><<<(unsigned)grid_t, 256>>>(R, yf_t, x, w, rf, cf, bias);
-            k_epi<'B', K, M, false><<<(unsigned)gb, 256>>>(R, yb_p, x, w, rf, cf, bias);
-            k_epi<'B', K, M, true><<<(unsigned)grid_t, 256>>>(R, yb_t, x, w, rf, cf, bias);
-            CK(cudaGetLastError());
-        }
+    // Each tensor-core path against the popcount kernel, plain and with Bi-GCN's epilogue (the
+    // outputs poisoned first: every word must be written).
+    for (int path : {TC, MMA, WG}) {
+        if (path == WG && !g_has_wg) continue;
+        const std::string pn = pname[path];
+        CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
+        CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
+        launch<'F', K, M>(path, R, yf_t, x, w);
+        launch<'B', K, M>(path, R, yb_t, x, w);
         CK(cudaDeviceSynchronize());
-        const std::vector<float> ef_p = fetch(yf_p, (size_t)(R * M)), ef_t = fetch(yf_t, (size_t)(R * M));
-        const std::vector<u32> eb_p = fetch(yb_p, (size_t)(R * MW)), eb_t = fetch(yb_t, (size_t)(R * MW));
-        compare("bmm.BBF +scales +bias tensor cores == popcount", ef_t.data(), ef_p.data(), R * M);
-        compare("bmm.BBB +scales +bias tensor cores == popcount", eb_t.data(), eb_p.data(), R * MW);
-        for (float *p : {rf, cf, bias}) CK(cudaFree(p));
-        // back to the plain products, which the timing and the cuBLAS checks use
-        launch<'F', K, M>(true, R, yf_t, x, w);
-        launch<'F', K, M>(false, R, yf_p, x, w);
-        launch<'B', K, M>(true, R, yb_t, x, w);
-        launch<'B', K, M>(false, R, yb_p, x, w);
+        const std::vector<float> tf = fetch(yf_t, (size_t)(R * M));
+        compare("bmm.BBF " + pn + " == popcount", tf.data(), hf_p.data(), R * M);
+        compare("bmm.BBB " + pn + " == popcount", fetch(yb_t, (size_t)(R * MW)).data(), hb_p.data(), R * MW);
+        if (path == TC) hf_t = tf;
+        launch_epi<'F', K, M>(POPC, R, yf_p, x, w, rf, cf, bias);
+        launch_epi<'F', K, M>(path, R, yf_t, x, w, rf, cf, bias);
+        launch_epi<'B', K, M>(POPC, R, yb_p, x, w, rf, cf, bias);
+        launch_epi<'B', K, M>(path, R, yb_t, x, w, rf, cf, bias);
         CK(cudaDeviceSynchronize());
+        compare("bmm.BBF +scales +bias " + pn + " == popcount", fetch(yf_t, (size_t)(R * M)).data(),
+                fetch(yf_p, (size_t)(R * M)).data(), R * M);
+        compare("bmm.BBB +scales +bias " + pn + " == popcount", fetch(yb_t, (size_t)(R * MW)).data(),
+                fetch(yb_p, (size_t)(R * MW)).data(), R * MW);
     }
+    for (float *p : {rf, cf, bias}) CK(cudaFree(p));
+    // back to the plain products, which the timing uses
+    launch<'F', K, M>(POPC, R, yf_p, x, w);
+    launch<'B', K, M>(POPC, R, yb_p, x, w);
+    CK(cudaDeviceSynchronize());
     // The popcount kernel against the CPU reference, on all rows or 64 sampled ones.
     {
         std::vector<long long> rows;
@@ -333,10 +413,13 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
                    100.0 * ops / (ms * 1e-3) / g_peak);
             fflush(stdout);
         };
-        add("bgnn popcount BBF", median_ms([&](int) { launch<'F', K, M>(false, R, yf_p, x, w); }, 3, g_reps));
-        add("bgnn tensor cores BBF", median_ms([&](int) { launch<'F', K, M>(true, R, yf_t, x, w); }, 3, g_reps));
-        add("bgnn popcount BBB", median_ms([&](int) { launch<'B', K, M>(false, R, yb_p, x, w); }, 3, g_reps));
-        add("bgnn tensor cores BBB", median_ms([&](int) { launch<'B', K, M>(true, R, yb_t, x, w); }, 3, g_reps));
+        add("bgnn popcount BBF", median_ms([&](int) { launch<'F', K, M>(POPC, R, yf_p, x, w); }, 3, g_reps));
+        add("bgnn tensor cores BBF", median_ms([&](int) { launch<'F', K, M>(TC, R, yf_t, x, w); }, 3, g_reps));
+        add("bgnn popcount BBB", median_ms([&](int) { launch<'B', K, M>(POPC, R, yb_p, x, w); }, 3, g_reps));
+        add("bgnn tensor cores BBB", median_ms([&](int) { launch<'B', K, M>(TC, R, yb_t, x, w); }, 3, g_reps));
+        add("  of which mma.sync BBB", median_ms([&](int) { launch<'B', K, M>(MMA, R, yb_t, x, w); }, 3, g_reps));
+        if (g_has_wg)
+            add("  of which wgmma BBB", median_ms([&](int) { launch<'B', K, M>(WG, R, yb_t, x, w); }, 3, g_reps));
         add("cuBLAS INT8 (int32 out)", median_ms([&](int) { gemm_i8(cb, R, K, M, x8, w8, y32); }, 3, g_reps));
         add("cuBLAS FP16 (fp32 acc, out)", median_ms([&](int) { gemm_f16(cb, R, K, M, x16, w16, y16); }, 3, g_reps));
         CK(cudaFree(y32));
@@ -391,9 +474,20 @@ int main(int argc, char **argv) {
     }
     cublasHandle_t cb;
     CKB(cublasCreate(&cb));
+    {
+        int *d, h = 0;
+        CK(cudaMalloc(&d, sizeof(int)));
+        k_has_wg<<<1, 1>>>(d);
+        CK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
+        CK(cudaFree(d));
+        g_has_wg = h != 0;
+    }
     g_peak = g_check_only ? 1.0 : measure_b1_peak(prop.multiProcessorCount);
+    g_wg_peak = g_check_only || !g_has_wg ? 0.0 : measure_wg_peak(prop.multiProcessorCount);
     printf("GPU: %s (sm_%d%d), %d SMs (%%nsmid %u); b1 mma.sync peak measured %.2f P bit-op/s (AND form, 16 chains a warp)\n",
            prop.name, prop.major, prop.minor, prop.multiProcessorCount, read_nsmid(), g_peak / 1e15);
+    if (g_has_wg) printf("wgmma b1 peak measured %.2f P bit-op/s (m64n256k256, 2 warpgroups a SM)\n", g_wg_peak / 1e15);
+    else printf("wgmma: not built (the device code is not sm_90a)\n");
     printf("timing: median of %d launches (CUDA events) after 3 warm-ups\n", g_reps);
     std::vector<Shape> shapes = {
         // the examples' BB products (R = the dataset's nodes)
@@ -419,8 +513,9 @@ int main(int argc, char **argv) {
 
     printf("\n==== bmm.BB on bit tensor cores, %s, b1 peak %.2f P bit-op/s (median of %d launches) ====\n", prop.name,
            g_peak / 1e15, g_reps);
-    printf("%-22s %7s %5s %5s %-28s %10s %9s %7s %7s %7s %7s\n", "shape", "R", "K", "M", "kernel", "time_us", "Tbitop/s",
-           "%peak", "vs_popc", "vs_int8", "vs_fp16");
+    if (g_has_wg) printf("wgmma b1 peak %.2f P bit-op/s (%%wgpk)\n", g_wg_peak / 1e15);
+    printf("%-22s %7s %5s %5s %-28s %10s %9s %7s %7s %7s %7s %7s\n", "shape", "R", "K", "M", "kernel", "time_us", "Tbitop/s",
+           "%peak", "%wgpk", "vs_popc", "vs_int8", "vs_fp16");
     for (size_t i = 0; i < g_rows.size(); i++) {
         const Row &r = g_rows[i];
         double popc = 0, i8 = 0, f16 = 0;
@@ -432,8 +527,9 @@ int main(int argc, char **argv) {
                 if (o.kernel.rfind("cuBLAS FP16", 0) == 0) f16 = o.us;
             }
         const double ops = 2.0 * r.R * r.K * r.M, rate = ops / (r.us * 1e-6);
-        printf("%-22s %7lld %5lld %5lld %-28s %10.2f %9.1f %7.1f %7.2f %7.2f %7.2f\n", r.name.c_str(), r.R, r.K, r.M,
-               r.kernel.c_str(), r.us, rate / 1e12, 100.0 * rate / g_peak, popc / r.us, i8 / r.us, f16 / r.us);
+        printf("%-22s %7lld %5lld %5lld %-28s %10.2f %9.1f %7.1f %7.1f %7.2f %7.2f %7.2f\n", r.name.c_str(), r.R, r.K, r.M,
+               r.kernel.c_str(), r.us, rate / 1e12, 100.0 * rate / g_peak, g_wg_peak > 0 ? 100.0 * rate / g_wg_peak : 0.0,
+               popc / r.us, i8 / r.us, f16 / r.us);
     }
     printf("checks: %d OK, %d FAIL\n%s\n", g_ok, g_fail, g_fail ? "FAIL" : "ALL CHECKS PASSED");
     return g_fail ? 1 : 0;

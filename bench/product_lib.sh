@@ -8,7 +8,8 @@
 #                             takes only the objects a benchmark needs)
 #   bg_bench_nvcc SRC BIN OBJDIR LIB...
 #                             the archive into OBJDIR (or the one already in $BG_PRODUCT_OBJ,
-#                             when set), then nvcc SRC -> BIN (sm_90, --fmad=false
+#                             when set), then nvcc SRC -> BIN (sm_90, or the nvcc
+#                             architecture options in $BG_BENCH_ARCH; --fmad=false
 #                             as runtime/nvrtc.c compiles the generated kernels, OpenMP) linked
 #                             with it and -lLIB...
 #   bg_bench_main BIN LOG BUILD_FN ARGS...
@@ -60,7 +61,7 @@ bg_bench_nvcc() {
     fi
     incs=$(bg_product_incs) || return 1
     # shellcheck disable=SC2086
-    nvcc -O3 -std=c++17 -arch=sm_90 --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
+    nvcc -O3 -std=c++17 ${BG_BENCH_ARCH:--arch=sm_90} --fmad=false -lineinfo $incs -Xcompiler -fopenmp,-Wall,-Wextra \
         "$src" -o "$bin" -L"$obj" -lbgprod "${libs[@]}" -lgomp -lm
 }
 

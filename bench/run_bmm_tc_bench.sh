@@ -14,5 +14,6 @@ cd "$(dirname "$0")/.."
 BIN=${BGNN_BMM_TC_BENCH_BIN:-.carry/bench/bmm_tc_bench}
 # shellcheck source=bench/product_lib.sh
 . bench/product_lib.sh
-build() { bg_bench_nvcc bench/bmm_tc_bench.cu "$BIN" "$(dirname "$BIN")/bmm_tc_obj" cublas; }
+# sm_90a: wgmma (bmm_bb_wg.cuh) exists only there; the binary runs on sm_90 GPUs alone.
+build() { BG_BENCH_ARCH=-gencode=arch=compute_90a,code=sm_90a bg_bench_nvcc bench/bmm_tc_bench.cu "$BIN" "$(dirname "$BIN")/bmm_tc_obj" cublas; }
 bg_bench_main "$BIN" bmm_tc_bench.log build "$@"

@@ -182,7 +182,12 @@ typedef struct BgPlanLaunch {
                            * nonzero, or not on the host to count (a bmm of the features:
                            * templates/bmm_fb_rows.cuh, alternative bmm_fb_tiled.cuh).  The
                            * fused kernel always runs the first (AUTO mode times it against the
-                           * CUDA graph, which honours the choice) */
+                           * CUDA graph, which honours the choice).  A launch with alt also has
+                           * a sparse variant, kernel BG_PLAN_SPARSE_SUFFIX: the first kernel's
+                           * result over the features as CSR (templates/bmm_fb_csr.cuh), with
+                           * its threads per row; the runtime builds the CSR when it uploads
+                           * features with at most BG_PLAN_ROWS_MAX_DENSITY nonzero and passes
+                           * it as args[1] */
     int alt_tpr;          /* alt's threads per row (0 without alt) */
 } BgPlanLaunch;
 
@@ -191,6 +196,8 @@ typedef struct BgPlanLaunch {
  * 128 outputs) take 4.9 ms in the row kernel and 2.4 ms tiled, Cora's 1.3% 19 us and 48 us;
  * the row kernel's time grows with the nonzeros, the tiled one's does not. */
 #define BG_PLAN_ROWS_MAX_DENSITY 0.4
+/* The name suffix of a launch's sparse variant (BgPlanLaunch.alt). */
+#define BG_PLAN_SPARSE_SUFFIX "_sparse"
 
 typedef struct BgPlanOutput {
     const char *name;     /* model output name */

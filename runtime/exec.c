@@ -90,9 +90,14 @@ int bg_plan_leaf_specs(const BgPlan *p, const BgLeafSpec *decl, int ndecl, BgLea
 
 /* ---- allocation and upload -------------------------------------------------------------- */
 static void free_bufs(BgGpu *g, BgGpuRun *r) {
-    for (int b = 0; b < r->nbufs; b++)
+    for (int b = 0; b < r->nbufs; b++) {
         if (r->ptr[b] && !r->borrowed[b]) g->cu.cuMemFree_v2(r->ptr[b]);
-    for (int b = 0; b < r->nbufs; b++) r->ptr[b] = 0;
+        if (r->csr && r->csr[b]) g->cu.cuMemFree_v2(r->csr[b]);
+    }
+    for (int b = 0; b < r->nbufs; b++) {
+        r->ptr[b] = 0;
+        if (r->csr) r->csr[b] = 0;
+    }
 }
 
 void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
@@ -111,6 +116,8 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
     free(r->borrowed);
     free(r->gsz);
     free(r->use_alt);
+    free(r->csr);
+    free(r->use_sparse);
     memset(r, 0, sizeof *r);
 }
 
@@ -199,15 +206,19 @@ bool bg_exec_mode_parse(const char *s, BgExecMode *out) {
 }
 
 /* Environment variable `name` as the index of one of three words (unset or empty: 0). */
-static bool env_choice(const char *name, const char *const words[3], int *out, BgDiagSink *d) {
+static bool env_choice(const char *name, const char *const *words, int nwords, int *out, BgDiagSink *d) {
     const char *v = getenv(name);
     if (!v || !*v) return true;
-    for (int i = 0; i < 3; i++)
+    char list[160] = "";
+    for (int i = 0; i < nwords; i++) {
         if (strcmp(v, words[i]) == 0) {
             *out = i;
             return true;
         }
-    bg_diag_error(d, BG_E_OPTION, "%s='%.40s': expected %s, %s or %s", name, v, words[0], words[1], words[2]);
+        size_t at = strlen(list);
+        snprintf(list + at, sizeof list - at, "%s%s", i == 0 ? "" : i + 1 < nwords ? ", " : " or ", words[i]);
+    }
+    bg_diag_error(d, BG_E_OPTION, "%s='%.40s': expected %s", name, v, list);
     return false;
 }
 
@@ -230,9 +241,9 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         }
         r->coop_grid_request = v;
     }
-    static const char *const fks[] = {"auto", "rows", "tiled"}, *const bks[] = {"auto", "layers", "graphs"};
-    if (!env_choice("BGNN_FEATURES_KERNEL", fks, &r->features_kernel, d) ||
-        !env_choice("BGNN_BATCH_KERNEL", bks, &r->batch_kernel, d))
+    static const char *const fks[] = {"auto", "rows", "tiled", "sparse"}, *const bks[] = {"auto", "layers", "graphs"};
+    if (!env_choice("BGNN_FEATURES_KERNEL", fks, 4, &r->features_kernel, d) ||
+        !env_choice("BGNN_BATCH_KERNEL", bks, 3, &r->batch_kernel, d))
         return false;
     const char *bt = getenv("BGNN_BLOCKS_THREADS");
     if (bt && *bt) {
@@ -271,6 +282,39 @@ static double nonzero_fraction(const void *src, size_t len) {
     size_t n = len / sizeof(float), nz = 0;
     for (size_t i = 0; i < n; i++) nz += x[i] != 0.0f;
     return n ? (double)nz / (double)n : 0.0;
+}
+
+/* Features x [rows][width] (host) as the CSR block of the sparse variants
+ * (templates/bmm_fb_csr.cuh: u32 rowptr[rows + 1], u32 col[nnz], float val[nnz]; the values
+ * not +-0, a NaN kept) on the device in *out.  *out = 0 when the offsets do not fit 32 bits
+ * (the other kernels run). */
+static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, BgCUdeviceptr *out, BgDiagSink *d) {
+    *out = 0;
+    uint64_t nnz = 0;
+    for (int64_t i = 0; i < rows * width; i++) nnz += x[i] != 0.0f;
+    if (rows >= (int64_t)UINT32_MAX || nnz > (uint64_t)UINT32_MAX - 64) return true;
+    size_t words = (size_t)rows + 1 + 2 * (size_t)nnz;
+    uint32_t *h = bg_xcalloc(words, sizeof *h);
+    uint32_t *col = h + rows + 1, e = 0;
+    float *val = (float *)(col + nnz);
+    for (int64_t r = 0; r < rows; r++) {
+        h[r] = e;
+        for (int64_t k = 0; k < width; k++) {
+            float v = x[r * width + k];
+            if (v == 0.0f) continue;
+            col[e] = (uint32_t)k;
+            val[e++] = v;
+        }
+    }
+    h[rows] = e;
+    bool ok = bg_cuda_check(&g->cu, g->cu.cuMemAlloc_v2(out, words * sizeof *h), "cuMemAlloc (CSR features)", d);
+    if (ok) ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(*out, h, words * sizeof *h), "cuMemcpyHtoD (CSR features)", d);
+    if (!ok && *out) {
+        g->cu.cuMemFree_v2(*out);
+        *out = 0;
+    }
+    free(h);
+    return ok;
 }
 
 /* Whether the per-graph kernel can run this batch: a graph_ptr, and no edge between two of its
@@ -383,6 +427,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
     }
 
     density = bg_xcalloc((size_t)p->nbufs + 1, sizeof *density); /* of INPUT buffers uploaded */
+    out->csr = bg_xcalloc((size_t)p->nbufs + 1, sizeof *out->csr);
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
         if (pb->role == BG_ROLE_TEMP || out->bytes[b] == 0 || out->borrowed[b]) continue;
@@ -405,19 +450,34 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
             goto fail;
         }
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
-        if (pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b)) density[b] = nonzero_fraction(src, len);
+        if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b)) {
+            density[b] = nonzero_fraction(src, len);
+            /* sparse features (or BGNN_FEATURES_KERNEL=sparse): their CSR for the sparse variants */
+            if (out->features_kernel == 3 || (out->features_kernel == 0 && density[b] <= BG_PLAN_ROWS_MAX_DENSITY))
+                ok = upload_csr(g, src, bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz), pb->width,
+                                &out->csr[b], d);
+        }
         free(tmp);
         if (!ok) goto fail;
     }
     /* The kernel of each launch with an alternative (plan.h): the tiled product when the
-     * features it reads are dense (or only on the device), else the row kernel. */
+     * features it reads are dense (or only on the device), else the sparse variant over their
+     * CSR (the row kernel where the cubin has none, or with BGNN_FEATURES_KERNEL=rows). */
     out->use_alt = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->use_alt);
+    out->use_sparse = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->use_sparse);
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (!l->alt) continue;
         int b = l->args[1];
+        if (out->features_kernel == 3 && out->borrowed[b]) {
+            bg_diag_error(d, BG_E_OPTION,
+                          "BGNN_FEATURES_KERNEL=sparse: the features are on the device (not on the host to "
+                          "make their CSR from)");
+            goto fail;
+        }
         out->use_alt[i] = out->features_kernel == 2 ||
                           (out->features_kernel == 0 && (out->borrowed[b] || density[b] > BG_PLAN_ROWS_MAX_DENSITY));
+        out->use_sparse[i] = !out->use_alt[i] && out->features_kernel != 1 && out->csr[b];
     }
     free(density);
     return true;
@@ -735,6 +795,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
                        BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
+    const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
     int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)(alt ? L->alt_tpr : L->threads_per_row);
     if (th <= 0) return true;
     int64_t grid = (th + L->block_size - 1) / L->block_size;
@@ -743,11 +804,11 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
     void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};
     for (int k = 0; k < L->nargs; k++) {
-        a[k] = r->ptr[L->args[k]];
+        a[k] = sparse && k == 1 ? r->csr[L->args[1]] : r->ptr[L->args[k]];
         pv[2 + k] = &a[k];
     }
-    BgCUresult res = g->cu.cuLaunchKernel(alt ? gm->alt_fn[i] : gm->fn[i], (unsigned)grid, 1, 1, (unsigned)L->block_size, 1, 1, 0,
-                                          stream, pv, NULL);
+    BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
+    BgCUresult res = g->cu.cuLaunchKernel(fn, (unsigned)grid, 1, 1, (unsigned)L->block_size, 1, 1, 0, stream, pv, NULL);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
     snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, L->block_size);

@@ -145,7 +145,16 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
     }
     out->fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->fn);
     out->alt_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->alt_fn);
-    for (int i = 0; i < p->nlaunches; i++)
+    out->sparse_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->sparse_fn);
+    for (int i = 0; i < p->nlaunches; i++) {
+        if (p->launches[i].alt) { /* its sparse variant, when the cubin has one */
+            size_t nlen = strlen(p->launches[i].kernel) + sizeof BG_PLAN_SPARSE_SUFFIX;
+            char *sparse = bg_xcalloc(nlen, 1);
+            snprintf(sparse, nlen, "%s%s", p->launches[i].kernel, BG_PLAN_SPARSE_SUFFIX);
+            if (g->cu.cuModuleGetFunction(&out->sparse_fn[i], out->mod, sparse) != BG_CUDA_SUCCESS)
+                out->sparse_fn[i] = NULL;
+            free(sparse);
+        }
         for (int alt = 0; alt < 2; alt++) {
             const char *name = alt ? p->launches[i].alt : p->launches[i].kernel;
             if (!name) continue;
@@ -156,6 +165,7 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
                 goto fail;
             }
         }
+    }
     if (p->fused) {
         r = g->cu.cuModuleGetFunction(&out->fused_fn, out->mod, p->fused_kernel);
         if (r != BG_CUDA_SUCCESS) {
@@ -192,6 +202,7 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m) {
     if (m->mod && g && g->cu.lib) g->cu.cuModuleUnload(m->mod);
     free(m->fn);
     free(m->alt_fn);
+    free(m->sparse_fn);
     if (m->arena) bg_arena_free(m->arena);
     memset(m, 0, sizeof *m);
 }

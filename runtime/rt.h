@@ -55,6 +55,8 @@ typedef struct BgGpuModel {
     BgCUmodule mod;
     BgCUfunction *fn;     /* per launch */
     BgCUfunction *alt_fn; /* per launch: its alternative kernel (plan.h BgPlanLaunch.alt), or NULL */
+    BgCUfunction *sparse_fn; /* per launch: its sparse variant (plan.h), or NULL (none, or a cubin
+                                from before variants existed) */
     BgCUfunction fused_fn;   /* the one-kernel form (plan->fused), else NULL */
     int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
                                 SMs); 0 when it cannot be launched cooperatively here */
@@ -108,9 +110,13 @@ typedef struct BgGpuRun {
     BgPlanGraphSize *gsz; /* per plan graph: entries and schedule sizes */
     BgCUstream last_stream;
     BgCUevent ev[2];
-    int features_kernel;  /* BGNN_FEATURES_KERNEL: 0 auto (by the features' density), 1 rows, 2 tiled */
+    int features_kernel;  /* BGNN_FEATURES_KERNEL: 0 auto (by the features' density), 1 rows,
+                           * 2 tiled, 3 sparse */
     bool *use_alt;        /* per launch: run its alternative kernel (plan.h BgPlanLaunch.alt: the
                            * bound features are dense, or on the device only); chosen at binding */
+    BgCUdeviceptr *csr;   /* per plan buffer: its features as CSR for the sparse variants (plan.h),
+                           * built at binding when they are sparse; 0 for none */
+    bool *use_sparse;     /* per launch: run its sparse variant over csr[args[1]] */
     int batch_kernel;     /* BGNN_BATCH_KERNEL: 0 auto, 1 layers (the launches), 2 graphs (per-graph kernel) */
     bool use_blocks;      /* every run is one launch of the per-graph kernel (plan.h): a block-
                            * diagonal batch whose largest graph has at most

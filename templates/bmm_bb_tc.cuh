@@ -62,6 +62,7 @@ struct TcShape {
     static constexpr int ROWS = BM + BN;   // shared rows a stage: the tile's x rows, then its w rows
     static constexpr int TASKS = ROWS / 16; // count tasks of a tile
     static constexpr int TPW = (TASKS + 7) / 8;
+    static constexpr bool CORE = false; // shared rows 32 bytes in a row (see TcLoader)
 };
 
 constexpr int TC_STAGES = 2;
@@ -150,11 +151,16 @@ struct TcLoader {
     int half, row0, ks;  // ks: the k-step the next fetch reads
     long long tile;      // the tile the next fetch reads (>= ntiles: nothing left)
     int stride;          // tiles between this block's tiles
-    __device__ __forceinline__ TcLoader(const TcSmem<S> &sm, int stride_) : stride(stride_) {
+    // base: the shared address of stage 0's first row.  Rows are 32 bytes in a row (halves
+    // swizzled) unless S::CORE, wgmma's core matrices (bmm_bb_wg.cuh): 8 rows x 16 bytes each,
+    // the two halves of 8 rows 128 bytes apart, groups of 8 rows 256 bytes apart.  Either way
+    // row + 128 lies 4096 bytes after row.
+    __device__ __forceinline__ TcLoader(u32 base, int stride_) : stride(stride_) {
         const int tid = (int)threadIdx.x;
         half = tid & 1;
         row0 = tid >> 1; // bit 2 of the row is the same for every chunk (128 c)
-        dst = smem_addr(&sm.rows[0][row0][0]) + 16u * (u32)(half ^ ((row0 >> 2) & 1));
+        dst = base + (S::CORE ? (u32)((row0 >> 3) * 256 + half * 128 + (row0 & 7) * 16)
+                              : (u32)(row0 * 32) + 16u * (u32)(half ^ ((row0 >> 2) & 1)));
         ks = 0;
         tile = blockIdx.x;
     }
@@ -234,12 +240,71 @@ struct TcLoader {
     }
 };
 
-// rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW]; w b1t [M][KW].  A BB
-// product has no prologue (a prologue normalises F activations): the parameter is there so
-// that the code generator calls every bmm alike.
-template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
-__device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
-                                          Pro = Pro(), Epi epi = Epi()) {
+// The outputs of one warp's part of a tile at (r0, c0): MI m16 x NJ n8 fragments from tile row
+// wr and column wc, tint(i, h, j, e) the exact integer t of the lane's element: row
+// wr + 16 i + g + 8 h, column wc + 8 j + 2 tq + e (the mma / wgmma accumulator layout).  Each is
+// stored as its float, or its bit (for the plain sign, the integer's sign: t >= 0 is
+// !signbit((float)t) for an integer t).  FULL: no element of the tile lies outside the output, so
+// nothing is checked.  Output b1: the 4 lanes of a row group OR their bits of a 32-column word
+// together (two shuffles); lane tq = 0 stores the word; bits past M are 0.
+template <char Z, long long M, int MI, int NJ, bool FULL, class Epi, class T>
+__device__ __forceinline__ void tc_store(long long rows, void *yp, long long r0, long long c0, int wr, int wc,
+                                         int lane, const Epi &epi, T tint) {
+    constexpr long long MW = words_of(M);
+    const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MI; i++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const long long r = r0 + wr + 16 * i + g + 8 * h;
+            const bool rok = FULL || r < rows;
+            if constexpr (Z == 'F') {
+                if (!rok) continue; // the epilogue may read row factors: only real rows
+                float *yr = (float *)yp + r * M;
+#pragma unroll
+                for (int j = 0; j < NJ; j++) {
+                    const long long c = c0 + wc + 8 * j + 2 * tq;
+                    if (M % 2 == 0 && (FULL || c < M)) { // c, M even: an aligned pair
+                        const float v0 = ep_val(epi, r, c, (float)tint(i, h, j, 0));
+                        const float v1 = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
+                        *reinterpret_cast<float2 *>(yr + c) = make_float2(v0, v1);
+                    } else {
+                        if (FULL || c < M) yr[c] = ep_val(epi, r, c, (float)tint(i, h, j, 0));
+                        if (FULL || c + 1 < M) yr[c + 1] = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int wd = 0; wd < (NJ + 3) / 4; wd++) {
+                    u32 bits = 0u;
+#pragma unroll
+                    for (int jj = 0; jj < 4; jj++) {
+                        const int j = 4 * wd + jj;
+                        if (j >= NJ) break;
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int lc = wc + 8 * j + 2 * tq + e;
+                            if (!FULL && !(rok && c0 + lc < M)) continue;
+                            u32 bit;
+                            if constexpr (Epi::identity) bit = tint(i, h, j, e) >= 0 ? 1u : 0u;
+                            else bit = ep_bit(epi, r, c0 + lc, (float)tint(i, h, j, e));
+                            bits |= bit << (8 * jj + 2 * tq + e);
+                        }
+                    }
+                    bits |= __shfl_xor_sync(0xffffffffu, bits, 1);
+                    bits |= __shfl_xor_sync(0xffffffffu, bits, 2);
+                    const long long word = (c0 + wc) / 32 + wd;
+                    if (tq == 0 && rok && (FULL || word < MW)) ((u32 *)yp)[r * MW + word] = bits;
+                }
+            }
+        }
+    }
+}
+
+// The mma.sync kernel.  rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW];
+// w b1t [M][KW].
+template <char Z, long long K, long long M, class Epi>
+__device__ __forceinline__ void bmm_bb_mma(long long rows, void *yp, const void *xp, const void *wp, Epi epi) {
     using S = TcShape<M>;
     using L = TcLoader<K, M, S>;
     static_assert(Z == 'F' || Z == 'B', "bmm_bb_tc: the output is F or B");
@@ -249,7 +314,7 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
     static_assert(Z != Z, "bmm_bb_tc: needs sm_80 or later");
 #endif
     TcSmem<S> &sm = *reinterpret_cast<TcSmem<S> *>(&fbt_smem());
-    constexpr long long KS = L::KS, MW = words_of(M), NTN = L::NTN;
+    constexpr long long KS = L::KS, NTN = L::NTN;
     // Count tasks of a warp (each one mma of 16 rows, taken from the product's fragments, against
     // all ones): the x m-tiles i of its rows with i % WARPS_N == wn, the w n16 groups jj of its
     // columns with jj % WARPS_M == wm.
@@ -288,7 +353,7 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
         }
     };
     zero();
-    L ld(sm, (int)nblk);
+    L ld(smem_addr(&sm.rows[0][0][0]), (int)nblk);
     ld.point(rows, x, w);
     // ldmatrix addresses of stage 0: the warp's first m16 tile (A), its first n16 group (B)
     const u32 a_at = smem_addr(&sm.rows[0][0][0]) + (u32)wr * 32u + tc_lane_off<false>(lane);
@@ -346,62 +411,11 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
                     acc[i][j][2 * h + 1] = rterm[i][h] - 2 * cw.y + 4 * acc[i][j][2 * h + 1];
                 }
         }
-        // The output of element (i, h, j, e) of this lane: its float, or its bit (for the plain
-        // sign, the integer's sign: t >= 0 is !signbit((float)t) for an integer t).
         auto tint = [&](int i, int h, int j, int e) { return acc[i][j][2 * h + e]; };
-        // FULL: no element of the tile lies outside the output, so nothing is checked.
-        auto store = [&](auto full_c) {
-            constexpr bool FULL = decltype(full_c)::value;
-#pragma unroll
-            for (int i = 0; i < S::MI; i++) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const long long r = r0 + wr + 16 * i + g + 8 * h;
-                    const bool rok = FULL || r < rows;
-                    if constexpr (Z == 'F') {
-                        if (!rok) continue; // the epilogue may read row factors: only real rows
-                        float *yr = (float *)yp + r * M;
-#pragma unroll
-                        for (int j = 0; j < S::NJ; j++) {
-                            const long long c = c0 + wc + 8 * j + 2 * tq;
-                            if (M % 2 == 0 && (FULL || c < M)) { // c, M even: an aligned pair
-                                const float v0 = ep_val(epi, r, c, (float)tint(i, h, j, 0));
-                                const float v1 = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
-                                *reinterpret_cast<float2 *>(yr + c) = make_float2(v0, v1);
-                            } else {
-                                if (FULL || c < M) yr[c] = ep_val(epi, r, c, (float)tint(i, h, j, 0));
-                                if (FULL || c + 1 < M) yr[c + 1] = ep_val(epi, r, c + 1, (float)tint(i, h, j, 1));
-                            }
-                        }
-                    } else {
-#pragma unroll
-                        for (int wd = 0; wd < (S::NJ + 3) / 4; wd++) {
-                            u32 bits = 0u;
-#pragma unroll
-                            for (int jj = 0; jj < 4; jj++) {
-                                const int j = 4 * wd + jj;
-                                if (j >= S::NJ) break;
-#pragma unroll
-                                for (int e = 0; e < 2; e++) {
-                                    const int lc = wc + 8 * j + 2 * tq + e;
-                                    if (!FULL && !(rok && c0 + lc < M)) continue;
-                                    u32 bit;
-                                    if constexpr (Epi::identity) bit = tint(i, h, j, e) >= 0 ? 1u : 0u;
-                                    else bit = ep_bit(epi, r, c0 + lc, (float)tint(i, h, j, e));
-                                    bits |= bit << (8 * jj + 2 * tq + e);
-                                }
-                            }
-                            bits |= __shfl_xor_sync(0xffffffffu, bits, 1);
-                            bits |= __shfl_xor_sync(0xffffffffu, bits, 2);
-                            const long long word = (c0 + wc) / 32 + wd;
-                            if (tq == 0 && rok && (FULL || word < MW)) ((u32 *)yp)[r * MW + word] = bits;
-                        }
-                    }
-                }
-            }
-        };
-        if (r0 + S::BM <= rows && c0 + S::BN <= M) store(TcBool<true>());
-        else store(TcBool<false>());
+        if (r0 + S::BM <= rows && c0 + S::BN <= M)
+            tc_store<Z, M, S::MI, S::NJ, true>(rows, yp, r0, c0, wr, wc, lane, epi, tint);
+        else
+            tc_store<Z, M, S::MI, S::NJ, false>(rows, yp, r0, c0, wr, wc, lane, epi, tint);
     };
     // One k-step s (parity P = s % 2: stage P; with TC_REGSTAGE the step's registers were ra / rb).
     auto step = [&](auto p_c) {
@@ -455,6 +469,14 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
         step(TcBool<true>());
         if (s >= total) break;
     }
+}
+
+// The entry the code generator calls.  A BB product has no prologue (a prologue normalises F
+// activations): the parameter is there so that every bmm is called alike.
+template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
+__device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
+                                          Pro = Pro(), Epi epi = Epi()) {
+    bmm_bb_mma<Z, K, M>(rows, yp, xp, wp, epi);
 }
 
 } // namespace bgnn

@@ -538,6 +538,19 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
     return true;
 }
 
+/* The sparse variant of a bmm of the input features (plan.h, BgPlanLaunch.alt): the row
+ * kernel's call over the features as CSR (templates/bmm_fb_csr.cuh), whose block the runtime
+ * passes in place of the dense features. */
+static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
+    const BgInst *in = &m->insts[l->inst];
+    char *sa = step_args(m, in, l, nm, true);
+    bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
+                 (long long)bg_cg_kcols(m->insts[in->args[0]].type), (long long)bg_cg_kcols(in->type), nm[0], nm[1],
+                 nm[2], sa);
+    free(sa);
+    return true;
+}
+
 /* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */
 
 void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const char *src, const BgPlanLaunch *l,
@@ -665,6 +678,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
     if (bb_tc) bg_emit_line(&e, "#include \"bmm_bb_tc.cuh\""); /* includes bmm_fb_tiled.cuh (its shared block) */
     if (fb_rows) bg_emit_line(&e, "#include \"bmm_fb_rows.cuh\"");
+    if (fb_rows) bg_emit_line(&e, "#include \"bmm_fb_csr.cuh\"");
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_bits(m, &m->insts[p->launches[i].inst])) {
             bg_emit_line(&e, "#include \"spmm_bits.cuh\"");
@@ -700,9 +714,13 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         else snprintf(rows, sizeof rows, "%lld", (long long)l->rows.value);
         bg_emit_line(&e, "// launch %d: rows %s, %d threads per row, block %d", i, rows,
                      l->threads_per_row, l->block_size);
-        for (int alt = 0; alt < (l->alt ? 2 : 1) && ok; alt++) { /* the launch's kernel, then its alternative */
-            if (alt)
+        /* the launch's kernel, then its alternative and its sparse variant (plan.h) */
+        for (int alt = 0; alt < (l->alt ? 3 : 1) && ok; alt++) {
+            if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
+            if (alt == 2)
+                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row", i,
+                             l->threads_per_row);
             BgNames names;
             bg_names_init(&names, a);
             bg_names_unique(&names, "n");
@@ -710,8 +728,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             bg_names_unique(&names, "rows");
             bg_names_unique(&names, "xs");
             const char *nm[BG_PLAN_MAX_ARGS];
-            bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs",
-                           l->block_size, alt ? l->alt : l->kernel);
+            bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s%s(long long n, long long ngraphs",
+                           l->block_size, alt == 1 ? l->alt : l->kernel, alt == 2 ? BG_PLAN_SPARSE_SUFFIX : "");
             for (int k = 0; k < l->nargs; k++) {
                 nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
                 const BgPlanBuf *b = &p->bufs[l->args[k]];
@@ -723,7 +741,9 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             row_expr(&e, l->rows);
             bg_emit_line(&e, "(void)n;");
             bg_emit_line(&e, "(void)ngraphs;");
-            ok = alt ? emit_dense_alt(&e, m, l, nm) : bg_cg_emit_call(&e, m, p, l, nm, false, d);
+            ok = alt == 1 ? emit_dense_alt(&e, m, l, nm)
+                 : alt == 2 ? emit_sparse_alt(&e, m, l, nm)
+                            : bg_cg_emit_call(&e, m, p, l, nm, false, d);
             bg_emit_indent(&e, -1);
             bg_emit_line(&e, "}");
         }

@@ -690,10 +690,12 @@ static int gpu_check(const Gpu *gp, const Model *md, const BgGpuModel *gm, BgGra
     BgGpuRun run;
     memset(&run, 0, sizeof run);
     int nmodes = 0;
-    /* a bmm of the features has two kernels (plan.h BgPlanLaunch.alt), chosen by the features'
-     * density, the same bits either way: every other shape runs each */
+    /* a bmm of the features has three kernels (plan.h BgPlanLaunch.alt: rows, tiled and the
+     * sparse variant over their CSR), chosen by the features' density, the same bits each:
+     * every third shape runs each */
     static int calls;
-    setenv("BGNN_FEATURES_KERNEL", calls++ % 2 ? "rows" : "tiled", 1);
+    static const char *const fk[] = {"rows", "tiled", "sparse"};
+    setenv("BGNN_FEATURES_KERNEL", fk[calls++ % 3], 1);
     bool bound = bg_gpu_run_bind(gp->g, gm, md->mod, graph, feat, 0, md->wpath, &run, NULL, &d);
     unsetenv("BGNN_FEATURES_KERNEL");
     CHECK(bound);
