@@ -124,17 +124,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
                     for (int j = 0; j < MJ; j++) acc[j] = __uint_as_float(0x7fffffffu);
             }
         }
-#pragma unroll
-        for (int j = 0; j < MJ; j++) {
-            const long long o = 32LL * j + lane;
-            if constexpr (Z == 'B') {
-                const u32 bit = o < M ? ep_bit(epi, r, o, acc[j]) : 0u;
-                const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
-                if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
-            } else {
-                if (o < M) ((float *)yp)[r * M + o] = ep_val(epi, r, o, acc[j]);
-            }
-        }
+        fb_rows_store<Z, M, MJ>(r, yp, acc, lane, epi);
     }
 }
 

@@ -42,6 +42,25 @@ __device__ __forceinline__ void fb_rows_weights(const u32 *wr, u32 *wv) {
     }
 }
 
+// Row r's outputs from a warp (lane l holds outputs l, l + 32, ... in acc) through the epilogue:
+// floats, or one __ballot_sync a 32-column word (padding bits 0).
+template <char Z, long long M, int MJ, class Epi>
+__device__ __forceinline__ void fb_rows_store(long long r, void *yp, const float (&acc)[MJ], unsigned lane,
+                                              const Epi &epi) {
+    constexpr long long MW = words_of(M);
+#pragma unroll
+    for (int j = 0; j < MJ; j++) {
+        const long long o = 32LL * j + lane;
+        if constexpr (Z == 'B') {
+            const u32 bit = o < M ? ep_bit(epi, r, o, acc[j]) : 0u;
+            const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
+            if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
+        } else {
+            if (o < M) ((float *)yp)[r * M + o] = ep_val(epi, r, o, acc[j]);
+        }
+    }
+}
+
 template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const float *x, const u32 *w,
                                             Pro pro = Pro(), Epi epi = Epi()) {
@@ -102,17 +121,7 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
                 }
             }
         }
-#pragma unroll
-        for (int j = 0; j < MJ; j++) {
-            const long long o = 32LL * j + lane;
-            if constexpr (Z == 'B') {
-                const u32 bit = o < M ? ep_bit(epi, r, o, acc[j]) : 0u;
-                const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
-                if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
-            } else {
-                if (o < M) ((float *)yp)[r * M + o] = ep_val(epi, r, o, acc[j]);
-            }
-        }
+        fb_rows_store<Z, M, MJ>(r, yp, acc, lane, epi);
     }
 }
 
