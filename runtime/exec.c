@@ -546,15 +546,12 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
 }
 
 /* The prep launches (plan.h: of parameters alone), once, right after the leaves are uploaded;
- * finished before this returns. */
+ * finished before this returns, and so is binding's zeroing of buffers (cuMemsetD32 runs on
+ * the legacy stream, which a run on a non-blocking stream would not wait for). */
 static bool launch_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink *d) {
-    bool any = false;
-    for (int i = 0; i < gm->plan->nlaunches; i++) {
-        if (!gm->plan->launches[i].prep) continue;
-        if (!launch_one(g, gm, r, i, NULL, d)) return false;
-        any = true;
-    }
-    return !any || bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "preparing the parameters", d);
+    for (int i = 0; i < gm->plan->nlaunches; i++)
+        if (gm->plan->launches[i].prep && !launch_one(g, gm, r, i, NULL, d)) return false;
+    return bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "preparing the parameters", d);
 }
 
 /* The parameters of the one-kernel forms (the fused and the per-graph kernel: n, ngraphs, the

@@ -82,6 +82,9 @@ static void run_batch(BgGpu *g, BgGpuModel *gm, const BgModule *m, const char *w
         for (int k = 0; k < p->nbufs; k++)
             if (p->bufs[k].role == BG_ROLE_TEMP && run.bytes[k] && !bg_plan_prep_output(p, k))
                 CHECK(g->cu.cuMemsetD8_v2(run.ptr[k], 0xff, run.bytes[k]) == BG_CUDA_SUCCESS);
+        /* the poison is written on the legacy stream, which the run's non-blocking stream does
+         * not wait for: without this it may land after the run (seen under ctest -j3) */
+        CHECK(g->cu.cuCtxSynchronize() == BG_CUDA_SUCCESS);
         run.use_blocks = mi == 0;
         run.blocks_pending = mi == 2 && pending;
         run.mode = mi == 2 ? BG_EXEC_AUTO : BG_EXEC_GRAPH;
