@@ -50,6 +50,9 @@ struct bgnn_session {
     char *weights;
     BgSafetensors wmem;     /* tensors of bgnn_session_set_weights_tensor (used instead of a file) */
     bool dirty, prepared, ran;
+    int64_t requests;       /* bgnn_session_set_requests: K feature sets a run (1 by default) */
+    BgGraph bound;          /* with K > 1: the graph as K disjoint copies, bound instead of graph */
+    bool have_bound;
     BgGpuRun run;           /* GPU */
     BgBindings b;           /* CPU */
     BgInterpResult res;     /* CPU outputs of the last run */
@@ -407,7 +410,12 @@ static void unprepare(bgnn_session *s) {
     bg_interp_result_free(&s->res);
     if (s->b.m) bg_bindings_free(&s->b);
     s->prepared = s->ran = false;
+    if (s->have_bound) bg_graph_free(&s->bound);
+    s->have_bound = false;
 }
+
+/* The graph bound to the model: the session's, or its K copies (bgnn_session_set_requests). */
+static BgGraph *bound_graph(bgnn_session *s) { return s->have_bound ? &s->bound : &s->graph; }
 
 bgnn_status bgnn_session_create(bgnn_model *m, bgnn_session **out) {
     if (!out) return m ? fail_msg(m->c, BGNN_ERR_INVALID_ARG, "bgnn_session_create: out is NULL") : BGNN_ERR_INVALID_ARG;
@@ -417,6 +425,7 @@ bgnn_status bgnn_session_create(bgnn_model *m, bgnn_session **out) {
     if (!s) return fail_msg(m->c, BGNN_ERR_NOMEM, "bgnn_session_create: out of memory");
     s->m = m;
     s->dirty = true;
+    s->requests = 1;
     *out = s;
     return BGNN_OK;
 }
@@ -581,6 +590,16 @@ bgnn_status bgnn_session_set_weights(bgnn_session *s, const char *path) {
     return BGNN_OK;
 }
 
+bgnn_status bgnn_session_set_requests(bgnn_session *s, int64_t k) {
+    if (!s) return BGNN_ERR_INVALID_ARG;
+    if (k < 1 || k > INT32_MAX)
+        return fail_msg(s->m->c, BGNN_ERR_INVALID_ARG, "bgnn_session_set_requests: %lld requests (expected 1 to 2^31-1)",
+                        (long long)k);
+    if (k != s->requests) s->dirty = true;
+    s->requests = k;
+    return BGNN_OK;
+}
+
 bgnn_status bgnn_session_prepare(bgnn_session *s) {
     if (!s) return BGNN_ERR_INVALID_ARG;
     bgnn_model *m = s->m;
@@ -588,17 +607,27 @@ bgnn_status bgnn_session_prepare(bgnn_session *s) {
     if (!s->have_graph)
         return fail_msg(c, BGNN_ERR_STATE, "no graph bound: call bgnn_session_load_data or bgnn_session_set_graph_csr first");
     unprepare(s);
+    const BgTensor *feat = s->feat.data || s->fdev ? &s->feat : NULL;
+    if (s->requests > 1 && feat && feat->dim[0] != s->requests * s->graph.n)
+        return fail_msg(c, BGNN_ERR_DATA,
+                        "the features have %lld rows; %lld requests over a graph of %lld nodes need %lld "
+                        "(bgnn_session_set_requests: the feature sets one after another)",
+                        (long long)feat->dim[0], (long long)s->requests, (long long)s->graph.n,
+                        (long long)(s->requests * s->graph.n));
     BgDiagSink d;
     bg_diag_init(&d);
     bool ok, oom = false;
-    const BgTensor *feat = s->feat.data || s->fdev ? &s->feat : NULL;
     const BgSafetensors *wmem = s->wmem.n ? &s->wmem : NULL;
+    if (s->requests > 1) {
+        if (!bg_graph_replicate(&s->graph, s->requests, &s->bound, &d)) return finish(c, &d, false, BGNN_ERR_DATA);
+        s->have_bound = true;
+    }
     if (m->gpu) {
         ok = bg_gpu_make_current(&c->gpu, &d) &&
-             bg_gpu_run_bind_mem(&c->gpu, &m->gm, m->m, &s->graph, feat, s->fdev, s->weights, wmem,
+             bg_gpu_run_bind_mem(&c->gpu, &m->gm, m->m, bound_graph(s), feat, s->fdev, s->weights, wmem,
                                  &s->run, &oom, &d);
     } else {
-        ok = bg_bind_mem(m->m, &s->graph, feat, s->weights, wmem, &s->b, &d);
+        ok = bg_bind_mem(m->m, bound_graph(s), feat, s->weights, wmem, &s->b, &d);
     }
     if (!ok) return finish(c, &d, false, oom ? BGNN_ERR_DEVICE_MEMORY : BGNN_OK);
     s->prepared = true;
@@ -673,7 +702,8 @@ bgnn_status bgnn_session_time(bgnn_session *s, int repeat, void *stream, double 
 /* Shape of output i for the bound graph. */
 static bool output_shape(bgnn_session *s, int i, BgDType *dt, int *rank, int64_t dim[2]) {
     bgnn_model *m = s->m;
-    int64_t n = s->graph.n, ng = s->graph.graph_ptr ? s->graph.ngraphs : 1;
+    const BgGraph *g = bound_graph(s);
+    int64_t n = g->n, ng = g->graph_ptr ? g->ngraphs : 1;
     if (m->gpu) {
         bg_plan_output_shape(m->gm.plan, i, s->run.n, s->run.ngraphs, rank, dim);
         *dt = m->gm.plan->outputs[i].type;
@@ -813,10 +843,12 @@ bgnn_status bgnn_session_accuracy(bgnn_session *s, int i, const char *split, dou
     if (st != BGNN_OK) return st;
     const int32_t *labels = NULL;
     int64_t nl = 0;
-    if (s->have_ds && s->ds.labels && t.rank == 2 && t.dim[0] == s->graph.n) {
+    /* with K requests, the first one's rows (the first graph.n or graph.ngraphs) */
+    if (s->have_ds && s->ds.labels && t.rank == 2 && t.dim[0] == s->graph.n * s->requests) {
         labels = s->ds.labels;
         nl = s->graph.n;
-    } else if (s->have_ds && s->ds.graph_labels && t.rank == 2 && t.dim[0] == s->graph.ngraphs && !split) {
+    } else if (s->have_ds && s->ds.graph_labels && t.rank == 2 && t.dim[0] == s->graph.ngraphs * s->requests &&
+               !split) {
         labels = s->ds.graph_labels;
         nl = s->graph.ngraphs;
     }

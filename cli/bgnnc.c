@@ -29,7 +29,8 @@ static const char usage_text[] =
     "       bgnnc MODEL.bgnn -o MODEL.cubin [--arch=sm_XX]\n"
     "       bgnnc MODEL.bgnn --stats [--nodes=N --edges=E --graphs=G] [--json]\n"
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
-    "                 [--graph FILE] [--graphs FROM:TO] [--logits OUT.npy] [--repeat N] [--profile] [--json]\n"
+    "                 [--graph FILE] [--graphs FROM:TO] [--requests K] [--logits OUT.npy] [--repeat N]\n"
+    "                 [--profile] [--json]\n"
     "                 [--fp-strict]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
@@ -62,6 +63,8 @@ static const char usage_text[] =
     "                     one is usable, else the CPU reference\n"
     "  --graphs FROM:TO   a batch of graphs (graph_ptr.npy): run graphs FROM..TO-1 only, as a batch\n"
     "                     of their own (nodes renumbered from 0)\n"
+    "  --requests K       serve K requests a run: the data K times as disjoint copies (outputs K times\n"
+    "                     as many rows, accuracy of each copy the same); prints requests per second\n"
     "  --logits OUT.npy   save the first float output as .npy\n"
     "  --profile          gpu: also time each separate kernel alone (median of --repeat)\n"
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
@@ -380,6 +383,7 @@ typedef struct RunArgs {
     long repeat;
     bool select;          /* --graphs FROM:TO */
     long long gfrom, gto;
+    long long requests;   /* --requests K: K copies of the data in one run */
     bool profile;
     bool fp_strict;     /* --fp-strict */
     bool cubin;
@@ -440,7 +444,8 @@ static int run_cpu(const RunArgs *ra) {
     int urc = refuse_param_clobber(ra, m);
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
     if (urc || !m || !bg_dataset_load_graph(ra->data, ra->graph, &ds, &d) ||
-        (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d))) goto done;
+        (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d)) ||
+        !bg_dataset_replicate(&ds, ra->requests, &d)) goto done;
     double t2 = now_ms();
     cli_progress("binding %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_bind(m, &ds.graph, &ds.features, ra->weights, &b, &d)) goto done;
@@ -481,6 +486,9 @@ static int run_cpu(const RunArgs *ra) {
         print_accuracy(&rep);
         printf("time    compile %.2f ms, load %.2f ms, bind %.2f ms, inference %.3f ms (cpu reference, median of %ld)\n",
                t1 - t0, t2 - t1, t3 - t2, median, ra->repeat);
+        if (ra->requests > 1)
+            printf("requests %lld a run (copies of the data): %.1f requests/s\n", ra->requests,
+                   median > 0 ? (double)ra->requests / (median / 1000.0) : 0.0);
         if (ra->logits) save_logits(ra->logits, &res, false, &d);
     }
     bg_interp_result_free(&res);
@@ -535,7 +543,8 @@ static int run_gpu(const RunArgs *ra) {
     double t1 = now_ms();
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
     if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d) ||
-        (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d))) goto done;
+        (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d)) ||
+        !bg_dataset_replicate(&ds, ra->requests, &d)) goto done;
     double t2 = now_ms();
     cli_progress("binding and uploading %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_gpu_run_bind(&g, &gm, m, &ds.graph, &ds.features, 0, ra->weights, &run, NULL, &d)) goto done;
@@ -616,6 +625,9 @@ static int run_gpu(const RunArgs *ra) {
     printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.3f ms (gpu, median of %ld, CUDA events)\n",
            ra->cubin ? "cubin load" : "compile", t1 - t0,
            ra->cubin ? "" : ji.cache_hit ? " (cache hit)" : " (nvrtc)", t2 - t1, t3 - t2, median, ra->repeat);
+    if (ra->requests > 1)
+        printf("requests %lld a run (copies of the data): %.0f requests/s\n", ra->requests,
+               median > 0 ? (double)ra->requests / (median / 1000.0) : 0.0);
     if (ra->profile) {
         double *ms = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(double));
         if (bg_gpu_run_profile(&g, &gm, &run, NULL, (int)ra->repeat, ms, &d))
@@ -654,7 +666,7 @@ static const char *pick_target(bool cubin) {
 }
 
 static int cmd_run(int argc, char **argv) {
-    RunArgs ra = {.repeat = 1};
+    RunArgs ra = {.repeat = 1, .requests = 1};
     const char *dataset = NULL, *target = "cpu";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -689,13 +701,18 @@ static int cmd_run(int argc, char **argv) {
                 return usage_error("--graphs expects FROM:TO with 0 <= FROM < TO (e.g. 0:32), got '%s'", argv[i]);
             ra.select = true;
             continue;
-        } else if (strcmp(a, "--repeat") == 0) {
+        } else if (strcmp(a, "--requests") == 0 || strcmp(a, "--repeat") == 0) {
+            const bool req = strcmp(a, "--requests") == 0;
+            const long long hi = req ? 1000000 : 100000;
             if (++i >= argc) return usage_error("%s needs a number", a);
             char *end;
             errno = 0;
-            ra.repeat = strtol(argv[i], &end, 10);
-            if (errno || *end || ra.repeat < 1 || ra.repeat > 100000)
-                return usage_error("--repeat must be a whole number from 1 to 100000, got '%s'", argv[i]);
+            const long long v = strtoll(argv[i], &end, 10);
+            if (errno || end == argv[i] || *end || v < 1 || v > hi)
+                return req ? usage_error("--requests must be a whole number from 1 to 1000000, got '%s'", argv[i])
+                           : usage_error("--repeat must be a whole number from 1 to 100000, got '%s'", argv[i]);
+            if (req) ra.requests = v;
+            else ra.repeat = (long)v;
             continue;
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
         else if (ra.model) return usage_error("more than one model file given ('%s')", a);

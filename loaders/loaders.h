@@ -140,6 +140,10 @@ bool bg_graph_load_file(const char *path, int64_t min_nodes, BgGraph *out, bool 
                         BgDiagSink *d);
 /* Widens g to n nodes (the new ones isolated); false when out of memory. */
 bool bg_graph_add_nodes(BgGraph *g, int64_t n);
+/* K requests over one graph (graph_replicate.c): g as k disjoint copies (copy r: nodes r n ..,
+ * and for a batch graphs r ngraphs ..), and t's rows k times one after another. */
+bool bg_graph_replicate(const BgGraph *g, int64_t k, BgGraph *out, BgDiagSink *d);
+bool bg_tensor_replicate_rows(const BgTensor *t, int64_t k, BgTensor *out, BgDiagSink *d);
 /* A data directory's graph file: graph.mtx, graph.npz, edges.txt, edge_index.npy or src.npy
  * (with dst.npy), the first that exists (malloc'd), or NULL. */
 char *bg_dataset_graph_path(const char *dir);
@@ -163,6 +167,10 @@ void bg_dataset_free(BgDataset *ds);
  * graph, features, labels, splits and graph labels sliced.  An error (E_OPTION: not a batch or
  * a bad range; E_DATA_SHAPE: an edge leaves the kept graphs) leaves ds as it was. */
 bool bg_dataset_select_graphs(BgDataset *ds, int64_t from, int64_t to, BgDiagSink *d);
+/* graph_replicate.c: the dataset as k requests of itself (bgnnc run --requests): graph,
+ * features, node and graph labels k times; the splits name the first copy's nodes.  On an error
+ * ds is as it was. */
+bool bg_dataset_replicate(BgDataset *ds, int64_t k, BgDiagSink *d);
 const char *bg_default_data_root(void); /* $BGNN_DATA_DIR or "../shared/data" */
 const char *bg_dataset_file(int i); /* the i-th file name bg_dataset_load reads; NULL past the end */
 /* ===== leaves.c: bind a model's leaves to host values ================================= */

@@ -170,6 +170,13 @@ BGNN_API bgnn_status bgnn_session_set_features_device(bgnn_session *s, uint64_t 
  * at bgnn_session_prepare. */
 BGNN_API bgnn_status bgnn_session_set_weights(bgnn_session *s, const char *path);
 
+/* Serves k independent requests over the bound graph in every run (default 1): the features
+ * hold k feature sets one after another ([k N, F]: request r at rows r N .. r N + N - 1), and
+ * each output holds the k results in the same order ([k N, C] for node outputs, [k G, C] for
+ * graph outputs; G = 1 without graph_ptr).  The graph is bound as k disjoint copies, so request
+ * r's rows are, bit for bit, what a run of request r alone gives.  bgnn_session_accuracy scores
+ * the first request.  Takes effect at the next prepare. */
+BGNN_API bgnn_status bgnn_session_set_requests(bgnn_session *s, int64_t k);
 /* Binds everything set so far and uploads it (graph arrays, features, weights; device
  * buffers for every intermediate value).  bgnn_session_run calls it when something changed;
  * call it yourself to keep that work out of a timed region. */
