@@ -155,6 +155,14 @@ class Session:
         self._keep["x_key"] = _input_key(x)
         return self
 
+    def set_requests(self, k):
+        """Serve k independent requests in every run over the bound graph: the features hold
+        the k feature sets one after another ([k N, F]) and every output the k results in the
+        same order ([k N, C], or [k G, C] for graph outputs); request r's rows are bit for bit
+        a run of request r alone (bgnn_session_set_requests)."""
+        self._s.set_requests(int(k))
+        return self
+
     def set_weights(self, weights):
         """A .safetensors file (or a directory for npy(...) parameters), or a mapping of names
         to tensors / arrays such as a PyTorch state_dict (float entries are used; the others,

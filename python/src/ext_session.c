@@ -140,6 +140,12 @@ static PyObject *sess_set_features_device(PyObject *self, PyObject *args) {
     return check(self, st);
 }
 
+static PyObject *sess_set_requests(PyObject *self, PyObject *args) {
+    long long k;
+    if (!PyArg_ParseTuple(args, "L", &k) || !rebind_ok(self)) return NULL;
+    return check(self, bgnn_session_set_requests(SES(self), (int64_t)k));
+}
+
 static PyObject *sess_set_weights(PyObject *self, PyObject *args) {
     const char *path;
     if (!PyArg_ParseTuple(args, "s", &path) || !rebind_ok(self)) return NULL;
@@ -328,6 +334,7 @@ static PyMethodDef sess_methods[] = {
     {"set_features", sess_set_features, METH_VARARGS, "set_features(addr, rows, cols): float32, copied"},
     {"set_features_file", sess_set_features_file, METH_VARARGS, "set_features_file(path)"},
     {"set_features_device", sess_set_features_device, METH_VARARGS, "set_features_device(dptr, rows, cols): borrowed"},
+    {"set_requests", sess_set_requests, METH_VARARGS, "set_requests(k): k feature sets a run"},
     {"set_weights", sess_set_weights, METH_VARARGS, "set_weights(path)"},
     {"set_weights_tensor", sess_set_weights_tensor, METH_VARARGS, "set_weights_tensor(name, addr, shape): float32"},
     {"clear_weights", sess_clear_weights, METH_NOARGS, "clear_weights()"},

@@ -57,6 +57,24 @@ def test_arrays_equal_data_dir(gcn_bin, cora):
     assert np.array_equal(s.run(x=x, graph=ei), want)
 
 
+def test_requests(gcn_bin, cora):
+    """Three feature sets in one run: each third of the logits is that set's single run."""
+    n, ei, x, y, test = cora_arrays(cora)
+    xs = [x, x * 1.5, np.where(x != 0, 0, 1).astype(np.float32) * (np.arange(x.shape[1]) % 97 == 0)]
+    m = bgnn.compile(gcn_bin[0], target="cpu", output="numpy")
+    singles = [m.session(weights=gcn_bin[1]).run(x=xi, graph=ei) for xi in xs]
+    s = m.session(weights=gcn_bin[1]).set_requests(3)
+    got = s.run(x=np.concatenate(xs), graph=ei)
+    assert got.shape == (3 * n, 7)
+    for r in range(3):
+        assert np.array_equal(got[r * n:(r + 1) * n], singles[r])
+    with pytest.raises(bgnn.BgnnError) as e:
+        s.run(x=x)
+    assert "3 requests over a graph of 2708 nodes need 8124" in str(e.value)
+    with pytest.raises(bgnn.BgnnError):
+        s.set_requests(0)
+
+
 def test_weights_from_mapping(gcn_bin, cora):
     _, want = reference_logits(gcn_bin, cora)
     sd = bgnn.load_safetensors(gcn_bin[1])
