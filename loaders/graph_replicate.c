@@ -52,15 +52,13 @@ bool bg_tensor_replicate_rows(const BgTensor *t, int64_t k, BgTensor *out, BgDia
     return true;
 }
 
-/* Labels k times (or NULL); false when out of memory. */
-static bool labels_replicate(int32_t **labels, int64_t n, int64_t k) {
-    if (!*labels) return true;
-    int32_t *l = malloc(sizeof(int32_t) * (size_t)(n * k + 1));
-    if (!l) return false;
+/* Labels k times (or NULL). */
+static void labels_replicate(int32_t **labels, int64_t n, int64_t k) {
+    if (!*labels) return;
+    int32_t *l = bg_xmalloc(sizeof(int32_t) * (size_t)(n * k + 1));
     for (int64_t c = 0; c < k; c++) memcpy(l + c * n, *labels, sizeof(int32_t) * (size_t)n);
     free(*labels);
     *labels = l;
-    return true;
 }
 
 bool bg_dataset_replicate(BgDataset *ds, int64_t k, BgDiagSink *d) {
@@ -73,14 +71,8 @@ bool bg_dataset_replicate(BgDataset *ds, int64_t k, BgDiagSink *d) {
         bg_graph_free(&g);
         return false;
     }
-    const int64_t n = ds->graph.n, ng = ds->graph.graph_ptr ? ds->graph.ngraphs : 1;
-    if (!labels_replicate(&ds->labels, n, k) || !labels_replicate(&ds->graph_labels, ng, k)) {
-        bg_diag_error(d, BG_E_LIMIT, "%lld copies of the labels of %s: out of memory", (long long)k,
-                      ds->dir ? ds->dir : "the dataset");
-        bg_graph_free(&g);
-        bg_tensor_free(&f);
-        return false;
-    }
+    labels_replicate(&ds->labels, ds->graph.n, k);
+    labels_replicate(&ds->graph_labels, ds->graph.graph_ptr ? ds->graph.ngraphs : 1, k);
     bg_graph_free(&ds->graph);
     ds->graph = g;
     if (f.data) {

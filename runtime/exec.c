@@ -92,10 +92,8 @@ int bg_plan_leaf_specs(const BgPlan *p, const BgLeafSpec *decl, int ndecl, BgLea
 static void free_bufs(BgGpu *g, BgGpuRun *r) {
     for (int b = 0; b < r->nbufs; b++) {
         if (r->ptr[b] && !r->borrowed[b]) g->cu.cuMemFree_v2(r->ptr[b]);
-        if (r->csr && r->csr[b]) g->cu.cuMemFree_v2(r->csr[b]);
-    }
-    for (int b = 0; b < r->nbufs; b++) {
         r->ptr[b] = 0;
+        if (r->csr && r->csr[b]) g->cu.cuMemFree_v2(r->csr[b]);
         if (r->csr) r->csr[b] = 0;
     }
 }
@@ -276,22 +274,21 @@ static bool alt_reads(const BgPlan *p, int b) {
     return false;
 }
 
-/* The fraction of the floats in src (len bytes) that are not +-0 (a NaN counts as nonzero). */
-static double nonzero_fraction(const void *src, size_t len) {
+/* The floats in src (len bytes) that are not +-0 (a NaN counts as nonzero). */
+static uint64_t nonzero_count(const void *src, size_t len) {
     const float *x = src;
-    size_t n = len / sizeof(float), nz = 0;
-    for (size_t i = 0; i < n; i++) nz += x[i] != 0.0f;
-    return n ? (double)nz / (double)n : 0.0;
+    uint64_t nz = 0;
+    for (size_t i = 0, n = len / sizeof(float); i < n; i++) nz += x[i] != 0.0f;
+    return nz;
 }
 
-/* Features x [rows][width] (host) as the CSR block of the sparse variants
- * (templates/bmm_fb_csr.cuh: u32 rowptr[rows + 1], u32 col[nnz], float val[nnz]; the values
- * not +-0, a NaN kept) on the device in *out.  *out = 0 when the offsets do not fit 32 bits
- * (the other kernels run). */
-static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, BgCUdeviceptr *out, BgDiagSink *d) {
+/* Features x [rows][width] (host, nnz of them not +-0: nonzero_count) as the CSR block of the
+ * sparse variants (templates/bmm_fb_csr.cuh: u32 rowptr[rows + 1], u32 col[nnz], float
+ * val[nnz]; the values not +-0, a NaN kept) on the device in *out.  *out = 0 when the offsets
+ * do not fit 32 bits (the other kernels run). */
+static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, uint64_t nnz, BgCUdeviceptr *out,
+                       BgDiagSink *d) {
     *out = 0;
-    uint64_t nnz = 0;
-    for (int64_t i = 0; i < rows * width; i++) nnz += x[i] != 0.0f;
     if (rows >= (int64_t)UINT32_MAX || nnz > (uint64_t)UINT32_MAX - 64) return true;
     size_t words = (size_t)rows + 1 + 2 * (size_t)nnz;
     uint32_t *h = bg_xcalloc(words, sizeof *h);
@@ -451,10 +448,11 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
         }
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
         if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b)) {
-            density[b] = nonzero_fraction(src, len);
+            const uint64_t nnz = nonzero_count(src, len);
+            density[b] = len ? (double)nnz / (double)(len / sizeof(float)) : 0.0;
             /* sparse features (or BGNN_FEATURES_KERNEL=sparse): their CSR for the sparse variants */
             if (out->features_kernel == 3 || (out->features_kernel == 0 && density[b] <= BG_PLAN_ROWS_MAX_DENSITY))
-                ok = upload_csr(g, src, bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz), pb->width,
+                ok = upload_csr(g, src, bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz), pb->width, nnz,
                                 &out->csr[b], d);
         }
         free(tmp);

@@ -301,10 +301,12 @@ __device__ __forceinline__ void tc_store(long long rows, void *yp, long long r0,
     }
 }
 
-// The mma.sync kernel.  rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW];
-// w b1t [M][KW].
-template <char Z, long long K, long long M, class Epi>
-__device__ __forceinline__ void bmm_bb_mma(long long rows, void *yp, const void *xp, const void *wp, Epi epi) {
+// rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW]; w b1t [M][KW].  A BB
+// product has no prologue (a prologue normalises F activations): the parameter is there so
+// that the code generator calls every bmm alike.
+template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
+__device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
+                                          Pro = Pro(), Epi epi = Epi()) {
     using S = TcShape<M>;
     using L = TcLoader<K, M, S>;
     static_assert(Z == 'F' || Z == 'B', "bmm_bb_tc: the output is F or B");
@@ -469,14 +471,6 @@ __device__ __forceinline__ void bmm_bb_mma(long long rows, void *yp, const void 
         step(TcBool<true>());
         if (s >= total) break;
     }
-}
-
-// The entry the code generator calls.  A BB product has no prologue (a prologue normalises F
-// activations): the parameter is there so that every bmm is called alike.
-template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
-__device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
-                                          Pro = Pro(), Epi epi = Epi()) {
-    bmm_bb_mma<Z, K, M>(rows, yp, xp, wp, epi);
 }
 
 } // namespace bgnn
