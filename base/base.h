@@ -40,20 +40,27 @@
  * and the CUDA templates.  NONE: the instruction does no float reduction.  SEQ: from +0.0f,
  * k ascending, every step rounded.  SPLITK: k cut into `split` chunks of `chunk` consecutive
  * k (the last one shorter; split = ceil(K / chunk)), each summed as SEQ from +0.0f, the partial
- * sums combined by the left fold ((p0 + p1) + p2) + ...  fma: each step of a product is
+ * sums combined by the left fold ((p0 + p1) + p2) + ...  LANES: term k goes to lane k mod
+ * `split` (32 in the IR: a warp); each lane sums its terms as SEQ from +0, and the lanes are
+ * combined by halves (p[i] = p[i] + p[i + h] for h = split/2, ..., 1; the result is p[0]): a
+ * warp's butterfly, for the float64 row sums of absmean, standardize and bin.center.  fma: each
+ * step of a product is
  * acc = fmaf(x, w, acc) (one rounding) instead of fl(acc + fl(x * w)). */
-typedef enum { BG_FP_NONE, BG_FP_SEQ, BG_FP_SPLITK } BgFpKind;
+typedef enum { BG_FP_NONE, BG_FP_SEQ, BG_FP_SPLITK, BG_FP_LANES } BgFpKind;
 typedef struct BgFpOrder {
     uint8_t kind;   /* BgFpKind */
     bool fma;
-    int32_t split;  /* SPLITK: number of chunks (>= 2); else 0 */
+    int32_t split;  /* SPLITK: number of chunks (>= 2); LANES: number of lanes; else 0 */
     int32_t chunk;  /* SPLITK: k per chunk (>= 1); else 0 */
 } BgFpOrder;
-/* "-", "seq", "seq+fma", "splitk(6x256)", "splitk(6x256)+fma" into buf (returns buf; n >= 40). */
+/* "-", "seq", "seq+fma", "splitk(6x256)", "splitk(6x256)+fma", "lanes(32)" into buf (returns buf; n >= 40). */
 char *bg_fp_order_str(BgFpOrder o, char *buf, size_t n);
-/* Parses that text; false when malformed (counts 1 .. 2^24). */
+/* Parses that text; false when malformed (counts 1 .. 2^24; lanes 32). */
 bool bg_fp_order_parse(const char *s, BgFpOrder *o);
 bool bg_fp_order_eq(BgFpOrder a, BgFpOrder b);
+/* A lane count LANES may have in the IR and the manifest: 32 (a warp), the one the kernels
+ * implement (the reference's sums take any power of two up to 32). */
+bool bg_fp_lanes_ok(int32_t lanes);
 
 /* ===== arena.c: bump allocator; one per compilation ================================= */
 typedef struct BgArena BgArena;

@@ -12,6 +12,7 @@ char *bg_fp_order_str(BgFpOrder o, char *buf, size_t n) {
     const char *fma = o.fma ? "+fma" : "";
     if (o.kind == BG_FP_SEQ) snprintf(buf, n, "seq%s", fma);
     else if (o.kind == BG_FP_SPLITK) snprintf(buf, n, "splitk(%dx%d)%s", (int)o.split, (int)o.chunk, fma);
+    else if (o.kind == BG_FP_LANES) snprintf(buf, n, "lanes(%d)%s", (int)o.split, fma);
     else snprintf(buf, n, "-");
     return buf;
 }
@@ -41,6 +42,10 @@ bool bg_fp_order_parse(const char *s, BgFpOrder *o) {
         o->kind = BG_FP_SPLITK;
         s += 7;
         if (!count_at(&s, 'x', &o->split) || !count_at(&s, ')', &o->chunk) || o->split < 2) return false;
+    } else if (strncmp(s, "lanes(", 6) == 0) {
+        o->kind = BG_FP_LANES;
+        s += 6;
+        if (!count_at(&s, ')', &o->split) || !bg_fp_lanes_ok(o->split)) return false;
     } else {
         return false;
     }
@@ -48,6 +53,8 @@ bool bg_fp_order_parse(const char *s, BgFpOrder *o) {
     else if (*s) return false;
     return true;
 }
+
+bool bg_fp_lanes_ok(int32_t lanes) { return lanes == 32; }
 
 bool bg_fp_order_eq(BgFpOrder a, BgFpOrder b) {
     return a.kind == b.kind && a.fma == b.fma && a.split == b.split && a.chunk == b.chunk;

@@ -125,7 +125,8 @@ static void check_steps(V *v, int nbase) {
 }
 
 /* The recorded float order (docs/semantics.md, section 2): only on a float reduction; fma
- * only on a bmm.FF*; split-k only on a bmm with a float reduction, split = ceil(K / chunk). */
+ * only on a bmm.FF*; split-k only on a bmm with a float reduction, split = ceil(K / chunk);
+ * lanes only on the float64 row sums (absmean, standardize, bin.center), 32 of them. */
 static void check_fp(V *v) {
     const BgInst *in = &v->m->insts[v->i];
     BgFpOrder a = in->attrs.fp, fp = bg_inst_fp(v->m, in);
@@ -133,7 +134,13 @@ static void check_fp(V *v) {
         if ((a.kind != BG_FP_NONE && a.kind != BG_FP_SEQ) || a.fma) fail(v, "a float order on an instruction without a float reduction");
         return;
     }
-    if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK) { fail(v, "invalid float order"); return; }
+    if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK && fp.kind != BG_FP_LANES) { fail(v, "invalid float order"); return; }
+    if (fp.kind == BG_FP_LANES) {
+        bool row = in->op == BG_OP_ABSMEAN || in->op == BG_OP_STANDARDIZE || in->op == BG_OP_BIN_CENTER;
+        if (!row || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
+            fail(v, "lanes(32) is for the row sums of absmean, standardize and bin.center only");
+        return;
+    }
     bool bmm = in->op == BG_OP_BMM;
     if (fp.fma && !(bmm && in->prec[0] == 'F' && in->prec[1] == 'F')) { fail(v, "fma is for a bmm.FF* only"); return; }
     if (fp.kind == BG_FP_SEQ && (fp.split || fp.chunk)) { fail(v, "a seq order has no split"); return; }

@@ -142,7 +142,7 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
     if (ok) {
         switch (in->op) {
         case BG_OP_BIN: ok = tensor_copy(x, &t); break;
-        case BG_OP_ABSMEAN: ok = bg_ref_absmean(x, &t); break;
+        case BG_OP_ABSMEAN: ok = bg_ref_absmean(x, bg_inst_fp(m, in), &t); break;
         case BG_OP_BMM: ok = bg_ref_bmm_fp(prec, x, operand(in, 1, vals), bg_inst_fp(m, in), &t); break;
         case BG_OP_ADD: ok = bg_ref_add(prec, x, operand(in, 1, vals), &t); break;
         case BG_OP_BSPMM: {
@@ -181,7 +181,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
     case BG_OP_BIN:
         return operand_ok(in, 0, vals, n, false) && bg_ref_bin(operand(in, 0, vals), y);
     case BG_OP_BIN_CENTER:
-        return operand_ok(in, 0, vals, n, false) && bg_ref_bin_center(operand(in, 0, vals), y);
+        return operand_ok(in, 0, vals, n, false) && bg_ref_bin_center(operand(in, 0, vals), bg_inst_fp(m, in), y);
     case BG_OP_THRESHOLD: {
         const BgTensor *slots[BG_MAX_ARGS];
         for (int k = 0; k < in->nargs; k++) {
@@ -192,7 +192,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
                bg_ref_threshold(in->nsteps, in->steps, slots, in->type.dim[1], y);
     }
     case BG_OP_ABSMEAN:
-        return operand_ok(in, 0, vals, n, false) && bg_ref_absmean(operand(in, 0, vals), y);
+        return operand_ok(in, 0, vals, n, false) && bg_ref_absmean(operand(in, 0, vals), bg_inst_fp(m, in), y);
     case BG_OP_BN_SCALE:
         return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, true) &&
                bg_ref_bn_scale(operand(in, 0, vals), operand(in, 1, vals), in->attrs.eps, y);
@@ -236,7 +236,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
                                 operand(in, 3, vals), operand(in, 4, vals), in->attrs.eps, y);
     case BG_OP_STANDARDIZE:
         return operand_ok(in, 0, vals, n, false) &&
-               bg_ref_standardize(operand(in, 0, vals), in->attrs.eps, y);
+               bg_ref_standardize(operand(in, 0, vals), in->attrs.eps, bg_inst_fp(m, in), y);
     case BG_OP_LOG_SOFTMAX:
         return operand_ok(in, 0, vals, n, false) && bg_ref_log_softmax(operand(in, 0, vals), y);
     case BG_OP_READOUT: {

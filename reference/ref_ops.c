@@ -4,8 +4,9 @@
  * binary operands stay bit-packed (uint32 words, LSB first, padding 0) and +-1 dot products
  * are popcounts over the real K bits; float reductions run in the order the IR records
  * (docs/semantics.md, section 2: seq from +0.0f in index order, fmaf where it says fma,
- * split-k chunks folded left to right), every other product and sum rounded on its own
- * (built with -ffp-contract=off), and in float64 where the semantics say so.  Nothing here prints or exits. */
+ * split-k chunks folded left to right, float64 row sums by lanes), every other product and
+ * sum rounded on its own (built with -ffp-contract=off), and in float64 where the semantics
+ * say so.  Nothing here prints or exits. */
 #include "reference.h"
 
 #include <math.h>
@@ -70,7 +71,38 @@ float bg_ref_value(const BgTensor *t, int64_t r, int64_t c) {
 
 bool bg_ref_bin(const BgTensor *x, BgTensor *y) { return bg_tensor_to_bits(x, y); }
 
-bool bg_ref_absmean(const BgTensor *x, BgTensor *y) {
+/* The terms of the float64 row sums: x, |x|, (x - mu)^2 (each rounded on its own). */
+typedef enum { TERM_X, TERM_ABS, TERM_SQDEV } RowTerm;
+
+static double row_term(RowTerm t, float v, double mu) {
+    if (t == TERM_ABS) return fabs((double)v);
+    if (t == TERM_SQDEV) {
+        double d = (double)v - mu;
+        return d * d;
+    }
+    return (double)v;
+}
+
+/* sum_c term(x[c]) over c = 0..n-1 in float64, in the order fp (ref_ops.h): seq, or lanes(L):
+ * lane l sums c = l, l + L, ... from +0, then p[i] = p[i] + p[i + h] for h = L/2, ..., 1. */
+static double row_sum(const float *x, int64_t n, BgFpOrder fp, RowTerm t, double mu) {
+    int lanes = fp.split;
+    if (fp.kind != BG_FP_LANES || lanes < 2 || lanes > 32 || (lanes & (lanes - 1))) {
+        double s = 0.0;
+        for (int64_t c = 0; c < n; c++) s += row_term(t, x[c], mu);
+        return s;
+    }
+    double p[32];
+    for (int l = 0; l < lanes; l++) {
+        p[l] = 0.0;
+        for (int64_t c = l; c < n; c += lanes) p[l] += row_term(t, x[c], mu);
+    }
+    for (int h = lanes / 2; h >= 1; h /= 2)
+        for (int i = 0; i < h; i++) p[i] = p[i] + p[i + h];
+    return p[0];
+}
+
+bool bg_ref_absmean(const BgTensor *x, BgFpOrder fp, BgTensor *y) {
     memset(y, 0, sizeof *y);
     if (!is_f32(x) || !is_rank2(x)) return false;
     int64_t rows = x->dim[0], cols = x->dim[1];
@@ -78,8 +110,7 @@ bool bg_ref_absmean(const BgTensor *x, BgTensor *y) {
     const float *xs = x->data;
     float *ys = y->data;
     for (int64_t r = 0; r < rows; r++) {
-        double s = 0.0;
-        for (int64_t c = 0; c < cols; c++) s += fabs((double)xs[r * cols + c]);
+        double s = row_sum(xs + r * cols, cols, fp, TERM_ABS, 0.0);
         ys[r] = cols ? (float)(s / (double)cols) : 0.0f;
     }
     return true;
@@ -463,7 +494,7 @@ bool bg_ref_concat(int n, const BgTensor *const *xs, BgTensor *y) {
 
 /* ---- fused forms: bin.center, threshold ------------------------------------------------- */
 
-bool bg_ref_bin_center(const BgTensor *x, BgTensor *y) {
+bool bg_ref_bin_center(const BgTensor *x, BgFpOrder fp, BgTensor *y) {
     memset(y, 0, sizeof *y);
     if (!is_f32(x) || !is_rank2(x)) return false;
     if (!alloc_like(y, BG_DT_B1, x)) return fail(y);
@@ -472,8 +503,7 @@ bool bg_ref_bin_center(const BgTensor *x, BgTensor *y) {
     uint32_t *ys = y->data;
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = xs + r * cols;
-        double sum = 0.0; /* bg_ref_standardize's mean, operation for operation */
-        for (int64_t c = 0; c < cols; c++) sum += (double)xr[c];
+        double sum = row_sum(xr, cols, fp, TERM_X, 0.0); /* bg_ref_standardize's mean */
         double mu = cols ? sum / (double)cols : 0.0;
         for (int64_t c = 0; c < cols; c++) {
             double d = (double)xr[c] - mu;
@@ -651,7 +681,7 @@ bool bg_ref_batchnorm(const BgTensor *x, const BgTensor *mean, const BgTensor *v
     return true;
 }
 
-bool bg_ref_standardize(const BgTensor *x, float eps, BgTensor *y) {
+bool bg_ref_standardize(const BgTensor *x, float eps, BgFpOrder fp, BgTensor *y) {
     memset(y, 0, sizeof *y);
     if (!is_f32(x) || !is_rank2(x)) return false;
     if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
@@ -660,14 +690,9 @@ bool bg_ref_standardize(const BgTensor *x, float eps, BgTensor *y) {
     float *ys = y->data;
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = xs + r * cols;
-        double sum = 0.0;
-        for (int64_t c = 0; c < cols; c++) sum += (double)xr[c];
+        double sum = row_sum(xr, cols, fp, TERM_X, 0.0);
         double mu = cols ? sum / (double)cols : 0.0;
-        double ss = 0.0;
-        for (int64_t c = 0; c < cols; c++) {
-            double d = (double)xr[c] - mu;
-            ss += d * d;
-        }
+        double ss = row_sum(xr, cols, fp, TERM_SQDEV, mu);
         double sd = cols > 1 ? sqrt(ss / (double)(cols - 1)) : 0.0;
         double den = sd + (double)eps;
         for (int64_t c = 0; c < cols; c++) ys[r * cols + c] = (float)(((double)xr[c] - mu) / den);

@@ -21,8 +21,12 @@
  * bit (docs/semantics.md, the bit rule); every B output of every op uses the same rule.
  * A b1 input is copied. */
 bool bg_ref_bin(const BgTensor *x, BgTensor *y);
-/* absmean: f32[R] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0. */
-bool bg_ref_absmean(const BgTensor *x, BgTensor *y);
+/* The row sums of absmean, standardize and bin.center: float64, in the recorded order fp
+ * (docs/semantics.md, section 2): seq (c ascending from +0) or lanes(L) (lane c mod L, each
+ * seq from +0, the lanes combined by halves; L a power of two 2 .. 32, though the IR records
+ * 32 only).  Any other kind or L is summed as seq. */
+/* absmean: f32[R] = fl(sum_c |x[r,c]| (float64, in order fp) / C); C = 0 gives 0. */
+bool bg_ref_absmean(const BgTensor *x, BgFpOrder fp, BgTensor *y);
 /* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]), a b1 x read as +-1; rows (f32[R]) / cols
  * (f32[C]) may be NULL.  y is f32. */
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
@@ -53,9 +57,9 @@ bool bg_ref_relu(const BgTensor *x, BgTensor *y);
  * gamma / beta may be NULL. */
 bool bg_ref_batchnorm(const BgTensor *x, const BgTensor *mean, const BgTensor *var,
                       const BgTensor *gamma, const BgTensor *beta, float eps, BgTensor *y);
-/* standardize: per row in float64, mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C=1),
- * y = fl((x - mu) / (sd + eps)). */
-bool bg_ref_standardize(const BgTensor *x, float eps, BgTensor *y);
+/* standardize: per row in float64 (both sums in order fp), mu = sum/C, sd = sqrt(sum (x-mu)^2
+ * / (C-1)) (0 when C=1), y = fl((x - mu) / (sd + eps)). */
+bool bg_ref_standardize(const BgTensor *x, float eps, BgFpOrder fp, BgTensor *y);
 /* log_softmax: per row m = max (f32), s = sum exp((double)x - m) (float64, sequential),
  * y = fl((double)x - m - log(s)). */
 bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y);
@@ -66,9 +70,9 @@ bool bg_ref_readout(const BgTensor *x, const int64_t *graph_ptr, int64_t ngraphs
                     BgReduce reduce, BgTensor *y);
 
 /* ---- fused forms (docs/semantics.md, section 7) ---------------------------------------- */
-/* bin.center: per row mu = fl64(sum_c x (float64, sequential from +0) / C) (0 when C = 0),
- * bit = 1 iff d = fl64((double)x - mu) has its sign bit clear and is not NaN. */
-bool bg_ref_bin_center(const BgTensor *x, BgTensor *y);
+/* bin.center: per row mu = fl64(sum_c x (float64, in order fp) / C) (0 when C = 0), bit = 1
+ * iff d = fl64((double)x - mu) has its sign bit clear and is not NaN. */
+bool bg_ref_bin_center(const BgTensor *x, BgFpOrder fp, BgTensor *y);
 /* threshold: the table f32[2,C] of the chain steps[0..nsteps) (kinds SCL with rows none,
  * ADD, BATCHNORM, RELU); slots[] holds each step's slot tensors in order (NULL = none).
  * Row 0: per channel the boundary (the smallest float32, in the total order, where the bit

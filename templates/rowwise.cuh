@@ -1,5 +1,5 @@
-// rowwise.cuh - per-row reductions (absmean, standardize, bin.center: one warp per row;
-// log_softmax: one thread per row; sequential, float64 where docs/semantics.md says so) and
+// rowwise.cuh - per-row reductions (absmean, standardize, bin.center: one warp per row, the
+// float64 sums seq or lanes(L) as recorded; log_softmax: one thread per row, sequential) and
 // readout (one thread per (graph, feature), nodes of the graph in order).
 //
 // Layouts (bgnn_common.cuh): x f32 [R][C] (readout: also b1 [N][ceil(C/32)], read as +-1);
@@ -33,6 +33,29 @@ __device__ __forceinline__ double warp_seq_sum(int lane, T term, Map map) {
     }
     return s;
 }
+
+// The float64 sum of map(term(c)) over c = 0..C-1 in the order lanes(L) (docs/semantics.md,
+// section 2): lane l sums c = l, l + L, ... from +0 (loads coalesced, L dependent chains
+// instead of one), then the warp's butterfly adds lane i + h into lane i for h = L/2, ..., 1
+// (every lane ends with the same sum, bit for bit: IEEE addition commutes).  L = 32, a warp
+// (base.h bg_fp_lanes_ok).
+template <long long C, int L, class T, class Map>
+__device__ __forceinline__ double warp_lanes_sum(int lane, T term, Map map) {
+    static_assert(L == 32, "lanes: a warp's 32");
+    double s = 0.0;
+    for (long long c = lane; c < C; c += L) s = dadd(s, map(term(c)));
+#pragma unroll
+    for (int h = L / 2; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
+    return s;
+}
+
+// A row's float64 sum in its recorded order: lanes(L) when L > 0, else seq.
+template <long long C, int L, class T, class Map>
+__device__ __forceinline__ double warp_row_sum(int lane, T term, Map map) {
+    if constexpr (L > 0) return warp_lanes_sum<C, L>(lane, term, map);
+    else return warp_seq_sum<C>(lane, term, map);
+}
+
 // The identity map of warp_seq_sum (a float widened exactly) and the absolute value.
 struct AsDouble {
     __device__ __forceinline__ double operator()(float v) const { return (double)v; }
@@ -41,32 +64,33 @@ struct AbsDouble {
     __device__ __forceinline__ double operator()(float v) const { return fabs((double)v); }
 };
 
-// absmean: y[r] = fl(sum_c |x[r,c]| (float64, sequential) / C); C = 0 gives 0.  pro maps
-// x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm prologue).  One
-// warp per row (the launch has 32 threads per row), the sum by warp_seq_sum.
-template <long long C, class Pro>
+// absmean: y[r] = fl(sum_c |x[r,c]| (float64, order: lanes(L), or seq when L = 0) / C); C = 0
+// gives 0.  pro maps x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm
+// prologue).  One warp per row (the launch has 32 threads per row), the sum by warp_row_sum.
+template <long long C, int L, class Pro>
 __device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        const double s = warp_seq_sum<C>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
+        const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
         if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
 
-// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64 and
-// sequential in column order; y = fl((x - mu) / (sd + eps)).  One warp per row (32 threads
-// a row): both sums by warp_seq_sum, then the lanes write 32 consecutive columns at a time.
-template <long long C, unsigned EPS_BITS>
+// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64, both
+// sums in the order lanes(L) (seq when L = 0); y = fl((x - mu) / (sd + eps)).  One warp per
+// row (32 threads a row): both sums by warp_row_sum, then the lanes write 32 consecutive
+// columns at a time.
+template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
         const auto xc = [&](long long c) { return xr[c]; };
-        const double sum = warp_seq_sum<C>(lane, xc, AsDouble{});
+        const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
         const double mu = C ? ddiv(sum, (double)C) : 0.0;
-        const double ss = warp_seq_sum<C>(lane, xc, [&](float v) {
+        const double ss = warp_row_sum<C, L>(lane, xc, [&](float v) {
             const double dv = dsub((double)v, mu);
             return dmul(dv, dv);
         });
@@ -76,16 +100,17 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
     }
 }
 
-// bin.center: mu = sum/C in float64 (standardize's mean, operation for operation), then
-// bit = 1 iff d = fl64(x - mu) has its sign bit clear and is not NaN.  One warp per row:
-// the mean by warp_seq_sum, then one __ballot_sync per 32-column word, padding bits zero.
-template <long long C>
+// bin.center: mu = sum/C in float64 (standardize's mean, operation for operation, in the
+// order lanes(L), seq when L = 0), then bit = 1 iff d = fl64(x - mu) has its sign bit clear
+// and is not NaN.  One warp per row: the mean by warp_row_sum, then one __ballot_sync per
+// 32-column word, padding bits zero.
+template <long long C, int L>
 __device__ __forceinline__ void bin_center(long long rows, u32 *y, const float *x) {
     constexpr long long CW = words_of(C);
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        const double sum = warp_seq_sum<C>(lane, [&](long long c) { return xr[c]; }, AsDouble{});
+        const double sum = warp_row_sum<C, L>(lane, [&](long long c) { return xr[c]; }, AsDouble{});
         const double mu = C ? ddiv(sum, (double)C) : 0.0;
         for (long long w = 0; w < CW; w++) {
             const long long c = w * 32 + lane;

@@ -251,6 +251,13 @@ static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *
     return bg_sb_take(&b);
 }
 
+/* The LANES template argument of a float64 row sum (templates/rowwise.cuh): the lanes of its
+ * recorded lanes(L) order, 0 for seq. */
+static int row_lanes(const BgModule *m, const BgInst *in) {
+    BgFpOrder fp = bg_inst_fp(m, in);
+    return fp.kind == BG_FP_LANES ? (int)fp.split : 0;
+}
+
 /* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
                      const char *const *nm, bool plain, BgDiagSink *d) {
@@ -265,7 +272,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         bg_emit_line(e, "bgnn::bin<'%c', %lld>(rows, %s, %s%s);", letter(*t0), (long long)C, nm[0], nm[1], sa);
         break;
     case BG_OP_BIN_CENTER:
-        bg_emit_line(e, "bgnn::bin_center<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
+        bg_emit_line(e, "bgnn::bin_center<%lld, %d>(rows, %s, %s);", (long long)C, row_lanes(m, in), nm[0], nm[1]);
         break;
     case BG_OP_THRESHOLD: {
         BgStrBuf b = {0};
@@ -297,13 +304,14 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         int k = bg_cg_step_first_arg(in, l->nargs);
         pro_expr(&pb, in, nm, &k);
         char *pe = bg_sb_take(&pb);
-        bg_emit_line(e, "bgnn::absmean<%lld>(rows, %s, %s, %s);", (long long)bg_cg_kcols(*t0), nm[0], nm[1], pe);
+        bg_emit_line(e, "bgnn::absmean<%lld, %d>(rows, %s, %s, %s);", (long long)bg_cg_kcols(*t0), row_lanes(m, in), nm[0],
+                     nm[1], pe);
         free(pe);
         break;
     }
     case BG_OP_STANDARDIZE:
-        bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */>(rows, %s, %s);", (long long)C,
-                     f32_bits(in->attrs.eps), (double)in->attrs.eps, nm[0], nm[1]);
+        bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", (long long)C,
+                     f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in), nm[0], nm[1]);
         break;
     case BG_OP_LOG_SOFTMAX:
         bg_emit_line(e, "bgnn::log_softmax<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);

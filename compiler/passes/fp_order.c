@@ -12,6 +12,10 @@
  *   bmm.FB*, K > 256   splitk(ceil(K/256) x 256): chunks of BG_FP_SPLIT_CHUNK k, each summed
  *                      from +0, the partials folded left to right (templates/bmm_fb_tiled.cuh
  *                      folds at its 64-k staging boundaries; matmul.cuh's generic path);
+ *   absmean, standardize, bin.center over C > 32 columns
+ *                      lanes(32): the float64 row sums of a warp's 32 lanes, each over every
+ *                      32nd column, combined by the warp's butterfly (templates/rowwise.cuh);
+ *                      in seq a row is one dependent chain of C adds (and as many shuffles);
  *   everything else    seq. */
 #include "bg.h"
 
@@ -19,9 +23,24 @@
  * that the fold costs nothing (8 adds per thread per 256 k). */
 #define BG_FP_SPLIT_CHUNK 256
 
+/* Lanes of a row sum: one warp's. */
+#define BG_FP_ROW_LANES 32
+
+/* absmean, standardize, bin.center: a float64 sum over the columns of each row. */
+static bool row_sum_op(BgOp op) { return op == BG_OP_ABSMEAN || op == BG_OP_STANDARDIZE || op == BG_OP_BIN_CENTER; }
+
 static BgFpOrder choose(const BgModule *m, const BgInst *in) {
     BgFpOrder o = {BG_FP_SEQ, false, 0, 0};
-    if (m->fp_strict || in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
+    if (m->fp_strict) return o;
+    if (row_sum_op(in->op)) {
+        const BgType *t = &m->insts[in->args[0]].type;
+        if (t->rank == 2 && t->dim[1] > BG_FP_ROW_LANES) {
+            o.kind = BG_FP_LANES;
+            o.split = BG_FP_ROW_LANES;
+        }
+        return o;
+    }
+    if (in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
     if (in->prec[1] == 'F') {
         o.fma = true;
         return o;

@@ -3,13 +3,18 @@
  * 1. Each order kind of bg_ref_bmm_fp (seq, seq+fma, splitk(SxL), splitk+fma; FF, FB, BF; F
  *    and B results) on awkward K (1, 31, 33, 1000, 1433, K not divisible by the chunk) against
  *    an independent scalar computation of the same order, bit for bit.
+ *    The float64 row sums of absmean, standardize and bin.center in seq and lanes(L) (L = 2 ..
+ *    32; C = 1, 5, 31, 32, 33, 64, 1000, 1433) against a recursive scalar formulation of the
+ *    same orders, bit for bit.
  * 2. What fp-order records: --fp-strict gives seq without fma on every instruction; the
- *    default gives bmm.FF* seq+fma and bmm.FB* with K > 256 splitk(ceil(K/256)x256); the
- *    text form round-trips; the verifier refuses orders no kernel implements.
+ *    default gives bmm.FF* seq+fma, bmm.FB* with K > 256 splitk(ceil(K/256)x256), and absmean,
+ *    standardize, bin.center over more than 32 columns lanes(32); the text form round-trips;
+ *    the verifier refuses orders no kernel implements.
  * 3. The differential test of the pass (the default against --fp-strict, the same
  *    instructions): every example model (random weights on an awkward graph), 150 random
  *    models (tests/unit/gen_model.h) and the same random models with a split-k order forced
- *    on every float bmm (chunks of 8 k, so that split-k meets the generator's small widths).
+ *    on every float bmm (chunks of 8 k, so that split-k meets the generator's small widths)
+ *    and lanes(32) on every row sum, whatever its width.
  *    Per reordered instruction, recomputed from the strict run's operands: the product t
  *    differs by at most B = 2 (K + 1) 2^-24 sum_k |x'_k w_k| (the worst-case error of either
  *    order is (K - 1) 2^-24 sum|terms| plus one rounding per product), and its sign may flip
@@ -127,6 +132,103 @@ static void check_kinds(void) {
     CHECK(differ_fma > 0 && differ_split > 0); /* the orders are really different computations */
 }
 
+/* The float64 row sums, written as recursion: lanes(L) is T(0, 1), where T(i, m) (the lanes
+ * congruent to i mod m) = T(i, 2m) + T(i + m, 2m) and T(i, L) is lane i's seq sum.  kind 0: x,
+ * 1: |x|, 2: (x - mu)^2. */
+static double term_of(int kind, float v, double mu) {
+    double d = (double)v - (kind == 2 ? mu : 0.0);
+    return kind == 1 ? fabs(d) : kind == 2 ? d * d : d;
+}
+
+static double lane_tree(const float *x, int64_t n, int lanes, int i, int m, int kind, double mu) {
+    if (m == lanes) {
+        double s = 0.0;
+        for (int64_t c = i; c < n; c += lanes) s += term_of(kind, x[c], mu);
+        return s;
+    }
+    return lane_tree(x, n, lanes, i, 2 * m, kind, mu) + lane_tree(x, n, lanes, i + m, 2 * m, kind, mu);
+}
+
+static double scalar_row_sum(const float *x, int64_t n, BgFpOrder fp, int kind, double mu) {
+    if (fp.kind == BG_FP_LANES) return lane_tree(x, n, fp.split, 0, 1, kind, mu);
+    double s = 0.0;
+    for (int64_t c = 0; c < n; c++) s += term_of(kind, x[c], mu);
+    return s;
+}
+
+static bool same_f32(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* absmean, standardize (eps 1e-4) and bin.center of x in order fp against the scalar sums;
+ * returns the number of outputs that differ from them. */
+static int row_ops_against_scalar(const BgTensor *x, BgFpOrder fp) {
+    int64_t rows = x->dim[0], cols = x->dim[1];
+    BgTensor am = {0}, st = {0}, bc = {0};
+    const float eps = 1e-4f;
+    CHECK(bg_ref_absmean(x, fp, &am) && bg_ref_standardize(x, eps, fp, &st) && bg_ref_bin_center(x, fp, &bc));
+    int bad = 0;
+    for (int64_t r = 0; r < rows && am.data && st.data && bc.data; r++) {
+        const float *xr = (const float *)x->data + r * cols;
+        double s = scalar_row_sum(xr, cols, fp, 1, 0.0);
+        bad += !same_f32(((float *)am.data)[r], cols ? (float)(s / (double)cols) : 0.0f);
+        double mu = cols ? scalar_row_sum(xr, cols, fp, 0, 0.0) / (double)cols : 0.0;
+        double ss = scalar_row_sum(xr, cols, fp, 2, mu);
+        double den = (cols > 1 ? sqrt(ss / (double)(cols - 1)) : 0.0) + (double)eps;
+        for (int64_t c = 0; c < cols; c++) {
+            double d = (double)xr[c] - mu;
+            bad += !same_f32(((float *)st.data)[r * cols + c], (float)(d / den));
+            bad += bg_bit_get(bc.data, bc.words_per_row, r, c) != (!signbit(d) && !isnan(d));
+        }
+    }
+    bg_tensor_free(&am);
+    bg_tensor_free(&st);
+    bg_tensor_free(&bc);
+    return bad;
+}
+
+static void check_row_sums(void) {
+    static const int64_t cs[] = {1, 5, 31, 32, 33, 64, 1000, 1433};
+    unsigned long long s = 23;
+    int cases = 0, differ = 0;
+    for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+        BgTensor x;
+        fill(&x, 'F', 4, cs[ci], &s);
+        BgTensor seq_am = {0};
+        for (int lanes = 1; lanes <= 32; lanes *= 2) {
+            BgFpOrder fp = {lanes == 1 ? BG_FP_SEQ : BG_FP_LANES, false, lanes == 1 ? 0 : lanes, 0};
+            int bad = row_ops_against_scalar(&x, fp);
+            if (bad) fprintf(stderr, "row sums C=%lld lanes %d: %d outputs differ from the scalar order\n", (long long)cs[ci], lanes, bad);
+            CHECK(bad == 0);
+            cases++;
+            BgTensor am = {0};
+            CHECK(bg_ref_absmean(&x, fp, &am));
+            if (lanes == 1) seq_am = am;
+            else {
+                for (int64_t r = 0; r < 4 && cs[ci] == 1433 && am.data; r++) differ += !same_f32(((float *)am.data)[r], ((float *)seq_am.data)[r]);
+                bg_tensor_free(&am);
+            }
+        }
+        bg_tensor_free(&seq_am);
+        bg_tensor_free(&x);
+    }
+    /* Float64 sums of floats of similar magnitude rarely differ once rounded to float32; a
+     * cancelling one shows the orders are different computations: x = (2^60, 1, -2^60, 1,
+     * 0.375, 0).  seq: 2^60 + 1 rounds to 2^60, so the sum is 1.375 (mu 0.229); lanes(2): lanes
+     * 0.375 and 2, sum 2.375 (mu 0.396).  x[4] = 0.375 lies between the means: its bit flips. */
+    float big[6] = {0x1p60f, 1.0f, -0x1p60f, 1.0f, 0.375f, 0.0f};
+    BgTensor bx = {0}, a = {0}, b = {0};
+    bg_tensor_alloc(&bx, BG_DT_F32, 2, 1, 6);
+    memcpy(bx.data, big, sizeof big);
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0}, l2 = {BG_FP_LANES, false, 2, 0};
+    CHECK(bg_ref_bin_center(&bx, seq, &a) && bg_ref_bin_center(&bx, l2, &b));
+    CHECK(a.data && b.data && bg_bit_get(a.data, 1, 0, 4) == 1 && bg_bit_get(b.data, 1, 0, 4) == 0);
+    bg_tensor_free(&a);
+    bg_tensor_free(&b);
+    bg_tensor_free(&bx);
+    printf("row sums: %d cases (absmean, standardize, bin.center) bit-identical to the scalar orders "
+           "(C=1433: lanes changed %d absmean values)\n", cases, differ);
+    CHECK(cases == 48);
+}
+
 /* A sum whose sign depends on the order, and the bound the differential test uses for it:
  * x = (2^24, 1, -2^24, 1), w = (1, 1, 1, -0.75).  seq: 2^24 + 1 rounds to 2^24, minus 2^24 is
  * 0, then -0.75.  splitk(2x2): 2^24 + 1 -> 2^24 and -2^24 - 0.75 -> -2^24, folded: +0.  The
@@ -193,6 +295,10 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         CHECK(fp.fma == (!strict && ff));
         bool split = !strict && fb && k > 256 && !bg_bmm_reads_input(m, in); /* the features: seq */
         CHECK((fp.kind == BG_FP_SPLITK) == split);
+        bool row = in->op == BG_OP_ABSMEAN || in->op == BG_OP_STANDARDIZE || in->op == BG_OP_BIN_CENTER;
+        bool lanes = !strict && row && m->insts[in->args[0]].type.dim[1] > 32;
+        CHECK((fp.kind == BG_FP_LANES) == lanes);
+        if (lanes) CHECK(fp.split == 32 && fp.chunk == 0 && !fp.fma);
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
         *nfma += fp.fma;
         *nsplit += fp.kind == BG_FP_SPLITK;
@@ -200,9 +306,10 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
 }
 
 static void check_text(void) {
-    static const char *const good[] = {"-", "seq", "seq+fma", "splitk(6x256)", "splitk(2x1)+fma"};
+    static const char *const good[] = {"-", "seq", "seq+fma", "splitk(6x256)", "splitk(2x1)+fma", "lanes(32)"};
     static const char *const bad[] = {"", "se", "seq+", "seqfma", "splitk(1x5)", "splitk(2x0)", "splitk(02x5)",
-                                      "splitk(2x5", "splitk(2x5)fma", "splitk(99999999x1)", "SEQ"};
+                                      "splitk(2x5", "splitk(2x5)fma", "splitk(99999999x1)", "SEQ",
+                                      "lanes(16)", "lanes(64)", "lanes(0)", "lanes(32", "lanes(032)", "lanes()"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         BgFpOrder o;
         char buf[48];
@@ -227,7 +334,7 @@ static bool verifies(const BgModule *m) {
 static void check_verifier(const char *src) {
     char path[4096];
     snprintf(path, sizeof path, "%s/examples/gcn_bin.bgnn", src);
-    for (int c = 0; c < 6; c++) {
+    for (int c = 0; c < 7; c++) {
         BgArena *a = bg_arena_new();
         BgModule *m = compile_model(a, path, NULL, false, false);
         CHECK(m && verifies(m));
@@ -250,6 +357,7 @@ static void check_verifier(const char *src) {
         case 2: m->insts[agg].attrs.fp.fma = true; break;              /* fma on an aggregation */
         case 3: m->insts[agg].attrs.fp = (BgFpOrder){BG_FP_SPLITK, false, 2, 64}; break; /* split-k on an aggregation */
         case 4: m->insts[bb].attrs.fp.fma = true; break;               /* an order without a reduction */
+        case 5: *f = (BgFpOrder){BG_FP_LANES, false, 32, 0}; break;    /* lanes on a bmm */
         default: f->kind = 7; break;                                   /* no such order */
         }
         CHECK(!verifies(m));
@@ -260,7 +368,8 @@ static void check_verifier(const char *src) {
 /* ---- 3. the differential test -------------------------------------------------------------- */
 
 typedef struct Tally {
-    long insts, folds, aggs, elems, flips, flips_bad, bound_bad; /* reordered, folded or aggregated-first products */
+    long insts, folds, aggs, rowsums, elems, flips, flips_bad, bound_bad; /* reordered, folded or aggregated-first
+                                                                           products; reordered row sums */
     long models, models_flipped, out_elems, out_bad;  /* end to end */
     double worst;                                     /* largest |dy| / row magnitude, unflipped models */
     double tol;                                       /* end to end, relative to the row's magnitude */
@@ -339,11 +448,13 @@ static void judge(Counts *c, float u, float v, double bound) {
     }
 }
 
+/* kind: what the instruction is ("folded", "aggregate-first", "row sum of"), op: "bmm.XYZ" or
+ * the row op's name; k: its reduction's length. */
 static void add_counts(Tally *t, const Counts *c, long elems, const char *what, int i, const char *kind,
-                       const char *prec, int64_t k) {
+                       const char *op, int64_t k) {
     if (c->fbad || c->bbad)
-        fprintf(stderr, "%s: %%%d (%s bmm.%s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
-                what, i, kind, prec, (long long)k, c->bbad, c->fbad);
+        fprintf(stderr, "%s: %%%d (%s %s, K=%lld): %ld differences past the bound, %ld flips away from zero\n",
+                what, i, kind, op, (long long)k, c->bbad, c->fbad);
     t->insts++;
     t->elems += elems;
     t->flips += c->flips;
@@ -390,7 +501,9 @@ static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t
             judge(&cn, u, v, bound);
         }
     }
-    add_counts(t, &cn, rows * m, what, i, "folded", in->prec, k);
+    char op[16];
+    snprintf(op, sizeof op, "bmm.%s", in->prec);
+    add_counts(t, &cn, rows * m, what, i, "folded", op, k);
     t->folds++;
     bg_tensor_free(&xn);
     bg_tensor_free(&xs);
@@ -448,12 +561,70 @@ static void agg_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *
             judge(&cn, u, v, bound);
         }
     }
-    add_counts(t, &cn, rows * m, what, i, "aggregate-first", in->prec, k);
+    char op[16];
+    snprintf(op, sizeof op, "bmm.%s", in->prec);
+    add_counts(t, &cn, rows * m, what, i, "aggregate-first", op, k);
     t->aggs++;
     bg_adj_free(&adj);
     bg_tensor_free(&p);
     bg_tensor_free(&ys);
     bg_tensor_free(&yd);
+}
+
+/* A float64 row sum fp-order gave lanes(32) (absmean, standardize, bin.center), recomputed
+ * from md's operand both ways.  Each order's float64 sum lies within (C - 1) 2^-53 sum|t| of
+ * the exact one, so with S = sum_c |x'| the two means differ by at most Bmu = 2 (C + 1) 2^-53
+ * S / C: absmean within 2^-23 |a| + Bmu (one float32 rounding each way); standardize within
+ * 1e-5 of the row's magnitude (its sign flips only below that); bin.center's bit flips only
+ * where |x - mu_seq| <= Bmu (flips counted). */
+static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t, const char *what) {
+    const BgInst *in = &md->insts[i];
+    BgFpOrder fp = bg_inst_fp(md, in), seq = {BG_FP_SEQ, false, 0, 0};
+    BgTensor xn = {0}, ys = {0}, yd = {0};
+    const BgTensor *x = prologue_input(in, vals, &xn) ? &xn : &vals[in->args[0]];
+    int64_t rows = x->dim[0], cols = x->dim[1];
+    bool ok;
+    if (in->op == BG_OP_ABSMEAN) ok = bg_ref_absmean(x, seq, &ys) && bg_ref_absmean(x, fp, &yd);
+    else if (in->op == BG_OP_STANDARDIZE)
+        ok = bg_ref_standardize(x, in->attrs.eps, seq, &ys) && bg_ref_standardize(x, in->attrs.eps, fp, &yd);
+    else ok = bg_ref_bin_center(x, seq, &ys) && bg_ref_bin_center(x, fp, &yd);
+    CHECK(ok);
+    Counts cn = {0, 0, 0};
+    long elems = 0;
+    for (int64_t r = 0; ok && r < rows; r++) {
+        const float *xr = (const float *)x->data + r * cols;
+        double s = 0.0;
+        for (int64_t c = 0; c < cols; c++) s += fabs((double)xr[c]);
+        double bmu = 2.0 * (double)(cols + 1) * ldexp(1.0, -53) * s / (double)(cols ? cols : 1);
+        if (in->op == BG_OP_ABSMEAN) {
+            float a = ((float *)ys.data)[r], b = ((float *)yd.data)[r];
+            judge(&cn, a, b, ldexp(fabs((double)a), -23) + bmu);
+            elems++;
+        } else if (in->op == BG_OP_STANDARDIZE) {
+            const float *a = (const float *)ys.data + r * cols, *b = (const float *)yd.data + r * cols;
+            double mag = 0.0;
+            for (int64_t c = 0; c < cols; c++) mag = fmax(mag, fabs((double)a[c]));
+            for (int64_t c = 0; c < cols; c++) judge(&cn, a[c], b[c], 1e-5 * mag);
+            elems += cols;
+        } else {
+            double mu = cols ? scalar_row_sum(xr, cols, seq, 0, 0.0) / (double)cols : 0.0;
+            for (int64_t c = 0; c < cols; c++) {
+                if (bg_bit_get(ys.data, ys.words_per_row, r, c) == bg_bit_get(yd.data, yd.words_per_row, r, c)) continue;
+                cn.flips++;
+                if (!(fabs((double)xr[c] - mu) <= bmu)) cn.fbad++;
+            }
+            elems += cols;
+        }
+    }
+    add_counts(t, &cn, elems, what, i, "row sum of", in->op == BG_OP_ABSMEAN ? "absmean" : in->op == BG_OP_STANDARDIZE ? "standardize" : "bin.center", cols);
+    t->rowsums++;
+    bg_tensor_free(&xn);
+    bg_tensor_free(&ys);
+    bg_tensor_free(&yd);
+}
+
+static bool row_sum_op(const BgInst *in) {
+    return in->op == BG_OP_ABSMEAN || in->op == BG_OP_STANDARDIZE || in->op == BG_OP_BIN_CENTER;
 }
 
 /* Is md's instruction i a product aggregate-first made: a bmm.FB? whose activation is a
@@ -466,10 +637,12 @@ static bool aggregated_first(const BgModule *md, const BgInst *in) {
 }
 
 /* The local checks of md's instructions on md's own operand values: reordered products
- * (local_check), folded ones (fold_check), aggregated-first ones (agg_check, on graph g). */
+ * (local_check), folded ones (fold_check), aggregated-first ones (agg_check, on graph g), row
+ * sums in lanes (row_check). */
 static void local_checks(const BgModule *md, const BgTensor *vals, BgGraph *g, Tally *t, const char *what) {
     for (int i = 0; i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
+        if (row_sum_op(in) && bg_inst_fp(md, in).kind == BG_FP_LANES) row_check(md, i, vals, t, what);
         if (in->op != BG_OP_BMM) continue;
         BgFpOrder fp = bg_inst_fp(md, in);
         if (in->npro && in->steps[0].kind == BG_STEP_SCL) fold_check(md, i, vals, t, what);
@@ -547,10 +720,10 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
 }
 
 static void print_tally(const char *what, const Tally *t) {
-    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products (%ld of them folded, %ld "
-           "aggregated first), %ld elements: %ld sign flips (%ld away from zero), %ld past the rounding bound; outputs "
-           "%ld floats, %ld past %g of the row (worst %.2g)\n",
-           what, t->models, t->models_flipped, t->insts, t->folds, t->aggs, t->elems, t->flips, t->flips_bad,
+    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products and row sums (%ld folded, %ld "
+           "aggregated first, %ld row sums in lanes), %ld elements: %ld sign flips (%ld away from zero), %ld past the "
+           "rounding bound; outputs %ld floats, %ld past %g of the row (worst %.2g)\n",
+           what, t->models, t->models_flipped, t->insts, t->folds, t->aggs, t->rowsums, t->elems, t->flips, t->flips_bad,
            t->bound_bad, t->out_elems, t->out_bad, t->tol, t->worst);
     CHECK(t->flips_bad == 0 && t->bound_bad == 0 && t->out_bad == 0);
 }
@@ -593,10 +766,12 @@ static void check_examples(const char *dir, BgGraph *g, Tally *t) {
     if (dh) closedir(dh);
 }
 
-/* Every float bmm of m gets split-k in chunks of 8 k (where K > 8), keeping its fma flag. */
-static void force_split(BgModule *m) {
+/* Every float bmm of m gets split-k in chunks of 8 k (where K > 8), keeping its fma flag;
+ * every row sum lanes(32), whatever its width. */
+static void force_orders(BgModule *m) {
     for (int i = 0; i < m->ninsts; i++) {
         BgInst *in = &m->insts[i];
+        if (row_sum_op(in)) in->attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0};
         int64_t k = bg_inst_bmm_k(m, in);
         if (bg_inst_fp(m, in).kind == BG_FP_NONE || in->op != BG_OP_BMM || k <= 8) continue;
         in->attrs.fp.kind = BG_FP_SPLITK;
@@ -623,7 +798,7 @@ static void check_random(int nmodels, BgGraph *g, Tally *t, Tally *tsplit) {
             random_features(m0, g->n, (unsigned long long)k * 31 + 5, &feat);
             CHECK(write_weights(m0, wpath, (unsigned long long)k + 1));
             compare(name, ms, md, g, &feat, wpath, t);
-            force_split(md);
+            force_orders(md);
             compare(name, ms, md, g, &feat, wpath, tsplit);
             bg_tensor_free(&feat);
         }
@@ -690,9 +865,10 @@ static void check_trained(const char *src, const char *ds_name) {
             if (v1) bg_interp_values_free(md, v1);
             bg_interp_result_free(&r1);
             printf("%-8s %-12s predictions equal on %lld of %lld nodes (%.3f%%), logits rows bit-identical %lld; "
-                   "%ld reordered products (%ld folded), %ld sign flips of %ld elements (%ld away from zero)\n",
+                   "%ld reordered products and row sums (%ld folded, %ld row sums), %ld sign flips of %ld elements "
+                   "(%ld away from zero)\n",
                    ds_name, models[i], (long long)same, (long long)n, 100.0 * (double)same / (double)n, (long long)bitsame,
-                   one.insts, one.folds, one.flips, one.elems, one.flips_bad);
+                   one.insts, one.folds, one.rowsums, one.flips, one.elems, one.flips_bad);
             CHECK(same * 1000 >= n * 999);
             CHECK(one.flips_bad == 0 && one.bound_bad == 0);
         }
@@ -709,6 +885,7 @@ int main(void) {
     const char *src = getenv("BGNN_SOURCE_DIR");
     if (!src) bg_test_skip("BGNN_SOURCE_DIR not set (run through ctest)");
     check_kinds();
+    check_row_sums();
     check_bound_on_cancellation();
     check_text();
     check_verifier(src);
@@ -734,7 +911,7 @@ int main(void) {
     int nmodels = getenv("BGNN_RANDOM_MODELS") ? atoi(getenv("BGNN_RANDOM_MODELS")) : 150;
     check_random(nmodels, &g, &tr, &ts);
     print_tally("random models (recorded orders)", &tr);
-    print_tally("random models (split-k in chunks of 8 forced)", &ts);
+    print_tally("random models (split-k in chunks of 8 and lanes(32) forced)", &ts);
     CHECK(ts.insts >= tr.insts && ts.insts > nmodels / 2);
     bg_graph_free(&g);
     /* BGNN_FP_ORDER_DATASETS: the trained-weight checks to run (default "cora,citeseer"; the

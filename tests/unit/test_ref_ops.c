@@ -9,6 +9,9 @@
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
+/* The float64 row sums' orders (docs/semantics.md, section 2). */
+static const BgFpOrder SEQ = {BG_FP_SEQ, false, 0, 0}, LANES2 = {BG_FP_LANES, false, 2, 0};
+
 static BgTensor mk_f32(int rank, int64_t d0, int64_t d1, const float *v) {
     BgTensor t;
     bg_tensor_alloc(&t, BG_DT_F32, rank, d0, d1);
@@ -119,7 +122,7 @@ static void test_bin(void) {
 static void test_absmean_scl(void) {
     float x[] = {1, -2, 3, 0, 0, -4};
     BgTensor t = mk_f32(2, 2, 3, x), y;
-    CHECK(bg_ref_absmean(&t, &y));
+    CHECK(bg_ref_absmean(&t, SEQ, &y));
     CHECK_EQ_INT(y.rank, 1);
     CHECK_EQ_INT(y.dim[0], 2);
     CHECK(((float *)y.data)[0] == 2.0f);
@@ -128,10 +131,33 @@ static void test_absmean_scl(void) {
     /* float64 sum: 0.1f + 0.2f + 0.3f summed in double, divided once. */
     float x2[] = {0.1f, -0.2f, 0.3f};
     BgTensor t2 = mk_f32(2, 1, 3, x2);
-    CHECK(bg_ref_absmean(&t2, &y));
+    CHECK(bg_ref_absmean(&t2, SEQ, &y));
     CHECK(((float *)y.data)[0] == (float)(((double)0.1f + (double)0.2f + (double)0.3f) / 3.0));
     bg_tensor_free(&y);
     bg_tensor_free(&t2);
+    /* lanes(2) on 5 terms: lane 0 sums x0, x2, x4 and lane 1 x1, x3, then lane 0 + lane 1.
+     * |x| = (2^53, 1, 0, 1, 2^-20): seq loses both 1s (2^53 + 1 rounds to 2^53), lanes(2) adds
+     * them first (2^53 + 2); the float32 means round alike, the float64 sums do not (checked
+     * through standardize below and test_fp_order's bin.center). */
+    float x3[] = {0x1p53f, -1.0f, 0.0f, 1.0f, 0x1p-20f};
+    BgTensor t3 = mk_f32(2, 1, 5, x3);
+    CHECK(bg_ref_absmean(&t3, SEQ, &y));
+    CHECK(((float *)y.data)[0] == (float)(0x1p53 / 5.0));
+    bg_tensor_free(&y);
+    CHECK(bg_ref_absmean(&t3, LANES2, &y));
+    CHECK(((float *)y.data)[0] == (float)((0x1p53 + 2.0) / 5.0));
+    bg_tensor_free(&y);
+    bg_tensor_free(&t3);
+    /* standardize of (1, 2^60, 1, -2^60) in lanes(2): lane 0 = 1 + 1 = 2, lane 1 = 0, mu =
+     * 0.5; in seq 1 + 2^60 rounds to 2^60 and the sum is 0, mu = 0: x[0] - mu differs. */
+    float x4[] = {1.0f, 0x1p60f, 1.0f, -0x1p60f};
+    BgTensor t4 = mk_f32(2, 1, 4, x4);
+    BgTensor y2;
+    CHECK(bg_ref_standardize(&t4, 0.0f, SEQ, &y) && bg_ref_standardize(&t4, 0.0f, LANES2, &y2));
+    CHECK(((float *)y.data)[0] > ((float *)y2.data)[0]);
+    bg_tensor_free(&y);
+    bg_tensor_free(&y2);
+    bg_tensor_free(&t4);
 
     float s[] = {1, 2, 3, 4};
     float rs[] = {2, 0.5f}, cs[] = {10, -1};
@@ -446,18 +472,18 @@ static void test_float_layers(void) {
     /* standardize: [1,2,3] -> mu 2, sd 1 -> [-1, 0, 1] (eps 0); one column -> 0. */
     float s[] = {1, 2, 3, 10, 10, 10};
     BgTensor st = mk_f32(2, 2, 3, s);
-    CHECK(bg_ref_standardize(&st, 0.0f, &y));
+    CHECK(bg_ref_standardize(&st, 0.0f, SEQ, &y));
     yy = y.data;
     CHECK(yy[0] == -1.0f && yy[1] == 0.0f && yy[2] == 1.0f);
     bg_tensor_free(&y);
-    CHECK(bg_ref_standardize(&st, 1e-4f, &y));
+    CHECK(bg_ref_standardize(&st, 1e-4f, SEQ, &y));
     yy = y.data;
     CHECK(yy[0] == (float)(-1.0 / (1.0 + (double)1e-4f)));
     CHECK(yy[3] == 0.0f && yy[5] == 0.0f);
     bg_tensor_free(&y);
     float one[] = {5, -7};
     BgTensor ot = mk_f32(2, 2, 1, one);
-    CHECK(bg_ref_standardize(&ot, 1e-4f, &y));
+    CHECK(bg_ref_standardize(&ot, 1e-4f, LANES2, &y));
     CHECK(((float *)y.data)[0] == 0.0f && ((float *)y.data)[1] == 0.0f);
     bg_tensor_free(&y);
     bg_tensor_free(&ot);

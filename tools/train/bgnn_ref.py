@@ -7,8 +7,10 @@ Everything here follows docs/semantics.md:
   sums; they are computed as float32 sums of +-1 values, which are exact in any order
   (|sum| < 2^24), so every binary decision that follows them is exact.
 * Float sums that feed a binary decision (bmm.FB*, bspmm.F** before a bin) are computed in
-  the semantics' sequential order when ``exact=True`` (slower; used for export, reported
-  accuracy and parity), else with the usual fast kernels (used during training).
+  the default pipeline's recorded orders (docs/semantics.md section 2: sequential, split-k
+  for bmm.FB* with K > 256, lanes(32) for the float64 row sums over > 32 columns) when
+  ``exact=True`` (slower; used for export, reported accuracy and parity), else with the
+  usual fast kernels (used during training).
 * Factor vectors r, c and the Bi-GCN scales alpha, m are computed in float64 and rounded
   once to float32; scl is fl(fl(t * r) * c).
 
@@ -166,16 +168,42 @@ def pm(b):
     return b.to(F32) * 2.0 - 1.0
 
 
-def absmean(x):
-    """alpha_r = fl32(sum_c |x[r,c]| (float64, sequential) / C)."""
+ROW_LANES = 32   # compiler/passes/fp_order.c: row sums over more columns run in lanes(32)
+
+
+def row_sum(a, lanes=None):
+    """Float64 row sums of a [R, C] float64 array in bgnn's recorded order (docs/semantics.md,
+    section 2): lanes(32) when C > 32 (the default pipeline's absmean, standardize and
+    bin.center), else sequential; lanes=0 forces sequential (--fp-strict).  lanes(L): lane l
+    sums columns l, l + L, ... in order from +0, then p[i] = p[i] + p[i + h], h = L/2 .. 1."""
+    r, c = a.shape
+    if lanes is None:
+        lanes = ROW_LANES if c > ROW_LANES else 0
+    if c == 0:
+        return np.zeros(r)
+    if not lanes:
+        return np.cumsum(a, axis=1)[:, -1]
+    pad = (-c) % lanes
+    p = np.concatenate([a, np.zeros((r, pad))], axis=1).reshape(r, -1, lanes)
+    p = np.cumsum(p, axis=1)[:, -1, :]          # lane l: its columns in order (+0 pads at the end)
+    h = lanes // 2
+    while h >= 1:
+        p = p[:, :h] + p[:, h:2 * h]
+        h //= 2
+    return p[:, 0]
+
+
+def absmean(x, lanes=None):
+    """alpha_r = fl32(sum_c |x[r,c]| (float64, in bgnn's row-sum order) / C)."""
     a = np.abs(x.detach().numpy().astype(np.float64))
-    s = np.cumsum(a, axis=1)[:, -1] if a.shape[1] else np.zeros(a.shape[0])
+    s = row_sum(a, lanes)
     return torch.from_numpy((s / a.shape[1]).astype(np.float32))
 
 
 def wscale(w):
-    """Bi-GCN's m_o for a stored PyTorch weight [out, in]: mean over in, float64."""
-    return absmean(w)
+    """Bi-GCN's m_o for a stored PyTorch weight [out, in]: mean over in, float64, sequential
+    (the loader computes it, not an absmean instruction)."""
+    return absmean(w, lanes=0)
 
 
 def bmm_bb(xbits, w):
@@ -183,17 +211,27 @@ def bmm_bb(xbits, w):
     return pm(xbits) @ pm(bits(w)).t()
 
 
-def bmm_fb(x, w, exact=False):
-    """acc += (bit ? x : -x), sequential float32 when exact."""
+SPLIT_CHUNK = 256   # compiler/passes/fp_order.c: bmm.FB* with K > 256 runs in split-k chunks of 256
+
+
+def bmm_fb(x, w, exact=False, features=False):
+    """acc += (bit ? x : -x), float32 in bgnn's recorded order when exact: split-k (chunks of
+    SPLIT_CHUNK k, each from +0, folded left to right) when K > SPLIT_CHUNK, else sequential;
+    features=True (a product of the model's input features, seq in bgnn) is always sequential."""
     wpm = pm(bits(w))                       # [out, in]
     if not exact:
         return x @ wpm.t()
     wb = bits(w).t().contiguous()           # [in, out]
-    acc = torch.zeros(x.shape[0], w.shape[0], dtype=F32)
-    for k in range(x.shape[1]):
-        xk = x[:, k:k + 1]
-        acc = acc + torch.where(wb[k][None, :], xk, -xk)
-    return acc
+    k_all = x.shape[1]
+    chunk = k_all if features or k_all <= SPLIT_CHUNK else SPLIT_CHUNK
+    tot = None
+    for k0 in range(0, max(k_all, 1), chunk):
+        acc = torch.zeros(x.shape[0], w.shape[0], dtype=F32)
+        for k in range(k0, min(k_all, k0 + chunk)):
+            xk = x[:, k:k + 1]
+            acc = acc + torch.where(wb[k][None, :], xk, -xk)
+        tot = acc if tot is None else tot + acc
+    return tot
 
 
 def bmm_ff(x, w, exact=False):
@@ -235,9 +273,9 @@ def batchnorm(x, mean, var, eps=EPS_BN):
 def standardize(x, eps=EPS_STD):
     xd = x.detach().numpy().astype(np.float64)
     c = xd.shape[1]
-    mu = np.cumsum(xd, axis=1)[:, -1:] / c
+    mu = row_sum(xd)[:, None] / c
     d = xd - mu
-    ss = np.cumsum(d * d, axis=1)[:, -1:]
+    ss = row_sum(d * d)[:, None]
     sd = np.sqrt(ss / (c - 1)) if c > 1 else np.zeros_like(ss)
     return torch.from_numpy((d / (sd + eps)).astype(np.float32))
 
@@ -275,7 +313,7 @@ def ref_forward(model, ds, P, exact=True):
             A = ds.graph(True, 'none')
             Ah = ds.graph(True, 'sym')
             x = batchnorm(X, P['bn.running_mean'], P['bn.running_var'])
-            t1 = bits(bmm_fb(x, P['conv1.weight'], exact))          # bmm.FBB
+            t1 = bits(bmm_fb(x, P['conv1.weight'], exact, features=True))   # bmm.FBB of the features
             h1 = bits(A.spmm_bits(t1))                                # bspmm.BBB
             s2 = scl(bmm_bb(h1, P['conv2.weight']), None, wscale(P['conv2.weight']))
             y = Ah.spmm(s2, exact) + P['conv2.bias']
