@@ -1,10 +1,11 @@
 /* bgnn_time.c - times one bgnn model through the public C API (bench/models_bench.py runs it).
  *
- *   bgnn_time MODEL.bgnn (--data DIR | --csr FILE) [--features-random F] [--seed S]
+ *   bgnn_time MODEL.bgnn|MODEL.cubin (--data DIR | --csr FILE) [--features-random F] [--seed S]
  *             [--weights W.safetensors | --random-weights SEED] [--repeat N] [--target gpu|cpu]
  *   bgnn_time --gen-rmat FILE [--nodes N] [--edges M] [--seed S]
  *
- * Timing mode: compiles MODEL (JIT, through the disk cache), binds the graph (a data directory,
+ * Timing mode: compiles MODEL (JIT, through the disk cache; a .cubin from `bgnnc MODEL.bgnn -o
+ * MODEL.cubin`, e.g. with other --passes, is loaded as it is), binds the graph (a data directory,
  * or a CSR file written by --gen-rmat / models_bench.py), the features (the directory's
  * features.npy, or deterministic random values in [-1, 1) with --features-random F), the
  * weights (trained, or bgnn_model_write_random_weights), prepares, runs once, reads the test
@@ -185,7 +186,9 @@ int main(int argc, char **argv) {
 
     double t0 = now_ms();
     bgnn_model *m = NULL;
-    CK(bgnn_model_compile_file(ctx, model, &m), "compile");
+    size_t ml = strlen(model);
+    if (ml > 6 && !strcmp(model + ml - 6, ".cubin")) CK(bgnn_model_load_cubin(ctx, model, &m), "load cubin");
+    else CK(bgnn_model_compile_file(ctx, model, &m), "compile");
     bgnn_model_info mi = {.struct_size = sizeof mi};
     CK(bgnn_model_get_info(m, &mi), "model info");
     double compile_ms = now_ms() - t0;

@@ -8,12 +8,16 @@
 // (epilogue.cuh) into a float or a bit.
 //
 // Work: warp per row (grid-stride over warps: 32 threads a row); lane l owns columns l, l + 32,
-// ... (CW = ceil(C/32) accumulators, one per word).  The lanes load 32 edges' columns and
-// factors at a time (coalesced), then take them in CSR order by shuffle, U edges at a time:
-// the U rows of x (CW words each, the same for the whole warp: broadcast, 16-byte loads where
-// possible) are all requested before any is used, so U gathers are in flight per warp; then
-// lane l adds +-factor by bit l of each word, edge after edge (the sequential order).
-// Output b1: one __ballot_sync per word, padding bits zero.
+// ... (CW = ceil(C/32) accumulators, one per word).  The edges go 32 at a time: lane q loads
+// edge q's column and factor (coalesced) and then, for rows of at most 8 words (C <= 256), the
+// CW words of that neighbour's row of x, so the 32 gathers of a step are in flight together;
+// the next step's columns and factors are requested before this step's sums, and its rows
+// right after them.  Then the warp takes the edges in CSR order: each edge's factor and words
+// go to every lane by shuffle, and lane l adds +-factor by bit l of each word, edge after edge
+// (the sequential order).  So a row of d edges is about d / 32 dependent gathers, not d / 4
+// (Cora's 168-neighbour row, Reddit-sized hubs of 10^5).  Wider rows (C > 256) load U = 1
+// row at a time, a broadcast to the warp.  Output b1: one __ballot_sync per word, padding
+// bits zero.
 #ifndef BGNN_SPMM_BITS_CUH
 #define BGNN_SPMM_BITS_CUH
 
@@ -41,6 +45,96 @@ __device__ __forceinline__ void spmm_bits_row(const u32 *x, long long j, u32 *w)
     }
 }
 
+// The row's sums (acc, lane l's column l + 32 w in acc[w]) over edges e0 .. e1 - 1 when a row
+// of x is at most 8 words: 32 edges a step, lane q gathering edge q's row (above).  Pipelined
+// two steps deep: during step b's sums the rows of step b + 32 (whose columns came during the
+// step before) and the columns of step b + 64 are in flight.
+template <bool ADJF, int CW>
+__device__ __forceinline__ void spmm_bits_lanes(long long e0, long long e1, const int *col, const float *factor,
+                                                const u32 *x, unsigned lane, float (&acc)[CW]) {
+    const unsigned sh = 31u - lane;
+    // edge b + lane's column (and, adjacency F, its weight) ...
+    auto col_of = [&](long long b, int &j, float &w) {
+        j = 0;
+        w = 0.0f;
+        if (b + lane < e1) {
+            j = col[b + lane];
+            if constexpr (ADJF) w = factor[b + lane];
+        }
+    };
+    // ... then, the column in hand, the neighbour's words and (adjacency B) its factor colf[j]
+    auto row_of = [&](long long b, int j, float w, u32 (&xw)[CW], float &f) {
+        f = w;
+#pragma unroll
+        for (int k = 0; k < CW; k++) xw[k] = 0u;
+        if (b + lane < e1) {
+            spmm_bits_row<CW>(x, j, xw);
+            if constexpr (!ADJF) f = factor[j];
+        }
+    };
+    int j, jn;
+    float w, wn, f;
+    u32 xw[CW];
+    col_of(e0, j, w);
+    row_of(e0, j, w, xw, f);
+    col_of(e0 + 32, jn, wn);
+    for (long long b = e0; b < e1; b += 32) {
+        u32 xn[CW];
+        float fn;
+        row_of(b + 32, jn, wn, xn, fn); // the next step's rows
+        col_of(b + 64, jn, wn);         // and the columns after those
+        const int n = e1 - b < 32 ? (int)(e1 - b) : 32;
+        const u32 nf = __float_as_uint(f) ^ 0x80000000u; // -factor: the bit flips its sign
+#pragma unroll 4
+        for (int q = 0; q < n; q++) {
+            const u32 nfq = __shfl_sync(0xffffffffu, nf, q);
+#pragma unroll
+            for (int k = 0; k < CW; k++)
+                acc[k] = fadd(acc[k], signed_by_shifted(nfq, __shfl_sync(0xffffffffu, xw[k], q), sh));
+        }
+        f = fn;
+#pragma unroll
+        for (int k = 0; k < CW; k++) xw[k] = xn[k];
+    }
+}
+
+// The same sums for rows wider than 8 words: the lanes load 32 edges' columns and factors at
+// a time (coalesced), then take them in CSR order by shuffle, U edges at a time, each row of x
+// loaded by the whole warp (a broadcast, 16-byte loads where possible).
+template <bool ADJF, int CW, int U>
+__device__ __forceinline__ void spmm_bits_wide(long long e0, long long e1, const int *col, const float *factor,
+                                               const u32 *x, unsigned lane, float (&acc)[CW]) {
+    const unsigned sh = 31u - lane;
+    for (long long b = e0; b < e1; b += 32) {
+        const long long e = b + lane;
+        int jl = 0;
+        float fl = 0.0f;
+        if (e < e1) {
+            jl = col[e];
+            fl = ADJF ? factor[e] : factor[jl];
+        }
+        const int n = e1 - b < 32 ? (int)(e1 - b) : 32;
+        for (int q0 = 0; q0 < n; q0 += U) {
+            u32 xw[U][CW];
+            float f[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) { // U rows of x in flight at once
+                const int q = (q0 + u) & 31;
+                const long long j = __shfl_sync(0xffffffffu, jl, q);
+                f[u] = __shfl_sync(0xffffffffu, fl, q);
+                if (q0 + u < n) spmm_bits_row<CW>(x, j, xw[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (q0 + u >= n) break;
+                const u32 nf = __float_as_uint(f[u]) ^ 0x80000000u;
+#pragma unroll
+                for (int w = 0; w < CW; w++) acc[w] = fadd(acc[w], signed_by_shifted(nf, xw[u][w], sh));
+            }
+        }
+    }
+}
+
 template <bool ADJF, char Z, long long C, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const long long *rowptr, const int *col,
                                                 const float *rowf, const float *factor, const u32 *x,
@@ -48,42 +142,15 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
     constexpr long long CWL = words_of(C);
     constexpr int CW = CWL > 0 ? (int)CWL : 1;
     if constexpr (C == 0) return; // no outputs (and no bits to read)
-    constexpr int U = CW <= 8 ? 4 : 1; // edges whose rows are loaded together
-    const unsigned lane = threadIdx.x & 31u, sh = 31u - lane;
+    const unsigned lane = threadIdx.x & 31u;
     const long long warps = thread_stride() >> 5;
     for (long long i = thread_index() >> 5; i < rows; i += warps) {
         float acc[CW];
 #pragma unroll
         for (int w = 0; w < CW; w++) acc[w] = 0.0f;
         const long long e0 = rowptr[i], e1 = rowptr[i + 1];
-        for (long long b = e0; b < e1; b += 32) {
-            const long long e = b + lane;
-            int jl = 0;
-            float fl = 0.0f;
-            if (e < e1) {
-                jl = col[e];
-                fl = ADJF ? factor[e] : factor[jl];
-            }
-            const int n = e1 - b < 32 ? (int)(e1 - b) : 32;
-            for (int q0 = 0; q0 < n; q0 += U) {
-                u32 xw[U][CW];
-                float f[U];
-#pragma unroll
-                for (int u = 0; u < U; u++) { // U rows of x in flight at once
-                    const int q = (q0 + u) & 31;
-                    const long long j = __shfl_sync(0xffffffffu, jl, q);
-                    f[u] = __shfl_sync(0xffffffffu, fl, q);
-                    if (q0 + u < n) spmm_bits_row<CW>(x, j, xw[u]);
-                }
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    if (q0 + u >= n) break;
-                    const u32 nf = __float_as_uint(f[u]) ^ 0x80000000u;
-#pragma unroll
-                    for (int w = 0; w < CW; w++) acc[w] = fadd(acc[w], signed_by_shifted(nf, xw[u][w], sh));
-                }
-            }
-        }
+        if constexpr (CW <= 8) spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+        else spmm_bits_wide<ADJF, CW, 1>(e0, e1, col, factor, x, lane, acc);
 #pragma unroll
         for (int w = 0; w < CW; w++) {
             const long long c = 32LL * w + lane;

@@ -14,13 +14,15 @@
  * It reassociates float sums (the neighbours' terms are summed per input column, then
  * combined by the product), so it changes rounding: off under --fp-strict, checked by
  * tests/unit/test_fp_order.c like fp-order and fold-batchnorm-mm.  Cost rule: it fires when
- * ceil(K/32) < M (fewer bytes gathered) and fuse-mm-spmm would not fuse the pair (a fused
- * bspmm_mm also gathers only h's words, and stores no [N,K] intermediate).  Placed after
- * fuse-bin (the scale, bias and bin are steps by then) and before fuse-mm-spmm, but NOT in the
- * default pipeline (--passes runs it): on the H100 the Reddit-sized gcn_bin's aggregation of
- * bits (templates/spmm_bits.cuh, 18.4 ms) is slower than the float aggregation it replaces
- * (14.9 ms) although it gathers a tenth of the bytes: one warp a row, hub rows of up to 107,588
- * neighbours, ~50 instructions an edge (docs/performance.md). */
+ * ceil(K/32) < M (fewer bytes gathered), fuse-mm-spmm would not fuse the pair (a fused
+ * bspmm_mm also gathers only h's words, and stores no [N,K] intermediate) and the model has no
+ * readout (its graphs are batches of small graphs, which the per-graph kernel runs with each
+ * graph's product in shared memory: no gathers to save).  Placed after fuse-bin (the scale,
+ * bias and bin are steps by then) and before fuse-mm-spmm.  In the default pipeline since the
+ * bit aggregation (templates/spmm_bits.cuh) gathers 32 neighbours' rows a step: on the H100
+ * the Reddit-sized gcn_bin's aggregation of bits takes 10.3 ms against 14.7 ms for the float
+ * aggregation it replaces, end to end 11.5 against 16.6 ms (docs/performance.md; it was 18.4
+ * ms with 4 rows a step). */
 #include "bg.h"
 #include "ir_uses.h"
 
@@ -36,9 +38,16 @@ static bool column_scales_only(const BgInst *p) {
     return true;
 }
 
+/* Does the model read out per graph (graph classification over batches of small graphs)? */
+static bool has_readout(const BgModule *m) {
+    for (int i = 0; i < m->ninsts; i++)
+        if (m->insts[i].op == BG_OP_READOUT) return true;
+    return false;
+}
+
 bool bg_pass_aggregate_first(BgModule *m, BgDiagSink *d) {
     (void)d;
-    if (m->fp_strict) return true;
+    if (m->fp_strict || has_readout(m)) return true;
     int *uses = bg_uses_count(m, m->ninsts);
     for (int i = 0; i < m->ninsts; i++) {
         BgInst *a = &m->insts[i];
