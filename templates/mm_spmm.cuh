@@ -39,7 +39,7 @@ __device__ __forceinline__ u32 mm_spmm_tbit(long long j, long long c, const void
 
 // One warp per row i (grid-stride over rows by warps).  The row's edges go 32 at a time:
 // lane l gathers edge e0 + l (its column, factor and product row: 32 gathers in flight at
-// once).  TERM(e, j, c) is that edge's term for output c.  Float terms: the lanes write the
+// once; the next round's columns are loaded during this one).  TERM(e, j, c) is that edge's term for output c.  Float terms: the lanes write the
 // terms of MSW_CB outputs to the warp's shared tile, then lane c % MSW_CB adds them in edge
 // order to output c's running sum - the sequential CSR order of spmm.cuh, exactly.  INT
 // (+-1 terms, summed in integers, exact in any order): one ballot per output.  FIN(i, c, acc)
@@ -68,11 +68,15 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
             for (int c = lane; c < C; c += 32) as[c] = 0.0f;
             __syncwarp();
         }
+        // the columns of a round's 32 edges are requested a round ahead (a lane past the row's
+        // end reads the round's first edge), so a round waits for one gather, not two
+        long long jn = e0 < e1 ? col[e0 + (lane < e1 - e0 ? lane : 0)] : 0;
         for (long long eb = e0; eb < e1; eb += 32) {
             const int nb = (int)(e1 - eb < 32 ? e1 - eb : 32);
             const bool has = lane < nb;
             const long long e = eb + (has ? lane : 0);
-            const long long j = col[e];
+            const long long j = jn;
+            if (eb + 32 < e1) jn = col[eb + 32 + (lane < e1 - eb - 32 ? lane : 0)];
             if constexpr (INT) {
 #pragma unroll
                 for (int p = 0; p < CW; p++) { // outputs 32 p .. 32 p + 31: lane c % 32 keeps c's sum
