@@ -352,9 +352,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             arg(l, use_value(&c, a0));
             l->threads_per_row = 32;
             break;
-        case BG_OP_LOG_SOFTMAX:
+        case BG_OP_LOG_SOFTMAX: /* one warp a row up to 32 columns (templates/rowwise.cuh) */
             arg(l, use_value(&c, a0));
-            l->threads_per_row = 1;
+            l->threads_per_row = cols >= 1 && cols <= 32 ? 32 : 1;
             break;
         case BG_OP_SCL:
         case BG_OP_BATCHNORM:
