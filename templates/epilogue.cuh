@@ -49,25 +49,33 @@ __device__ __forceinline__ u32 thr_bit(const float *t, long long c, float v) {
 }
 
 // ---- prologues ------------------------------------------------------------------------
+// kInv: the prologue has a per-column factor a caller may compute once (inv / with_inv).
 struct ProNone {
+    static constexpr bool kInv = false;
     __device__ __forceinline__ float operator()(long long, float x) const { return x; }
 };
 // batchnorm (inference) as the product reads x[r,k]: fl(fl(x - mean) * inv) [* g] [+ b],
 // inv = fl(1 / fl(sqrt(fl(var + eps)))), exactly elementwise.cuh's batchnorm.
 template <unsigned EPS_BITS, bool HG, bool HB>
 struct ProBn {
+    static constexpr bool kInv = true;
     const float *mean, *var, *gamma, *beta;
-    __device__ __forceinline__ float operator()(long long k, float x) const {
-        const float inv = fdiv(1.0f, fsqrt(fadd(var[k], f32_from_bits(EPS_BITS))));
-        float v = fmul(fsub(x, mean[k]), inv);
+    // column k's inv, and the prologue given it (the same value however often it is computed)
+    __device__ __forceinline__ float inv(long long k) const {
+        return fdiv(1.0f, fsqrt(fadd(var[k], f32_from_bits(EPS_BITS))));
+    }
+    __device__ __forceinline__ float with_inv(long long k, float x, float iv) const {
+        float v = fmul(fsub(x, mean[k]), iv);
         if constexpr (HG) v = fmul(v, gamma[k]);
         if constexpr (HB) v = fadd(v, beta[k]);
         return v;
     }
+    __device__ __forceinline__ float operator()(long long k, float x) const { return with_inv(k, x, inv(k)); }
 };
 
 // a column scale (fold-batchnorm-mm): fl(x * s[k])
 struct ProScl {
+    static constexpr bool kInv = false;
     const float *s;
     __device__ __forceinline__ float operator()(long long k, float x) const { return fmul(x, s[k]); }
 };

@@ -67,13 +67,32 @@ struct AbsDouble {
 // absmean: y[r] = fl(sum_c |x[r,c]| (float64, order: lanes(L), or seq when L = 0) / C); C = 0
 // gives 0.  pro maps x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm
 // prologue).  One warp per row (the launch has 32 threads per row), the sum by warp_row_sum.
+// A batchnorm prologue's inv = 1 / sqrt(var + eps) (a correctly rounded division and square
+// root) is computed once per column and block into shared memory, not once per element: the
+// same values, so the same bits (rows up to ABSMEAN_INV_MAX columns; the block's threads all
+// pass the barriers, and the last one keeps a later call of the same instance, in the same
+// phase of the fused kernel, from overwriting the table while it is read).
+constexpr long long ABSMEAN_INV_MAX = 4096;
 template <long long C, int L, class Pro>
 __device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
     const int lane = (int)(threadIdx.x & 31u);
-    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
-        const float *xr = x + r * C;
-        const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
-        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+    if constexpr (Pro::kInv && C > 0 && C <= ABSMEAN_INV_MAX) {
+        __shared__ float inv_s[C];
+        for (long long c = threadIdx.x; c < C; c += blockDim.x) inv_s[c] = pro.inv(c);
+        __syncthreads();
+        for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+            const float *xr = x + r * C;
+            const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro.with_inv(c, xr[c], inv_s[c]); },
+                                                AbsDouble{});
+            if (lane == 0) y[r] = __double2float_rn(ddiv(s, (double)C));
+        }
+        __syncthreads();
+    } else {
+        for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+            const float *xr = x + r * C;
+            const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
+            if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+        }
     }
 }
 
