@@ -67,16 +67,17 @@ struct AbsDouble {
 // absmean: y[r] = fl(sum_c |x[r,c]| (float64, order: lanes(L), or seq when L = 0) / C); C = 0
 // gives 0.  pro maps x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm
 // prologue).  One warp per row (the launch has 32 threads per row), the sum by warp_row_sum.
-// A batchnorm prologue's inv = 1 / sqrt(var + eps) (a correctly rounded division and square
-// root) is computed once per column and block into shared memory, not once per element: the
-// same values, so the same bits (rows up to ABSMEAN_INV_MAX columns; the block's threads all
-// pass the barriers, and the last one keeps a later call of the same instance, in the same
-// phase of the fused kernel, from overwriting the table while it is read).
-constexpr long long ABSMEAN_INV_MAX = 4096;
-template <long long C, int L, class Pro>
+// TABLE (a launch's own kernel, whose static shared memory is its own): a batchnorm
+// prologue's inv = 1 / sqrt(var + eps) (a correctly rounded division and square root) is
+// computed once per column and block into shared memory, not once per element: the same
+// values, so the same bits (rows up to ABSMEAN_INV_MAX columns, 32 KB).  In the fused and
+// per-graph kernels, whose static shared memory is every phase's at once, it is computed per
+// element as before.  The block's threads all pass both barriers.
+constexpr long long ABSMEAN_INV_MAX = 8192;
+template <long long C, int L, bool TABLE, class Pro>
 __device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
     const int lane = (int)(threadIdx.x & 31u);
-    if constexpr (Pro::kInv && C > 0 && C <= ABSMEAN_INV_MAX) {
+    if constexpr (TABLE && Pro::kInv && C > 0 && C <= ABSMEAN_INV_MAX) {
         __shared__ float inv_s[C];
         for (long long c = threadIdx.x; c < C; c += blockDim.x) inv_s[c] = pro.inv(c);
         __syncthreads();

@@ -169,7 +169,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             nm[k] = names[k];
         }
         if (m->insts[l->inst].op == BG_OP_BSPMM_MM) emit_staged_mm_spmm(e, m, p, l, nm);
-        ok = bg_cg_emit_call(e, m, p, l, nm, true, d);
+        ok = bg_cg_emit_call(e, m, p, l, nm, true, false, d);
         if (m->insts[l->inst].op == BG_OP_BSPMM_MM) {
             bg_emit_indent(e, -1);
             bg_emit_line(e, "}");

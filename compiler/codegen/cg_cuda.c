@@ -260,7 +260,7 @@ static int row_lanes(const BgModule *m, const BgInst *in) {
 
 /* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
-                     const char *const *nm, bool plain, BgDiagSink *d) {
+                     const char *const *nm, bool plain, bool own, BgDiagSink *d) {
     const BgInst *in = &m->insts[l->inst];
     const BgType ty = in->type;
     int64_t C = bg_cg_kcols(ty);
@@ -304,8 +304,8 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         int k = bg_cg_step_first_arg(in, l->nargs);
         pro_expr(&pb, in, nm, &k);
         char *pe = bg_sb_take(&pb);
-        bg_emit_line(e, "bgnn::absmean<%lld, %d>(rows, %s, %s, %s);", (long long)bg_cg_kcols(*t0), row_lanes(m, in), nm[0],
-                     nm[1], pe);
+        bg_emit_line(e, "bgnn::absmean<%lld, %d, %s>(rows, %s, %s, %s);", (long long)bg_cg_kcols(*t0), row_lanes(m, in),
+                     tf(own), nm[0], nm[1], pe);
         free(pe);
         break;
     }
@@ -616,7 +616,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             snprintf(names[k], sizeof names[k], "b%d", l->args[k]);
             nm[k] = names[k];
         }
-        ok = bg_cg_emit_call(e, m, p, l, nm, false, d);
+        ok = bg_cg_emit_call(e, m, p, l, nm, false, false, d);
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");
     }
@@ -751,7 +751,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             bg_emit_line(&e, "(void)ngraphs;");
             ok = alt == 1 ? emit_dense_alt(&e, m, l, nm)
                  : alt == 2 ? emit_sparse_alt(&e, m, l, nm)
-                            : bg_cg_emit_call(&e, m, p, l, nm, false, d);
+                            : bg_cg_emit_call(&e, m, p, l, nm, false, true, d);
             bg_emit_indent(&e, -1);
             bg_emit_line(&e, "}");
         }

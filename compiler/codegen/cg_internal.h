@@ -38,9 +38,11 @@ void bg_cg_buffer_params(BgEmit *e, const BgPlan *p);
 /* The template call of launch l with its arguments named nm[k] and `rows` in scope.
  * plain (the per-graph kernel: no work schedule, any block size): the fast aggregation as the
  * plain row-by-row one, the tiled and tensor-core products as the generic one (matmul.cuh,
- * the same recorded order): the same bits. */
+ * the same recorded order): the same bits.  own: the call is the whole of its kernel (a
+ * launch's own kernel, not a phase of the fused or per-graph one), so it may take static
+ * shared memory of its own (absmean's table of batchnorm inverses). */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
-                     const char *const *nm, bool plain, BgDiagSink *d);
+                     const char *const *nm, bool plain, bool own, BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d);
