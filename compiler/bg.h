@@ -233,6 +233,9 @@ void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]);
  * elementwise ops, leaves, integer +-1 aggregations over unit-factor adjacencies), else
  * attrs.fp with NONE read as SEQ (docs/semantics.md, section 2; docs/ir.md, `fp=`). */
 BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in);
+/* Is op a float64 sum over the columns of each row (absmean, standardize, bin.center): the
+ * reductions that may record lanes(32)? */
+bool bg_op_row_sum(BgOp op);
 /* The K of a BMM (the columns of its activation x); 0 for any other instruction. */
 int64_t bg_inst_bmm_k(const BgModule *m, const BgInst *in);
 /* Is in a bmm.FB* of the model's input features: its activation operand an INPUT, with no

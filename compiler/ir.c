@@ -188,6 +188,8 @@ static bool agg_reduces(const BgModule *m, const BgInst *in) {
     return m->insts[g].attrs.norm == BG_NORM_SYM;
 }
 
+bool bg_op_row_sum(BgOp op) { return op == BG_OP_ABSMEAN || op == BG_OP_STANDARDIZE || op == BG_OP_BIN_CENTER; }
+
 BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in) {
     bool reduces = false;
     switch (in->op) {

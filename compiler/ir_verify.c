@@ -136,8 +136,7 @@ static void check_fp(V *v) {
     }
     if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK && fp.kind != BG_FP_LANES) { fail(v, "invalid float order"); return; }
     if (fp.kind == BG_FP_LANES) {
-        bool row = in->op == BG_OP_ABSMEAN || in->op == BG_OP_STANDARDIZE || in->op == BG_OP_BIN_CENTER;
-        if (!row || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
+        if (!bg_op_row_sum(in->op) || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
             fail(v, "lanes(32) is for the row sums of absmean, standardize and bin.center only");
         return;
     }

@@ -35,7 +35,8 @@ bool bg_graph_replicate(const BgGraph *g, int64_t k, BgGraph *out, BgDiagSink *d
     return true;
 }
 
-bool bg_tensor_replicate_rows(const BgTensor *t, int64_t k, BgTensor *out, BgDiagSink *d) {
+/* t's rows k times one after another (the features of k requests). */
+static bool tensor_replicate_rows(const BgTensor *t, int64_t k, BgTensor *out, BgDiagSink *d) {
     const int64_t rows = t->rank > 0 ? t->dim[0] : 1, cols = t->rank > 1 ? t->dim[1] : 1;
     if (k < 1 || t->dtype != BG_DT_F32 || t->rank < 1 || t->rank > 2 || (rows > 0 && k > INT64_MAX / 8 / rows / (cols ? cols : 1))) {
         bg_diag_error(d, BG_E_LIMIT, "%lld copies of a %lld x %lld tensor: %s", (long long)k, (long long)rows,
@@ -67,7 +68,7 @@ bool bg_dataset_replicate(BgDataset *ds, int64_t k, BgDiagSink *d) {
     BgTensor f;
     memset(&f, 0, sizeof f);
     if (!bg_graph_replicate(&ds->graph, k, &g, d)) return false;
-    if (ds->features.data && ds->features.dim[0] > 0 && !bg_tensor_replicate_rows(&ds->features, k, &f, d)) {
+    if (ds->features.data && ds->features.dim[0] > 0 && !tensor_replicate_rows(&ds->features, k, &f, d)) {
         bg_graph_free(&g);
         return false;
     }

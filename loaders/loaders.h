@@ -141,9 +141,8 @@ bool bg_graph_load_file(const char *path, int64_t min_nodes, BgGraph *out, bool 
 /* Widens g to n nodes (the new ones isolated); false when out of memory. */
 bool bg_graph_add_nodes(BgGraph *g, int64_t n);
 /* K requests over one graph (graph_replicate.c): g as k disjoint copies (copy r: nodes r n ..,
- * and for a batch graphs r ngraphs ..), and t's rows k times one after another. */
+ * and for a batch graphs r ngraphs ..). */
 bool bg_graph_replicate(const BgGraph *g, int64_t k, BgGraph *out, BgDiagSink *d);
-bool bg_tensor_replicate_rows(const BgTensor *t, int64_t k, BgTensor *out, BgDiagSink *d);
 /* A data directory's graph file: graph.mtx, graph.npz, edges.txt, edge_index.npy or src.npy
  * (with dst.npy), the first that exists (malloc'd), or NULL. */
 char *bg_dataset_graph_path(const char *dir);

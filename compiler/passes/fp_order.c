@@ -26,13 +26,10 @@
 /* Lanes of a row sum: one warp's. */
 #define BG_FP_ROW_LANES 32
 
-/* absmean, standardize, bin.center: a float64 sum over the columns of each row. */
-static bool row_sum_op(BgOp op) { return op == BG_OP_ABSMEAN || op == BG_OP_STANDARDIZE || op == BG_OP_BIN_CENTER; }
-
 static BgFpOrder choose(const BgModule *m, const BgInst *in) {
     BgFpOrder o = {BG_FP_SEQ, false, 0, 0};
     if (m->fp_strict) return o;
-    if (row_sum_op(in->op)) {
+    if (bg_op_row_sum(in->op)) {
         const BgType *t = &m->insts[in->args[0]].type;
         if (t->rank == 2 && t->dim[1] > BG_FP_ROW_LANES) {
             o.kind = BG_FP_LANES;

@@ -295,8 +295,7 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         CHECK(fp.fma == (!strict && ff));
         bool split = !strict && fb && k > 256 && !bg_bmm_reads_input(m, in); /* the features: seq */
         CHECK((fp.kind == BG_FP_SPLITK) == split);
-        bool row = in->op == BG_OP_ABSMEAN || in->op == BG_OP_STANDARDIZE || in->op == BG_OP_BIN_CENTER;
-        bool lanes = !strict && row && m->insts[in->args[0]].type.dim[1] > 32;
+        bool lanes = !strict && bg_op_row_sum(in->op) && m->insts[in->args[0]].type.dim[1] > 32;
         CHECK((fp.kind == BG_FP_LANES) == lanes);
         if (lanes) CHECK(fp.split == 32 && fp.chunk == 0 && !fp.fma);
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
@@ -623,10 +622,6 @@ static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t,
     bg_tensor_free(&yd);
 }
 
-static bool row_sum_op(const BgInst *in) {
-    return in->op == BG_OP_ABSMEAN || in->op == BG_OP_STANDARDIZE || in->op == BG_OP_BIN_CENTER;
-}
-
 /* Is md's instruction i a product aggregate-first made: a bmm.FB? whose activation is a
  * bspmm.B?F without steps read by it alone (its u)? */
 static bool aggregated_first(const BgModule *md, const BgInst *in) {
@@ -642,7 +637,7 @@ static bool aggregated_first(const BgModule *md, const BgInst *in) {
 static void local_checks(const BgModule *md, const BgTensor *vals, BgGraph *g, Tally *t, const char *what) {
     for (int i = 0; i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
-        if (row_sum_op(in) && bg_inst_fp(md, in).kind == BG_FP_LANES) row_check(md, i, vals, t, what);
+        if (bg_op_row_sum(in->op) && bg_inst_fp(md, in).kind == BG_FP_LANES) row_check(md, i, vals, t, what);
         if (in->op != BG_OP_BMM) continue;
         BgFpOrder fp = bg_inst_fp(md, in);
         if (in->npro && in->steps[0].kind == BG_STEP_SCL) fold_check(md, i, vals, t, what);
@@ -771,7 +766,7 @@ static void check_examples(const char *dir, BgGraph *g, Tally *t) {
 static void force_orders(BgModule *m) {
     for (int i = 0; i < m->ninsts; i++) {
         BgInst *in = &m->insts[i];
-        if (row_sum_op(in)) in->attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0};
+        if (bg_op_row_sum(in->op)) in->attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0};
         int64_t k = bg_inst_bmm_k(m, in);
         if (bg_inst_fp(m, in).kind == BG_FP_NONE || in->op != BG_OP_BMM || k <= 8) continue;
         in->attrs.fp.kind = BG_FP_SPLITK;
