@@ -147,13 +147,17 @@ typedef struct BgAttrs {
  *   RELU       -                                        v = v > 0 ? v : +0
  *   THRESHOLD  f32[2,C] (a THRESHOLD's table)           bit by the table (last step, B result)
  *   BATCHNORM  mean, var, gamma | none, beta | none; eps  batchnorm (a BMM's prologue on its
- *              F activation, or a step of a THRESHOLD's chain) */
+ *              F activation, or a step of a THRESHOLD's chain)
+ *   LOG_SOFTMAX -                                       log_softmax of the row (last step of a
+ *              bspmm_mm's F result of at most BG_LSM_TAIL_MAX_COLS columns: fuse-log-softmax;
+ *              the warp that holds the row applies it, docs/ir.md section 4.1) */
 typedef enum {
     BG_STEP_SCL,
     BG_STEP_ADD,
     BG_STEP_RELU,
     BG_STEP_THRESHOLD,
     BG_STEP_BATCHNORM,
+    BG_STEP_LOG_SOFTMAX,
     BG_STEP_COUNT
 } BgStepKind;
 
@@ -162,6 +166,7 @@ typedef struct BgStep {
     float eps;          /* BATCHNORM */
 } BgStep;
 
+#define BG_LSM_TAIL_MAX_COLS 32 /* a log_softmax step: the row's columns, one a lane of a warp */
 #define BG_MAX_ARGS 16  /* operands of one instruction, step slots included */
 #define BG_MAX_STEPS 8  /* prologue + epilogue (or chain) steps of one instruction */
 /* Fusion passes keep the non-none operands of a fused instruction at or below this, so
@@ -206,6 +211,10 @@ char *bg_ir_print(const BgModule *m); /* deterministic text, malloc'd */
 bool bg_ir_verify(const BgModule *m, BgDiagSink *d);
 /* Removes instructions marked dead (keep[i] == false) and renumbers operands. */
 void bg_ir_compact(BgModule *m, const bool *keep);
+/* An arena array of ninsts + 1 flags, all true: bg_ir_compact's keep, for a pass to clear. */
+bool *bg_ir_keep_new(BgModule *m);
+/* Does some instruction of m have op `op`? */
+bool bg_ir_has_op(const BgModule *m, BgOp op);
 int bg_ir_use_count(const BgModule *m, BgRef r);
 /* Inserts a copy of *in at index pos (later instructions move up by one, every operand
  * renumbered); in's own operands must be < pos.  Returns pos. */

@@ -101,12 +101,12 @@ void bg_ir_replace_uses(BgModule *m, BgRef from, BgRef to) {
 /* ---- steps (bg.h, BgStep) ------------------------------------------------------------ */
 
 int bg_step_slots(BgStepKind k) {
-    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4};
+    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4, 0};
     return (unsigned)k < BG_STEP_COUNT ? slots[k] : 0;
 }
 
 const char *bg_step_name(BgStepKind k) {
-    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm"};
+    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm", "log_softmax"};
     return (unsigned)k < BG_STEP_COUNT ? names[k] : "?";
 }
 
@@ -126,6 +126,18 @@ int bg_inst_noperands(const BgInst *in) {
     int n = 0;
     for (int k = 0; k < in->nargs; k++) n += in->args[k] != BG_NONE;
     return n;
+}
+
+bool *bg_ir_keep_new(BgModule *m) {
+    bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
+    for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    return keep;
+}
+
+bool bg_ir_has_op(const BgModule *m, BgOp op) {
+    for (int i = 0; i < m->ninsts; i++)
+        if (m->insts[i].op == op) return true;
+    return false;
 }
 
 bool bg_inst_add_step(BgInst *in, BgStepKind k, float eps, const BgRef *slots) {

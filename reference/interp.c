@@ -65,6 +65,7 @@ static bool run_steps(const BgInst *in, int s0, int s1, const BgTensor *vals, bo
         case BG_STEP_ADD: ok = bg_ref_add("FFF", t, operand(in, a, vals), &u); break;
         case BG_STEP_RELU: ok = bg_ref_relu(t, &u); break;
         case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(t, operand(in, a, vals), &u); break;
+        case BG_STEP_LOG_SOFTMAX: ok = bg_ref_log_softmax(t, &u); break; /* the row tail, last */
         default: ok = false; break;
         }
         bg_tensor_free(t);

@@ -82,20 +82,20 @@ struct ProScl {
 
 // ---- epilogues ------------------------------------------------------------------------
 struct EpEnd {
-    static constexpr bool identity = true;
+    static constexpr bool identity = true, lsm = false;
     __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
     __device__ __forceinline__ u32 bit(long long, float v) const { return bit_of(v); }
 };
 template <long long C>
 struct EpThr { // last step of a b1 result
-    static constexpr bool identity = false;
+    static constexpr bool identity = false, lsm = false;
     const float *t;
     __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return thr_bit<C>(t, c, v); }
 };
 template <bool HR, bool HC, class N>
 struct EpScl { // scl: fl(fl(v * rf[r]) * cf[c])
-    static constexpr bool identity = false;
+    static constexpr bool identity = false, lsm = N::lsm;
     const float *rf, *cf;
     N next;
     __device__ __forceinline__ float val(long long r, long long c, float v) const {
@@ -107,7 +107,7 @@ struct EpScl { // scl: fl(fl(v * rf[r]) * cf[c])
 };
 template <long long C, bool TENSOR, class N>
 struct EpAdd { // add.FFF: fl(v + b[c]) or fl(v + b[r, c])
-    static constexpr bool identity = false;
+    static constexpr bool identity = false, lsm = N::lsm;
     const float *b;
     N next;
     __device__ __forceinline__ float val(long long r, long long c, float v) const {
@@ -117,13 +117,44 @@ struct EpAdd { // add.FFF: fl(v + b[c]) or fl(v + b[r, c])
 };
 template <class N>
 struct EpRelu { // relu: v > 0 ? v : +0
-    static constexpr bool identity = false;
+    static constexpr bool identity = false, lsm = N::lsm;
     N next;
     __device__ __forceinline__ float val(long long r, long long c, float v) const {
         return next.val(r, c, v > 0.0f ? v : 0.0f);
     }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
 };
+// log_softmax of a row of C <= 32 columns held by a warp, lane c holding column c's float v
+// (lanes c >= C hold anything): m = the maximum in column order (the first one), s = the
+// float64 sum of exp(v - m) in column order from +0, result fl(v - m - log s) in float64 -
+// reference/ref_ops.c bg_ref_log_softmax exactly.  The maximum and the sum are taken by every
+// lane through shuffles in the same order, so every lane has the same m and s; lane c returns
+// column c's result (rowwise.cuh log_softmax, and the EpLsm tail of a bspmm_mm).
+template <long long C>
+__device__ __forceinline__ float lsm_warp(int lane, float v) {
+    static_assert(C >= 1 && C <= 32, "lsm_warp: a row of 1 to 32 columns");
+    float m = __shfl_sync(0xffffffffu, v, 0);
+    for (int c = 1; c < (int)C; c++) {
+        const float vc = __shfl_sync(0xffffffffu, v, c);
+        if (vc > m) m = vc;
+    }
+    const double e = lane < C ? exp(dsub((double)v, (double)m)) : 0.0;
+    double s = 0.0;
+    for (int c = 0; c < (int)C; c++) s = dadd(s, __shfl_sync(0xffffffffu, e, c));
+    return __double2float_rn(dsub(dsub((double)v, (double)m), log(s)));
+}
+
+// The row tail log_softmax (fuse-log-softmax): the last step of an f32 result of C <= 32
+// columns, only in a kernel that holds a row in one warp (mm_spmm.cuh checks Epi::lsm and
+// applies lsm_warp after the other steps); val leaves the element as it is, and there is no
+// bit (never a b1 result).
+template <long long C>
+struct EpLsm {
+    static_assert(C >= 1 && C <= 32, "EpLsm: a row of 1 to 32 columns");
+    static constexpr bool identity = false, lsm = true;
+    __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
+};
+
 // The output of an epilogue'd value t at (r, c): its float, or its bit.
 template <class E>
 __device__ __forceinline__ float ep_val(const E &e, long long r, long long c, float t) { return e.val(r, c, t); }
@@ -136,6 +167,7 @@ __device__ __forceinline__ u32 ep_bit(const E &e, long long r, long long c, floa
 // stored as bits (Z == 'B') or as floats: bgnn_common.cuh's store_all.
 template <char Z, long long C, class E, class F>
 __device__ __forceinline__ void ep_store_all(long long rows, void *yp, const E &epi, F elem) {
+    static_assert(!E::lsm, "ep_store_all: a log_softmax tail needs a kernel that holds the row in a warp");
     if constexpr (Z == 'B')
         store_all<'B', C>(rows, yp, [&](long long r, long long c) { return ep_bit(epi, r, c, elem(r, c)); });
     else

@@ -149,24 +149,16 @@ __device__ __forceinline__ void bin_center(long long rows, u32 *y, const float *
 // log_softmax: m = max (float32, first maximum), s = sum exp(x - m) (float64, sequential),
 // y = fl(x - m - log s) in float64.  Rows of at most 32 columns: one warp a row (the plan's
 // 32 threads a row), lane c holding column c: the exponentials in parallel, the maximum and
-// the sum taken in column order by lane 0 through shuffles and broadcast, the same operations
-// in the same order as one thread would do them.  Wider rows: one thread a row.
+// the sum taken in column order by every lane through shuffles (epilogue.cuh lsm_warp), the
+// same operations in the same order as one thread would do them.  Wider rows: one thread a row.
 template <long long C>
 __device__ __forceinline__ void log_softmax(long long rows, float *y, const float *x) {
     if constexpr (C >= 1 && C <= 32) {
         const int lane = (int)(threadIdx.x & 31u);
         for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
             const float v = lane < C ? x[r * C + lane] : 0.0f;
-            float m = __shfl_sync(0xffffffffu, v, 0);
-            for (int c = 1; c < (int)C; c++) {
-                const float vc = __shfl_sync(0xffffffffu, v, c);
-                if (vc > m) m = vc;
-            }
-            const double e = lane < C ? exp(dsub((double)v, (double)m)) : 0.0;
-            double s = 0.0;
-            for (int c = 0; c < (int)C; c++) s = dadd(s, __shfl_sync(0xffffffffu, e, c));
-            const double ls = log(s);
-            if (lane < C) y[r * C + lane] = __double2float_rn(dsub(dsub((double)v, (double)m), ls));
+            const float o = lsm_warp<C>(lane, v); // epilogue.cuh
+            if (lane < C) y[r * C + lane] = o;
         }
     } else {
         for (long long r = thread_index(); r < rows; r += thread_stride()) {

@@ -169,7 +169,7 @@ static void pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *
 void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
                         int *k) {
     BgStrBuf ty = {0}, ini = {0};
-    bool chain = in->op == BG_OP_THRESHOLD, thr = false;
+    bool chain = in->op == BG_OP_THRESHOLD, thr = false; /* thr: a last step ended the chain */
     int64_t C = bg_cg_kcols(in->type);
     int open = 0;
     for (int s = s0; s < s1; s++) {
@@ -209,6 +209,11 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
         case BG_STEP_THRESHOLD: /* always last */
             bg_sb_printf(&ty, "bgnn::EpThr<%lld>", (long long)C);
             bg_sb_printf(&ini, "{%s}", slot_name(in, s, 0, nm, k));
+            thr = true;
+            continue;
+        case BG_STEP_LOG_SOFTMAX: /* always last: the row tail (mm_spmm.cuh applies it) */
+            bg_sb_printf(&ty, "bgnn::EpLsm<%lld>", (long long)C);
+            bg_sb_printf(&ini, "{}");
             thr = true;
             continue;
         default: break;
@@ -478,7 +483,7 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     int first = bg_cg_step_first_arg(in, nargs);
     if (k >= first) { /* a fused step's operand (plan.c: after the op's own, none skipped) */
         static const char *const names[BG_STEP_COUNT][4] = {
-            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}};
+            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}, {""}};
         for (int s = 0; s < in->nsteps; s++) {
             BgStepKind sk = (BgStepKind)in->steps[s].kind;
             for (int j = 0, a = bg_inst_step_arg(in, s); j < bg_step_slots(sk); j++)

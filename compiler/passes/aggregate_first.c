@@ -38,16 +38,9 @@ static bool column_scales_only(const BgInst *p) {
     return true;
 }
 
-/* Does the model read out per graph (graph classification over batches of small graphs)? */
-static bool has_readout(const BgModule *m) {
-    for (int i = 0; i < m->ninsts; i++)
-        if (m->insts[i].op == BG_OP_READOUT) return true;
-    return false;
-}
-
 bool bg_pass_aggregate_first(BgModule *m, BgDiagSink *d) {
     (void)d;
-    if (m->fp_strict || has_readout(m)) return true;
+    if (m->fp_strict || bg_ir_has_op(m, BG_OP_READOUT)) return true;
     int *uses = bg_uses_count(m, m->ninsts);
     for (int i = 0; i < m->ninsts; i++) {
         BgInst *a = &m->insts[i];

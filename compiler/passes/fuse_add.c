@@ -41,8 +41,7 @@ static void place(BgModule *m, bool *keep, int *uses, BgRef *fwd, BgRef x, int i
 
 bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
     (void)d;
-    bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
-    for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    bool *keep = bg_ir_keep_new(m);
     int *uses = bg_uses_count(m, m->ninsts);
     BgRef *fwd = bg_uses_forward_new(m);
     bool changed = false;

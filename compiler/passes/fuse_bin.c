@@ -14,8 +14,7 @@ bool bg_pass_dce(BgModule *m, BgDiagSink *d);
 
 bool bg_pass_fuse_bin(BgModule *m, BgDiagSink *d) {
     bg_pass_dce(m, d); /* dead consumers must not count as uses */
-    bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
-    for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    bool *keep = bg_ir_keep_new(m);
     int *uses = bg_uses_count(m, m->ninsts);
     BgRef *fwd = bg_uses_forward_new(m);
     bool changed = false;

@@ -70,8 +70,7 @@ static bool fuse(const BgInst *a, const BgInst *p, BgInst *f) {
 
 bool bg_pass_fuse_mm_spmm(BgModule *m, BgDiagSink *d) {
     (void)d;
-    bool *keep = bg_arena_alloc(m->arena, sizeof(bool) * (size_t)(m->ninsts + 1));
-    for (int i = 0; i < m->ninsts; i++) keep[i] = true;
+    bool *keep = bg_ir_keep_new(m);
     int *uses = bg_uses_count(m, m->ninsts);
     bool changed = false;
     for (int i = 0; i < m->ninsts; i++) {

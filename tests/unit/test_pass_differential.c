@@ -117,7 +117,7 @@ static void check_structure(const char *src) {
     m = bg_compile_file(a, path, &fo, &d);
     CHECK(m != NULL);
     ir = m ? bg_ir_print(m) : NULL;
-    CHECK(ir && strstr(ir, "= bspmm_mm.BBF.FBF %1, %9, %6 mm(scl none, %10) epilogue(add %7) fp=seq : f32[N,7]"));
+    CHECK(ir && strstr(ir, "= bspmm_mm.BBF.FBF %1, %9, %6 mm(scl none, %10) epilogue(add %7; log_softmax) fp=seq : f32[N,7]"));
     CHECK(m && bg_count_op(m, BG_OP_BSPMM_MM) == 1 && bg_count_op(m, BG_OP_BMM) == 1 && bg_count_op(m, BG_OP_BSPMM) == 1);
     free(ir);
     bg_diag_free(&d);
@@ -223,6 +223,48 @@ static void check_verifier_mm_spmm(const char *src) {
     }
 }
 
+/* The verifier refuses a log_softmax step anywhere but last in the epilogue of a bspmm_mm's
+ * f32 result of 1 to 32 columns (each case mutates the tails test model of
+ * tests/passes/fuse-log-softmax, whose 7-column bspmm_mm has the step). */
+static void check_verifier_lsm(const char *src) {
+    static const char *const passes[5] = {"fuse-add", "fuse-bin", "fuse-mm-spmm", "fuse-log-softmax", "dce"};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/passes/fuse-log-softmax/tails.bgnn", src);
+    for (int c = 0; c < 6; c++) {
+        BgArena *a = bg_arena_new();
+        BgDiagSink d;
+        bg_diag_init(&d);
+        BgCompileOpts o = {passes, 5, NULL, NULL, true}; /* fp-strict: the exact passes */
+        BgModule *m = bg_compile_file(a, path, &o, &d);
+        CHECK(m != NULL);
+        bg_diag_free(&d);
+        int y = -1, w = -1, x2 = -1; /* the tailed bspmm_mm, the 40-column one, a bmm */
+        for (int i = 0; m && i < m->ninsts; i++) {
+            const BgInst *in = &m->insts[i];
+            if (in->op == BG_OP_BSPMM_MM && in->nsteps && in->steps[in->nsteps - 1].kind == BG_STEP_LOG_SOFTMAX) y = i;
+            if (in->op == BG_OP_BSPMM_MM && in->type.dim[1] == 40) w = i;
+            if (in->op == BG_OP_BMM) x2 = i;
+        }
+        CHECK(y >= 0 && w >= 0 && x2 >= 0 && verifies(m));
+        if (y < 0 || w < 0 || x2 < 0) {
+            bg_arena_free(a);
+            continue;
+        }
+        BgInst *Y = &m->insts[y];
+        BgRef none[4] = {BG_NONE, BG_NONE, BG_NONE, BG_NONE};
+        switch (c) {
+        case 0: CHECK(bg_inst_add_step(Y, BG_STEP_RELU, 0, none)); break;                  /* not the last step */
+        case 1: CHECK(bg_inst_add_step(&m->insts[w], BG_STEP_LOG_SOFTMAX, 0, none)); break; /* 40 columns */
+        case 2: CHECK(bg_inst_add_step(&m->insts[x2], BG_STEP_LOG_SOFTMAX, 0, none)); break; /* not a bspmm_mm */
+        case 3: Y->prec[2] = 'B'; Y->type.kind = BG_TY_B1; break;                          /* a b1 result */
+        case 4: Y->npro = Y->nsteps; break;                                                 /* an mm step */
+        default: CHECK(bg_inst_add_step(Y, BG_STEP_LOG_SOFTMAX, 0, none)); break;          /* twice */
+        }
+        CHECK(!verifies(m));
+        bg_arena_free(a);
+    }
+}
+
 int main(void) {
     const char *src = getenv("BGNN_SOURCE_DIR");
     if (!src) bg_test_skip("BGNN_SOURCE_DIR not set (run through ctest)");
@@ -248,6 +290,7 @@ int main(void) {
     check_structure(src);
     check_verifier();
     check_verifier_mm_spmm(src);
+    check_verifier_lsm(src);
     printf("%d models checked; the whole pass table made a bspmm_mm in %d examples and %d pass test models\n",
            count, fused_examples, fused);
     CHECK(count >= 10);
