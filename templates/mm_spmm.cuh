@@ -5,11 +5,13 @@
 // for adjacency B, w for adjacency F), x f32 [N][K] or b1 [N][ceil(K/32)], W as matmul.cuh
 // takes it (b1t [M][ceil(K/32)] when WT, the plan's layout of a b1 param read by a BB product),
 // y f32 [N][C] or b1 [N][ceil(C/32)], C = M.
-// One warp per row (mm_spmm_warp_rows): its lanes gather 64 edges at once, then the terms are
-// accumulated in CSR order exactly as spmm.cuh does (a row of 169 neighbours is 3 rounds of
-// gathers, not 169 dependent ones).  Where spmm.cuh reads the stored activation t[j, c], this
-// recomputes it: the product element bmm_dot(j, c) of matmul.cuh, then the mm steps EM at row j (scl rows / a tensor add index
-// row j, the neighbour), then for X = B its bit (EM.bit: by the sign or a threshold table).
+// One warp per row (mm_spmm_warp_rows): its lanes gather 32 edges at once, then the terms are
+// accumulated in CSR order exactly as spmm.cuh does; a lone long row (Cora's 169 neighbours)
+// goes to the whole block, 256 edges at once, summed in the same order.  Where spmm.cuh reads the stored activation t[j, c], this
+// recomputes it: the product element bmm_dot(j, c) of matmul.cuh (mm_spmm_dots: x_j's words
+// read once per edge, W's kept in registers when small), then the mm steps EM at row j (scl
+// rows / a tensor add index row j, the neighbour), then for X = B its bit (EM.bit: by the
+// sign or a threshold table).
 // That is the float (X = F) or the bit (X = B) the unfused bmm would have stored in t[j, c]
 // (matmul.cuh's ep_store_all with the same EM), so the aggregation, and the epilogue EPI on
 // its result, are bit for bit those of the unfused pair.
@@ -25,47 +27,122 @@
 
 namespace bgnn {
 
-// t[j, c] as the unfused bmm.PQX stores it: its float (X = F) or its bit (X = B).
-template <char P, char Q, long long K, long long C, bool WT, class EM>
-__device__ __forceinline__ float mm_spmm_tval(long long j, long long c, const void *xp, const void *wp,
-                                              const EM &em) {
-    return ep_val(em, j, c, bmm_dot<P, Q, K, C, WT>(j, c, xp, wp, ProNone()));
-}
-template <char P, char Q, long long K, long long C, bool WT, class EM>
-__device__ __forceinline__ u32 mm_spmm_tbit(long long j, long long c, const void *xp, const void *wp,
-                                            const EM &em) {
-    return ep_bit(em, j, c, bmm_dot<P, Q, K, C, WT>(j, c, xp, wp, ProNone()));
+constexpr int MSW_CB = 8, MSW_CMAX = 64; // outputs per shared-tile round; the most outputs
+constexpr int MSW_U = 1;                 // edges a lane gathers per round (each 32 apart)
+
+// W's words for a bspmm_mm whose outputs fit one tile (C <= MSW_CB) of a b1 product stored
+// transposed (b1t [C][KW], the plan's layout for the popcount products fuse-mm-spmm fuses),
+// held in registers when at most 16 words (examples/gcn_bin.bgnn's 7 x 2), loaded once per
+// warp; otherwise read where used (matmul.cuh's bmm_dot does the same).
+template <char P, char Q, long long K, long long C, bool WT>
+struct MswW {
+    static constexpr long long KW = words_of(K);
+    static constexpr bool REG = P == 'B' && Q == 'B' && WT && C <= MSW_CB && C * KW <= 16;
+    u32 w[REG ? C : 1][REG ? KW : 1];
+    __device__ __forceinline__ explicit MswW(const void *wp) {
+        if constexpr (REG) {
+#pragma unroll
+            for (long long c = 0; c < C; c++)
+#pragma unroll
+                for (long long i = 0; i < KW; i++) w[c][i] = ((const u32 *)wp)[c * KW + i];
+        }
+    }
+};
+
+// Row j of the product t = bmm.PQ(x, W), outputs cb .. cb + MSW_CB - 1 (those below C):
+// fn(cl, c, v) with v = bmm_dot(j, c) of matmul.cuh, the same float.  For a popcount product
+// with W transposed, x_j's KW words are read once for the tile (not once per output) and W's
+// from the registers of MswW when it holds them: the same XORs, masks and popcounts.
+template <char P, char Q, long long K, long long C, bool WT, class Fn>
+__device__ __forceinline__ void mm_spmm_dots(long long j, long long cb, const void *xp, const void *wp,
+                                             const MswW<P, Q, K, C, WT> &W, Fn fn) {
+    if constexpr (P == 'B' && Q == 'B' && WT) {
+        constexpr long long KW = words_of(K);
+        const u32 *xr = (const u32 *)xp + j * KW;
+        u32 xw[KW];
+#pragma unroll
+        for (long long k = 0; k < KW; k++) xw[k] = xr[k];
+#pragma unroll
+        for (int cl = 0; cl < MSW_CB; cl++) {
+            const long long c = cb + cl;
+            if (c >= C) break;
+            long long pc = 0;
+#pragma unroll
+            for (long long k = 0; k < KW; k++) {
+                u32 wv;
+                if constexpr (MswW<P, Q, K, C, WT>::REG) wv = W.w[cl][k]; // C <= MSW_CB: cb = 0
+                else wv = ((const u32 *)wp)[c * KW + k];
+                pc += popc((xw[k] ^ wv) & word_mask(K, k));
+            }
+            fn(cl, c, (float)(K - 2 * pc)); // exact: |t| <= K < 2^24
+        }
+    } else {
+#pragma unroll
+        for (int cl = 0; cl < MSW_CB; cl++) {
+            const long long c = cb + cl;
+            if (c >= C) break;
+            fn(cl, c, bmm_dot<P, Q, K, C, WT>(j, c, xp, wp, ProNone()));
+        }
+    }
 }
 
 // One warp per row i (grid-stride over rows by warps).  The row's edges go MSW_U * 32 at a
 // time (a round): lane l gathers edges e0 + l, e0 + 32 + l, ... (their columns, factors and
 // product rows: all of a round's gathers in flight at once; the next round's columns are
-// loaded during this one), so a row of 169 neighbours waits on 3 gathers, not 6.  TERM(e, j,
-// c) is that edge's term for output c.  Float terms: the lanes write the terms of MSW_CB
-// outputs to the warp's shared tile, then lane c % MSW_CB adds them in edge order to output
-// c's running sum - the sequential CSR order of spmm.cuh, exactly (a chunk of 16 terms read
-// at once, then added one after the other).  INT (+-1 terms, summed in integers, exact in any
-// order): one ballot per output and 32 edges.  FIN(i, c, acc) turns the sum into the value the
-// epilogue reads.  An epilogue ending in EpLsm (fuse-log-softmax; C <= 32, so lane c holds
-// output c) takes the row's log_softmax in the warp before the store (lsm_warp).  At most 8
-// warps of a block take rows (the shared tiles are 8; a larger block's other warps idle here:
-// the per-graph kernel's 1024).
-constexpr int MSW_CB = 8, MSW_CMAX = 64; // outputs per shared-tile round; the most outputs
-constexpr int MSW_U = 2;                 // edges a lane gathers per round
+// loaded during this one).  TILE(e, j, cb, o) writes that edge's terms for outputs cb .. cb +
+// MSW_CB - 1 (those below C) to o[0..] (the product row's words read once for them:
+// mm_spmm_dots).  Float terms: the lanes write the terms of MSW_CB outputs to the warp's
+// shared tile, then lane c % MSW_CB adds them in edge order to output c's running sum - the
+// sequential CSR order of spmm.cuh, exactly (a chunk of 16 terms read at once, then added one
+// after the other).  INT (+-1 terms, summed in integers, exact in any order): one ballot per
+// output and 32 edges.  FIN(i, c, acc) turns the sum into the value the epilogue reads.  An
+// epilogue ending in EpLsm (fuse-log-softmax; C <= 32, so lane c holds output c) takes the
+// row's log_softmax in the warp before the store (lsm_warp).
+//
+// A hub row goes to the whole block, when every warp of the block takes rows (blockDim.x <=
+// 256: not the per-graph kernel's 1024-thread blocks).  The block takes its rows in groups of
+// one a warp; in a group, the longest row is the block's when it has more than MSW_HUB edges
+// and more than twice the next longest (a lone long row: Cora's 169 neighbours among rows of
+// a few; in a graph of uniformly long rows every warp keeps its own).  After their own rows,
+// the warps gather and compute the hub row's terms together, 32 * MSW_U edges each a step,
+// into the block's tile; then warp 0's lanes add them in edge order as above (INT: each
+// warp's integer counts, added after).  The same terms and the same order: the same sums.  At
+// most 8 warps of a block take rows (the shared tiles are 8; a larger block's other warps
+// idle here).
+constexpr int MSW_HUB = 64; // a block's row has more edges than this
 // The shared tiles, one set for every instantiation (a fused kernel's phases reuse them: the
-// phases are separated by barriers): per warp [edge of the round][output of the tile round],
-// and the running sums.
+// phases are separated by barriers): per warp [edge of the round][output of the tile round]
+// (a hub row: the whole array, one tile of 8 * 32 * MSW_U edges), the running sums (or a hub
+// row's integer counts per warp), and the degrees of a group's rows.
 struct MswTiles {
-    float t[8][32 * MSW_U][MSW_CB + 1];
-    float a[8][MSW_CMAX];
+    float t[8 * 32 * MSW_U][MSW_CB + 1]; // warp w's rows: [w * 32 * MSW_U, (w + 1) * 32 * MSW_U)
+    union {
+        float a[8][MSW_CMAX];
+        int n[8][MSW_CMAX];
+    };
+    long long deg[8];
 };
 __device__ __forceinline__ MswTiles &msw_tiles() {
     __shared__ MswTiles tiles;
     return tiles;
 }
-template <char Z, long long C, bool INT, class Epi, class Term, class Fin>
+
+// A warp's sequential add of terms t[0..nr) (rows of the tile, column lane) to a.
+__device__ __forceinline__ float msw_add_terms(float a, const float (*t)[MSW_CB + 1], int nr, int lane) {
+    for (int l0 = 0; l0 < nr; l0 += 16) {
+        float v[16];
+#pragma unroll
+        for (int l = 0; l < 16; l++) v[l] = t[l0 + l][lane];
+#pragma unroll
+        for (int l = 0; l < 16; l++)
+            if (l0 + l < nr) a = fadd(a, v[l]);
+    }
+    return a;
+}
+
+template <char Z, long long C, bool INT, class Epi, class Tile, class Fin>
 __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, const long long *rowptr,
-                                                  const int *col, const Epi &epi, Term term, Fin fin) {
+                                                  const int *col, const Epi &epi, Tile tile, Fin fin) {
     static_assert(C <= MSW_CMAX, "bspmm_mm: fuse-mm-spmm keeps M * ceil(K/32) <= 64");
     static_assert(!Epi::lsm || (Z == 'F' && C >= 1 && C <= 32), "bspmm_mm: a log_softmax tail needs an f32 row of 1 to 32 columns");
     constexpr int CW = (int)((C + 31) / 32), CQ = (int)((C + MSW_CB - 1) / MSW_CB);
@@ -73,11 +150,54 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
     const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5);
     const int wpb = blockDim.x >= 256 ? 8 : (int)(blockDim.x >> 5); // warps of a block taking rows
     if (wib >= wpb) return;
-    float(&ts)[RE][MSW_CB + 1] = msw_tiles().t[wib];
-    float *as = msw_tiles().a[wib];
+    MswTiles &tl = msw_tiles();
+    float(*ts)[MSW_CB + 1] = tl.t + RE * wib;
+    float *as = tl.a[wib];
     const long long nwarps = (long long)gridDim.x * wpb;
-    for (long long i = (long long)blockIdx.x * wpb + wib; i < rows; i += nwarps) { // uniform across the warp
-        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+    // the row's result from its sums (sums[] or the integer counts s[]), through the epilogue
+    auto store_row = [&](long long i, const long long *s, const float *sums) {
+        if constexpr (Epi::lsm) { // the row tail: lane c holds output c (C <= 32)
+            const long long c = lane;
+            float v = 0.0f;
+            if (c < C) v = ep_val(epi, i, c, fin(i, c, INT ? (float)s[0] : sums[c]));
+            const float o = lsm_warp<C>(lane, v);
+            if (c < C) ((float *)yp)[i * C + c] = o;
+        } else {
+#pragma unroll
+            for (int p = 0; p < CW; p++) {
+                const long long c = 32LL * p + lane;
+                const float v = INT ? (float)s[p] : (c < C ? sums[c] : 0.0f);
+                if constexpr (Z == 'B') {
+                    const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, i, c, fin(i, c, v)) != 0u);
+                    if (lane == 0) ((u32 *)yp)[i * words_of(C) + p] = word;
+                } else {
+                    if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, fin(i, c, v));
+                }
+            }
+        }
+    };
+    // INT: the +-1 terms of edges eb .. eb + nb - 1 (nb <= 32) for every output, into the
+    // counts s[] (lane c % 32 keeps c's)
+    auto int_terms = [&](long long eb, long long j, int nb, long long *s) {
+        const bool has = lane < nb;
+        const long long e = eb + (has ? lane : 0);
+#pragma unroll
+        for (int q = 0; q < CQ; q++) {
+            float o[MSW_CB];
+#pragma unroll
+            for (int cl = 0; cl < MSW_CB; cl++) o[cl] = 0.0f;
+            if (has) tile(e, j, (long long)q * MSW_CB, o);
+#pragma unroll
+            for (int cl = 0; cl < MSW_CB; cl++) {
+                const int c = q * MSW_CB + cl;
+                if (c >= C) break;
+                const u32 plus = __ballot_sync(0xffffffffu, has && o[cl] > 0.0f);
+                if (lane == (c & 31)) s[c >> 5] += 2 * (long long)popc(plus) - nb;
+            }
+        }
+    };
+    // row i (edges e0 .. e1 - 1) by this warp alone
+    auto warp_row = [&](long long i, long long e0, long long e1) {
         long long s[CW];
 #pragma unroll
         for (int p = 0; p < CW; p++) s[p] = 0;
@@ -103,17 +223,7 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
 #pragma unroll
                 for (int u = 0; u < MSW_U; u++) {
                     if (32 * u >= nr) break; // uniform
-                    const int nb = nr - 32 * u < 32 ? nr - 32 * u : 32;
-                    const bool has = lane < nb;
-                    const long long e = eb + 32 * u + (has ? lane : 0);
-#pragma unroll
-                    for (int p = 0; p < CW; p++) { // outputs 32 p .. 32 p + 31: lane c % 32 keeps c's sum
-                        const int cn = (int)(C - 32LL * p < 32 ? C - 32LL * p : 32);
-                        for (int cl = 0; cl < cn; cl++) {
-                            const u32 plus = __ballot_sync(0xffffffffu, has && term(e, j[u], 32LL * p + cl) > 0.0f);
-                            if (lane == cl) s[p] += 2 * (long long)popc(plus) - nb;
-                        }
-                    }
+                    int_terms(eb + 32 * u, j[u], nr - 32 * u < 32 ? nr - 32 * u : 32, s);
                 }
             } else {
 #pragma unroll 1
@@ -124,10 +234,8 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
                         const bool has = 32 * u + lane < nr;
                         const long long e = eb + 32 * u + (has ? lane : 0);
 #pragma unroll
-                        for (int cl = 0; cl < MSW_CB; cl++) {
-                            const long long c = (long long)q * MSW_CB + cl;
-                            tv[u][cl] = has && c < C ? term(e, j[u], c) : 0.0f;
-                        }
+                        for (int cl = 0; cl < MSW_CB; cl++) tv[u][cl] = 0.0f;
+                        if (has) tile(e, j[u], (long long)q * MSW_CB, tv[u]);
                     }
 #pragma unroll
                     for (int u = 0; u < MSW_U; u++)
@@ -135,44 +243,106 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
                         for (int cl = 0; cl < MSW_CB; cl++) ts[32 * u + lane][cl] = tv[u][cl];
                     __syncwarp();
                     const long long c = (long long)q * MSW_CB + lane;
-                    if (lane < MSW_CB && c < C) {
-                        float a = as[c];
-#pragma unroll
-                        for (int l0 = 0; l0 < RE; l0 += 16) {
-                            if (l0 >= nr) break;
-                            float v[16];
-#pragma unroll
-                            for (int l = 0; l < 16; l++) v[l] = ts[l0 + l][lane];
-#pragma unroll
-                            for (int l = 0; l < 16; l++)
-                                if (l0 + l < nr) a = fadd(a, v[l]);
-                        }
-                        as[c] = a;
-                    }
+                    if (lane < MSW_CB && c < C) as[c] = msw_add_terms(as[c], ts, nr, lane);
                     __syncwarp();
                 }
             }
         }
-        if constexpr (Epi::lsm) { // the row tail: lane c holds output c (C <= 32)
-            const long long c = lane;
-            float v = 0.0f;
-            if (c < C) v = ep_val(epi, i, c, fin(i, c, INT ? (float)s[0] : as[c]));
-            const float o = lsm_warp<C>(lane, v);
-            if (c < C) ((float *)yp)[i * C + c] = o;
-        } else {
+        store_row(i, s, as);
+        if constexpr (!INT) __syncwarp(); // the sums are read before the next row clears them
+    };
+    // row i by the whole block (every thread calls it; it starts and ends with a barrier)
+    auto block_row = [&](long long i) {
+        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+        float(*bt)[MSW_CB + 1] = tl.t; // the block's tile: wpb * RE edges
+        float *sums = tl.a[0];
+        long long s[CW];
 #pragma unroll
-            for (int p = 0; p < CW; p++) {
-                const long long c = 32LL * p + lane;
-                const float v = INT ? (float)s[p] : (c < C ? as[c] : 0.0f);
-                if constexpr (Z == 'B') {
-                    const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, i, c, fin(i, c, v)) != 0u);
-                    if (lane == 0) ((u32 *)yp)[i * words_of(C) + p] = word;
-                } else {
-                    if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, fin(i, c, v));
+        for (int p = 0; p < CW; p++) s[p] = 0;
+        __syncthreads(); // every warp is done with its own row and tiles
+        if (!INT && wib == 0)
+            for (int c = lane; c < C; c += 32) sums[c] = 0.0f;
+        for (long long eb = e0; eb < e1; eb += (long long)RE * wpb) { // a step: RE edges a warp
+            const long long wb = eb + (long long)RE * wib; // this warp's first edge
+            long long j[MSW_U];
+#pragma unroll
+            for (int u = 0; u < MSW_U; u++) {
+                const long long e = wb + 32 * u + lane;
+                j[u] = col[e < e1 ? e : e0];
+            }
+            if constexpr (INT) {
+#pragma unroll
+                for (int u = 0; u < MSW_U; u++) {
+                    const long long b = wb + 32 * u;
+                    if (b < e1) int_terms(b, j[u], e1 - b < 32 ? (int)(e1 - b) : 32, s); // warp-uniform
+                }
+            } else {
+                const int nr = (int)(e1 - eb < (long long)RE * wpb ? e1 - eb : (long long)RE * wpb);
+#pragma unroll 1
+                for (int q = 0; q < CQ; q++) {
+#pragma unroll
+                    for (int u = 0; u < MSW_U; u++) {
+                        const long long e = wb + 32 * u + lane;
+                        float o[MSW_CB];
+#pragma unroll
+                        for (int cl = 0; cl < MSW_CB; cl++) o[cl] = 0.0f;
+                        if (e < e1) tile(e, j[u], (long long)q * MSW_CB, o);
+#pragma unroll
+                        for (int cl = 0; cl < MSW_CB; cl++) bt[RE * wib + 32 * u + lane][cl] = o[cl];
+                    }
+                    __syncthreads();
+                    const long long c = (long long)q * MSW_CB + lane;
+                    if (wib == 0 && lane < MSW_CB && c < C) sums[c] = msw_add_terms(sums[c], bt, nr, lane);
+                    __syncthreads();
                 }
             }
         }
-        if constexpr (!INT) __syncwarp(); // the sums are read before the next row clears them
+        if constexpr (INT) { // the warps' counts, added in warp order (integers: exact)
+#pragma unroll
+            for (int p = 0; p < CW; p++)
+                if (32 * p + lane < C) tl.n[wib][32 * p + lane] = (int)s[p];
+            __syncthreads();
+            if (wib == 0) {
+#pragma unroll
+                for (int p = 0; p < CW; p++) {
+                    long long t = 0;
+                    if (32 * p + lane < C)
+                        for (int v = 0; v < wpb; v++) t += tl.n[v][32 * p + lane];
+                    s[p] = t;
+                }
+            }
+        } else {
+            __syncthreads(); // warp 0's sums are complete
+        }
+        if (wib == 0) store_row(i, s, sums);
+        __syncthreads(); // sums, counts and tile free again
+    };
+    if ((int)blockDim.x != 32 * wpb) { // not every warp takes rows: each its own
+        for (long long i = (long long)blockIdx.x * wpb + wib; i < rows; i += nwarps) // uniform across the warp
+            warp_row(i, rowptr[i], rowptr[i + 1]);
+        return;
+    }
+    for (long long i0 = (long long)blockIdx.x * wpb; i0 < rows; i0 += nwarps) { // block-uniform
+        const long long i = i0 + wib;
+        if (i0 != (long long)blockIdx.x * wpb) __syncthreads(); // the last group's degrees are read
+        const long long e0 = i < rows ? rowptr[i] : 0, e1 = i < rows ? rowptr[i + 1] : -1;
+        if (lane == 0) tl.deg[wib] = e1 - e0;
+        __syncthreads();
+        int h = 0; // the group's longest row (the first of them), and the next longest
+        long long d1 = tl.deg[0], d2 = -1;
+        for (int w = 1; w < wpb; w++) {
+            const long long d = tl.deg[w];
+            if (d > d1) {
+                d2 = d1;
+                d1 = d;
+                h = w;
+            } else if (d > d2) {
+                d2 = d;
+            }
+        }
+        const bool hub = d1 > MSW_HUB && d1 > 2 * d2; // block-uniform
+        if (i < rows && !(hub && wib == h)) warp_row(i, e0, e1);
+        if (hub) block_row(i0 + h);
     }
 }
 
@@ -189,10 +359,14 @@ __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const lo
     static_assert(!WT || Q == 'B', "bspmm_mm: only b1 weights can be transposed");
     constexpr bool INT = X == 'B' && UNIT;
     auto fin = [&](long long i, long long, float acc) { return fmul(rowf[i], acc); };
-    mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, epi, [&](long long, long long j, long long c) {
-        if constexpr (INT) return mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em) ? 1.0f : -1.0f;
-        else if constexpr (X == 'B') return signed_by(colf[j], mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em));
-        else return fmul(colf[j], mm_spmm_tval<P, Q, K, C, WT>(j, c, xp, wp, em));
+    const MswW<P, Q, K, C, WT> W(wp);
+    mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, epi, [&](long long, long long j, long long cb, float(&o)[MSW_CB]) {
+        const float f = INT ? 1.0f : colf[j];
+        mm_spmm_dots<P, Q, K, C, WT>(j, cb, xp, wp, W, [&](int cl, long long c, float v) {
+            if constexpr (INT) o[cl] = ep_bit(em, j, c, v) ? 1.0f : -1.0f;
+            else if constexpr (X == 'B') o[cl] = signed_by(f, ep_bit(em, j, c, v));
+            else o[cl] = fmul(f, ep_val(em, j, c, v));
+        });
     }, fin);
 }
 
@@ -206,9 +380,13 @@ __device__ __forceinline__ void bspmm_mm_adjf(long long rows, void *yp, const lo
                   "bspmm_mm: precision letters are F or B");
     static_assert(!WT || Q == 'B', "bspmm_mm: only b1 weights can be transposed");
     auto fin = [](long long, long long, float acc) { return acc; };
-    mm_spmm_warp_rows<Z, C, false>(rows, yp, rowptr, col, epi, [&](long long e, long long j, long long c) {
-        if constexpr (X == 'B') return signed_by(w[e], mm_spmm_tbit<P, Q, K, C, WT>(j, c, xp, wp, em));
-        else return fmul(w[e], mm_spmm_tval<P, Q, K, C, WT>(j, c, xp, wp, em));
+    const MswW<P, Q, K, C, WT> W(wp);
+    mm_spmm_warp_rows<Z, C, false>(rows, yp, rowptr, col, epi, [&](long long e, long long j, long long cb, float(&o)[MSW_CB]) {
+        const float f = w[e];
+        mm_spmm_dots<P, Q, K, C, WT>(j, cb, xp, wp, W, [&](int cl, long long c, float v) {
+            if constexpr (X == 'B') o[cl] = signed_by(f, ep_bit(em, j, c, v));
+            else o[cl] = fmul(f, ep_val(em, j, c, v));
+        });
     }, fin);
 }
 
