@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# latency_budget.sh - issue 15's latency budget of gcn_bin on Cora, CiteSeer and PubMed, in one
+# command on a GPU machine (docs/performance.md, "Latency budget"):
+#
+#   OUT=/some/dir bench/latency_budget.sh
+#
+# For each dataset: the model's time a run (CUDA events, median of 2000, as auto runs it), each
+# kernel alone (`bgnnc run --profile`: median of 1000, one launch each) and each kernel's
+# duration and busiest / average SM active cycles under Nsight Compute at real clocks (no cache
+# flush, no clock lock).  Data: $BGNN_DATA_DIR (default .carry/data from tools/prepare_carry.sh):
+# Cora as it is; CiteSeer's features from features.npy.gz; PubMed has no features, so random
+# 0/1 ones (bench/make_features.py, 10% ones, seed 1) and random weights (`bgnnc gen-weights`,
+# seed 1) as bench/run_models.sh uses.  Builds bgnnc (Release) into $BUILD (default
+# build-budget/).  Logs in $OUT; a table last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/latency-budget-out}
+BUILD=${BUILD:-$ROOT/build-budget}
+DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+mkdir -p "$OUT"
+export BGNN_CACHE_DIR=${BGNN_CACHE_DIR:-$BUILD/jit-cache}
+PREGEN=()
+if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
+    [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
+fi
+{ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" && cmake --build "$BUILD" --target bgnnc -j"$(nproc)"; } >"$OUT/build.log" 2>&1 ||
+    { tail -n 20 "$OUT/build.log"; echo "latency_budget.sh: build failed"; exit 1; }
+B=$BUILD/bgnnc
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+TMP=$(mktemp -d)
+# per dataset: data dir, model, weights
+setup() {
+    case $1 in
+    cora) echo "$DATA/cora examples/gcn_bin.bgnn examples/weights/gcn_bin_cora.safetensors" ;;
+    citeseer)
+        mkdir -p "$TMP/citeseer"
+        cp "$DATA"/citeseer/*.npy "$DATA/citeseer/graph.mtx" "$TMP/citeseer/" 2>/dev/null
+        [[ -f $TMP/citeseer/features.npy ]] || gzip -dc "$DATA/citeseer/features.npy.gz" >"$TMP/citeseer/features.npy"
+        echo "$TMP/citeseer examples/citeseer/gcn_bin.bgnn examples/weights/gcn_bin_citeseer.safetensors" ;;
+    pubmed)
+        mkdir -p "$TMP/pubmed"
+        cp "$DATA"/pubmed/*.npy "$DATA/pubmed/graph.mtx" "$TMP/pubmed/" 2>/dev/null
+        python3 bench/make_features.py 19717 500 "$TMP/pubmed/features.npy" 0.1
+        "$B" gen-weights bench/gcn_bin_pubmed.bgnn --seed 1 -o "$TMP/pubmed_w.safetensors" >/dev/null
+        echo "$TMP/pubmed bench/gcn_bin_pubmed.bgnn $TMP/pubmed_w.safetensors" ;;
+    esac
+}
+TABLE=()
+for ds in cora citeseer pubmed; do
+    read -r dir model w < <(setup $ds)
+    log=$OUT/budget_$ds.log
+    echo "== $ds ($GPU): $model on $dir" | tee "$log"
+    "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 2000 >>"$log" 2>&1
+    "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --profile 2>&1 | grep -E "^kernel" >>"$log"
+    if [[ -n $NCU ]]; then
+        BGNN_EXEC=launches "$NCU" --cache-control none --clock-control none -k regex:bgnn_k -c 40 \
+            --metrics gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_active.avg,smsp__inst_executed.sum \
+            "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 3 >"$OUT/ncu_$ds.log" 2>&1
+    fi
+    total=$(grep -oE "inference [0-9.]+ ms" "$log" | head -1 | awk '{printf "%.1f us", $2 * 1000}')
+    acc=$(grep -oE "test [0-9.]+%" "$log" | head -1)
+    TABLE+=("$(printf '%-9s %-10s %-12s' "$ds" "$total" "$acc")")
+    while read -r _ name t _; do
+        k=$(awk -v n="$name" '$0 ~ n"(_sparse|_dense)? \\(" {f=1} f && /gpu__time_duration/ {print $NF; f=0}' "$OUT/ncu_$ds.log" 2>/dev/null | tail -1)
+        a=$(awk -v n="$name" '$0 ~ n"(_sparse|_dense)? \\(" {f=1} f && /sm__cycles_active.avg/ {print $NF; f=0}' "$OUT/ncu_$ds.log" 2>/dev/null | tail -1)
+        m=$(awk -v n="$name" '$0 ~ n"(_sparse|_dense)? \\(" {f=1} f && /sm__cycles_active.max/ {print $NF; f=0}' "$OUT/ncu_$ds.log" 2>/dev/null | tail -1)
+        TABLE+=("$(printf '            %-28s alone %8s us  kernel %6s us  SM active avg %7s max %7s cycles' "$name" "$t" "${k:--}" "${a:--}" "${m:--}")")
+    done < <(grep -E "^kernel" "$log" | grep -v "batchnorm_s")
+done
+rm -rf "$TMP"
+{
+    echo "GPU: $GPU; gcn_bin; time a run = median of 2000 (CUDA events); alone = bgnnc run --profile (one launch each);"
+    echo "kernel = Nsight Compute gpu__time_duration at real clocks"
+    printf '%s\n' "${TABLE[@]}"
+} | tee "$OUT/budget_table.txt"
