@@ -2,12 +2,14 @@
  * device buffers, and the bytes each launch must move at least (every operand buffer read
  * once, the output written once), as a formula in N (nodes), E (graph entries, self loops
  * counted per graph declaration) and G (graphs), and evaluated for given sizes.  This is the
- * compulsory traffic: the floor the kernels are measured against.  bg_plan_stats_json: the
+ * compulsory traffic: the floor the kernels are measured against; with the launch floor of
+ * each execution form on a reference GPU, the estimated floor of a run.  bg_plan_stats_json: the
  * same numbers as JSON (coefficients of 1, N, E, G and their value at the sizes). */
 #include "plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Bytes of a buffer as coefficients of (1, N, E, G). */
 typedef struct {
@@ -59,6 +61,34 @@ static void fmt_cost(BgStrBuf *s, Cost k) {
     if (k.e) { bg_sb_printf(s, "%s%.0f*E", any ? " + " : "", k.e); any = true; }
     if (k.g) { bg_sb_printf(s, "%s%.0f*G", any ? " + " : "", k.g); any = true; }
     if (k.c || !any) bg_sb_printf(s, "%s%.0f", any ? " + " : "", k.c);
+}
+
+/* The estimated floor of a run (issue 15): the launch floor of the plan's execution forms plus
+ * its compulsory bytes at the DRAM bandwidth of a reference GPU of the plan's architecture.
+ * Only sm_90 has one, with the figures measured on this project's H100 SXM (docs/performance.md:
+ * an empty launch about 4.5 us, each further node of a CUDA graph 0.78 us, a grid-wide sync
+ * 1.1 us; 3.35 TB/s).  The dependent-load chains inside each phase and instruction issue come
+ * on top: a floor, not a prediction. */
+typedef struct {
+    const char *arch, *gpu;
+    double bytes_per_s, launch_us, node_us, sync_us;
+} FloorRef;
+static const FloorRef *floor_ref(const char *arch) {
+    static const FloorRef refs[] = {{"sm_90", "H100 SXM", 3.35e12, 4.5, 0.78, 1.1}};
+    for (size_t i = 0; arch && i < sizeof refs / sizeof refs[0]; i++)
+        if (strncmp(arch, refs[i].arch, 5) == 0) return &refs[i]; /* sm_90 and sm_90a */
+    return NULL;
+}
+typedef struct {
+    double bytes_us, graph_us, fused_us, blocks_us; /* fused_us / blocks_us: < 0 when the plan has none */
+} Floor;
+static Floor plan_floor(const FloorRef *r, const BgPlan *p, int nkernels, int nsyncs, double bytes) {
+    Floor f;
+    f.bytes_us = bytes / r->bytes_per_s * 1e6;
+    f.graph_us = (nkernels > 0 ? r->launch_us + r->node_us * (double)(nkernels - 1) : 0.0) + f.bytes_us;
+    f.fused_us = p->fused ? r->launch_us + r->sync_us * (double)nsyncs + f.bytes_us : -1.0;
+    f.blocks_us = p->blocks ? r->launch_us + f.bytes_us : -1.0;
+    return f;
 }
 
 /* Launches of parameters alone (run once at binding; plan.h). */
@@ -122,6 +152,27 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     fs = bg_sb_take(&f);
     bg_sb_printf(&s, "%-24s %-40s %12.0f\n", "device memory", fs, eval(mem, n, e, g));
     free(fs);
+    const FloorRef *r = floor_ref(p->arch);
+    if (r) {
+        int nk = p->nlaunches - nprep, nsyncs = 0;
+        if (p->fused) {
+            int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
+            int nph = bg_plan_phases(p, phase);
+            free(phase);
+            nsyncs = nph > 0 ? nph - 1 : 0;
+        }
+        Floor fl = plan_floor(r, p, nk, nsyncs, eval(total, n, e, g));
+        bg_sb_printf(&s, "floor (reference %s: %.2f TB/s, an empty launch %.1f us, a further CUDA-graph node %.2f us, "
+                         "a grid sync %.1f us): the bytes per run %.1f us;",
+                     r->gpu, r->bytes_per_s / 1e12, r->launch_us, r->node_us, r->sync_us, fl.bytes_us);
+        bg_sb_printf(&s, " CUDA graph of %d kernels %.1f us", nk, fl.graph_us);
+        if (fl.fused_us >= 0) bg_sb_printf(&s, "; fused kernel (%d grid syncs) %.1f us", nsyncs, fl.fused_us);
+        if (fl.blocks_us >= 0) bg_sb_printf(&s, "; per-graph kernel %.1f us", fl.blocks_us);
+        bg_sb_printf(&s, "\n");
+    } else {
+        bg_sb_printf(&s, "floor: no reference GPU for %s (only sm_90 has measured launch and bandwidth figures)\n",
+                     p->arch ? p->arch : "no arch");
+    }
     return bg_sb_take(&s);
 }
 
@@ -189,6 +240,18 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_json_end_array(&j);
     json_cost(&j, "bytes_moved_per_run", total, n, e, g);
     json_cost(&j, "device_memory", mem, n, e, g);
+    const FloorRef *r = floor_ref(p->arch);
+    if (r) {
+        int nsyncs = p->fused && nph > 0 ? nph - 1 : 0;
+        Floor fl = plan_floor(r, p, p->nlaunches - n_prep(p), nsyncs, eval(total, n, e, g));
+        bg_json_object(&j, "floor_us");
+        bg_json_string(&j, "reference_gpu", r->gpu);
+        bg_json_number(&j, "bytes", fl.bytes_us);
+        bg_json_number(&j, "cuda_graph", fl.graph_us);
+        if (fl.fused_us >= 0) bg_json_number(&j, "fused_kernel", fl.fused_us);
+        if (fl.blocks_us >= 0) bg_json_number(&j, "per_graph_kernel", fl.blocks_us);
+        bg_json_end_object(&j);
+    }
     bg_json_end_object(&j);
     return bg_json_take(&j);
 }

@@ -84,3 +84,8 @@ endforeach()
 # bgnnc --stats --json: the same numbers as one JSON object.
 bgnn_add_golden(stats_json.gcn_bin ${GOLD}/codegen/gcn_bin.stats.json.expected stdout 0 ../examples/gcn_bin.bgnn --stats --json)
 set_tests_properties(stats_json.gcn_bin PROPERTIES LABELS codegen)
+# the floor line of a batched model (per-graph kernel) and of an arch with no reference GPU
+bgnn_add_golden(stats.mutag_gcn_bin ${GOLD}/codegen/mutag_gcn_bin.stats.expected stdout 0 ../examples/mutag_gcn_bin.bgnn --stats)
+set_tests_properties(stats.mutag_gcn_bin PROPERTIES LABELS codegen)
+bgnn_add_golden(stats.gcn_bin_sm80 ${GOLD}/codegen/gcn_bin_sm80.stats.expected stdout 0 ../examples/gcn_bin.bgnn --stats --arch=sm_80)
+set_tests_properties(stats.gcn_bin_sm80 PROPERTIES LABELS codegen)
