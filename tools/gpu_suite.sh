@@ -120,7 +120,7 @@ if [[ -n $SAN ]]; then
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     # the per-graph kernel of batches (seeds 17, 33: a bspmm_mm staged in shared memory)
     step memcheck_bat 200 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
-    step racecheck_bat 300 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
+    step racecheck_bat 540 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
     # The BSpMM microbenchmark's kernels (every CSR / FRDC / hub / grouped variant and method)
     # on its awkward shapes, when the benchmark is built (bench/run_bench.sh build).
     BENCH=${BGNN_BENCH_BIN:-$ROOT/.carry/bench/bspmm_bench}
