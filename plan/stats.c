@@ -107,14 +107,15 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     }
     bg_sb_printf(&s, "model %s (%s)%s\n", p->model, p->arch ? p->arch : "no arch",
                  p->fp_strict ? ", --fp-strict" : "");
-    int nprep = n_prep(p);
+    int nprep = n_prep(p), nsyncs = 0;
     if (p->fused) {
         int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
         int nph = bg_plan_phases(p, phase);
         free(phase);
+        nsyncs = nph > 0 ? nph - 1 : 0;
         bg_sb_printf(&s, "kernels 1 fused (%s: %d phases; %d separate kernels kept as the fallback), "
                          "launches per run 1, grid-wide syncs %d, device buffers %d, graph tables %d\n",
-                     p->fused_kernel, nph, p->nlaunches - nprep, nph > 0 ? nph - 1 : 0, p->nbufs, p->ngraphs);
+                     p->fused_kernel, nph, p->nlaunches - nprep, nsyncs, p->nbufs, p->ngraphs);
     } else {
         bg_sb_printf(&s, "kernels %d, launches per run %d, grid-wide syncs 0, device buffers %d, graph tables %d\n",
                      p->nlaunches - nprep, p->nlaunches - nprep, p->nbufs, p->ngraphs);
@@ -154,13 +155,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     free(fs);
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
-        int nk = p->nlaunches - nprep, nsyncs = 0;
-        if (p->fused) {
-            int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
-            int nph = bg_plan_phases(p, phase);
-            free(phase);
-            nsyncs = nph > 0 ? nph - 1 : 0;
-        }
+        int nk = p->nlaunches - nprep;
         Floor fl = plan_floor(r, p, nk, nsyncs, eval(total, n, e, g));
         bg_sb_printf(&s, "floor (reference %s: %.2f TB/s, an empty launch %.1f us, a further CUDA-graph node %.2f us, "
                          "a grid sync %.1f us): the bytes per run %.1f us;",

@@ -28,7 +28,6 @@
 namespace bgnn {
 
 constexpr int MSW_CB = 8, MSW_CMAX = 64; // outputs per shared-tile round; the most outputs
-constexpr int MSW_U = 1;                 // edges a lane gathers per round (each 32 apart)
 
 // W's words for a bspmm_mm whose outputs fit one tile (C <= MSW_CB) of a b1 product stored
 // transposed (b1t [C][KW], the plan's layout for the popcount products fuse-mm-spmm fuses),
@@ -86,10 +85,9 @@ __device__ __forceinline__ void mm_spmm_dots(long long j, long long cb, const vo
     }
 }
 
-// One warp per row i (grid-stride over rows by warps).  The row's edges go MSW_U * 32 at a
-// time (a round): lane l gathers edges e0 + l, e0 + 32 + l, ... (their columns, factors and
-// product rows: all of a round's gathers in flight at once; the next round's columns are
-// loaded during this one).  TILE(e, j, cb, o) writes that edge's terms for outputs cb .. cb +
+// One warp per row i (grid-stride over rows by warps).  The row's edges go 32 at a time (a
+// round): lane l gathers edge e0 + l (its column, factor and product row: all of a round's
+// gathers in flight at once; the next round's columns are loaded during this one).  TILE(e, j, cb, o) writes that edge's terms for outputs cb .. cb +
 // MSW_CB - 1 (those below C) to o[0..] (the product row's words read once for them:
 // mm_spmm_dots).  Float terms: the lanes write the terms of MSW_CB outputs to the warp's
 // shared tile, then lane c % MSW_CB adds them in edge order to output c's running sum - the
@@ -104,7 +102,7 @@ __device__ __forceinline__ void mm_spmm_dots(long long j, long long cb, const vo
 // one a warp; in a group, the longest row is the block's when it has more than MSW_HUB edges
 // and more than twice the next longest (a lone long row: Cora's 169 neighbours among rows of
 // a few; in a graph of uniformly long rows every warp keeps its own).  After their own rows,
-// the warps gather and compute the hub row's terms together, 32 * MSW_U edges each a step,
+// the warps gather and compute the hub row's terms together, 32 edges each a step,
 // into the block's tile; then warp 0's lanes add them in edge order as above (INT: each
 // warp's integer counts, added after).  The same terms and the same order: the same sums.  At
 // most 8 warps of a block take rows (the shared tiles are 8; a larger block's other warps
@@ -112,10 +110,10 @@ __device__ __forceinline__ void mm_spmm_dots(long long j, long long cb, const vo
 constexpr int MSW_HUB = 64; // a block's row has more edges than this
 // The shared tiles, one set for every instantiation (a fused kernel's phases reuse them: the
 // phases are separated by barriers): per warp [edge of the round][output of the tile round]
-// (a hub row: the whole array, one tile of 8 * 32 * MSW_U edges), the running sums (or a hub
+// (a hub row: the whole array, one tile of 8 * 32 edges), the running sums (or a hub
 // row's integer counts per warp), and the degrees of a group's rows.
 struct MswTiles {
-    float t[8 * 32 * MSW_U][MSW_CB + 1]; // warp w's rows: [w * 32 * MSW_U, (w + 1) * 32 * MSW_U)
+    float t[8 * 32][MSW_CB + 1]; // warp w's rows: [32 w, 32 w + 32)
     union {
         float a[8][MSW_CMAX];
         int n[8][MSW_CMAX];
@@ -146,12 +144,11 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
     static_assert(C <= MSW_CMAX, "bspmm_mm: fuse-mm-spmm keeps M * ceil(K/32) <= 64");
     static_assert(!Epi::lsm || (Z == 'F' && C >= 1 && C <= 32), "bspmm_mm: a log_softmax tail needs an f32 row of 1 to 32 columns");
     constexpr int CW = (int)((C + 31) / 32), CQ = (int)((C + MSW_CB - 1) / MSW_CB);
-    constexpr int RE = 32 * MSW_U; // edges a round
     const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5);
     const int wpb = blockDim.x >= 256 ? 8 : (int)(blockDim.x >> 5); // warps of a block taking rows
     if (wib >= wpb) return;
     MswTiles &tl = msw_tiles();
-    float(*ts)[MSW_CB + 1] = tl.t + RE * wib;
+    float(*ts)[MSW_CB + 1] = tl.t + 32 * wib;
     float *as = tl.a[wib];
     const long long nwarps = (long long)gridDim.x * wpb;
     // the row's result from its sums (sums[] or the integer counts s[]), through the epilogue
@@ -207,40 +204,24 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
         }
         // the columns of a round's edges are requested a round ahead (a lane past the row's end
         // reads the row's first edge), so a round waits for one gather, not two
-        long long jn[MSW_U];
-#pragma unroll
-        for (int u = 0; u < MSW_U; u++) jn[u] = e0 < e1 ? col[e0 + 32 * u + lane < e1 ? e0 + 32 * u + lane : e0] : 0;
-        for (long long eb = e0; eb < e1; eb += RE) {
-            const int nr = (int)(e1 - eb < RE ? e1 - eb : RE); // edges of this round
-            long long j[MSW_U];
-#pragma unroll
-            for (int u = 0; u < MSW_U; u++) {
-                j[u] = jn[u];
-                const long long en = eb + RE + 32 * u + lane;
-                if (eb + RE < e1) jn[u] = col[en < e1 ? en : e0];
-            }
+        long long jn = e0 < e1 ? col[e0 + lane < e1 ? e0 + lane : e0] : 0;
+        for (long long eb = e0; eb < e1; eb += 32) {
+            const int nr = (int)(e1 - eb < 32 ? e1 - eb : 32); // edges of this round
+            const long long j = jn;
+            if (eb + 32 < e1) jn = col[eb + 32 + lane < e1 ? eb + 32 + lane : e0];
             if constexpr (INT) {
-#pragma unroll
-                for (int u = 0; u < MSW_U; u++) {
-                    if (32 * u >= nr) break; // uniform
-                    int_terms(eb + 32 * u, j[u], nr - 32 * u < 32 ? nr - 32 * u : 32, s);
-                }
+                int_terms(eb, j, nr, s);
             } else {
+                const bool has = lane < nr;
+                const long long e = eb + (has ? lane : 0);
 #pragma unroll 1
                 for (int q = 0; q < CQ; q++) {
-                    float tv[MSW_U][MSW_CB]; // every gather of the round before any store
+                    float tv[MSW_CB];
 #pragma unroll
-                    for (int u = 0; u < MSW_U; u++) {
-                        const bool has = 32 * u + lane < nr;
-                        const long long e = eb + 32 * u + (has ? lane : 0);
+                    for (int cl = 0; cl < MSW_CB; cl++) tv[cl] = 0.0f;
+                    if (has) tile(e, j, (long long)q * MSW_CB, tv);
 #pragma unroll
-                        for (int cl = 0; cl < MSW_CB; cl++) tv[u][cl] = 0.0f;
-                        if (has) tile(e, j[u], (long long)q * MSW_CB, tv[u]);
-                    }
-#pragma unroll
-                    for (int u = 0; u < MSW_U; u++)
-#pragma unroll
-                        for (int cl = 0; cl < MSW_CB; cl++) ts[32 * u + lane][cl] = tv[u][cl];
+                    for (int cl = 0; cl < MSW_CB; cl++) ts[lane][cl] = tv[cl];
                     __syncwarp();
                     const long long c = (long long)q * MSW_CB + lane;
                     if (lane < MSW_CB && c < C) as[c] = msw_add_terms(as[c], ts, nr, lane);
@@ -254,7 +235,7 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
     // row i by the whole block (every thread calls it; it starts and ends with a barrier)
     auto block_row = [&](long long i) {
         const long long e0 = rowptr[i], e1 = rowptr[i + 1];
-        float(*bt)[MSW_CB + 1] = tl.t; // the block's tile: wpb * RE edges
+        float(*bt)[MSW_CB + 1] = tl.t; // the block's tile: 32 * wpb edges
         float *sums = tl.a[0];
         long long s[CW];
 #pragma unroll
@@ -262,34 +243,22 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
         __syncthreads(); // every warp is done with its own row and tiles
         if (!INT && wib == 0)
             for (int c = lane; c < C; c += 32) sums[c] = 0.0f;
-        for (long long eb = e0; eb < e1; eb += (long long)RE * wpb) { // a step: RE edges a warp
-            const long long wb = eb + (long long)RE * wib; // this warp's first edge
-            long long j[MSW_U];
-#pragma unroll
-            for (int u = 0; u < MSW_U; u++) {
-                const long long e = wb + 32 * u + lane;
-                j[u] = col[e < e1 ? e : e0];
-            }
+        for (long long eb = e0; eb < e1; eb += 32LL * wpb) { // a step: 32 edges a warp
+            const long long wb = eb + 32LL * wib;              // this warp's first edge
+            const long long e = wb + lane;
+            const long long j = col[e < e1 ? e : e0];
             if constexpr (INT) {
-#pragma unroll
-                for (int u = 0; u < MSW_U; u++) {
-                    const long long b = wb + 32 * u;
-                    if (b < e1) int_terms(b, j[u], e1 - b < 32 ? (int)(e1 - b) : 32, s); // warp-uniform
-                }
+                if (wb < e1) int_terms(wb, j, e1 - wb < 32 ? (int)(e1 - wb) : 32, s); // warp-uniform
             } else {
-                const int nr = (int)(e1 - eb < (long long)RE * wpb ? e1 - eb : (long long)RE * wpb);
+                const int nr = (int)(e1 - eb < 32LL * wpb ? e1 - eb : 32LL * wpb);
 #pragma unroll 1
                 for (int q = 0; q < CQ; q++) {
+                    float o[MSW_CB];
 #pragma unroll
-                    for (int u = 0; u < MSW_U; u++) {
-                        const long long e = wb + 32 * u + lane;
-                        float o[MSW_CB];
+                    for (int cl = 0; cl < MSW_CB; cl++) o[cl] = 0.0f;
+                    if (e < e1) tile(e, j, (long long)q * MSW_CB, o);
 #pragma unroll
-                        for (int cl = 0; cl < MSW_CB; cl++) o[cl] = 0.0f;
-                        if (e < e1) tile(e, j[u], (long long)q * MSW_CB, o);
-#pragma unroll
-                        for (int cl = 0; cl < MSW_CB; cl++) bt[RE * wib + 32 * u + lane][cl] = o[cl];
-                    }
+                    for (int cl = 0; cl < MSW_CB; cl++) bt[32 * wib + lane][cl] = o[cl];
                     __syncthreads();
                     const long long c = (long long)q * MSW_CB + lane;
                     if (wib == 0 && lane < MSW_CB && c < C) sums[c] = msw_add_terms(sums[c], bt, nr, lane);
