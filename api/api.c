@@ -6,6 +6,7 @@
  * runs the same module through bg_bind + bg_interp_run.  Nothing here prints or exits. */
 #include "bgnn/bgnn.h"
 #include "driver.h"
+#include "tune_db.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ struct bgnn_context {
     char *cache_dir;        /* NULL: no disk cache */
     char arch[16];
     bool fp_strict;         /* compile with --fp-strict (bgnn_context_options) */
+    char *tune_db;          /* the tuning database file, NULL: the GPU's own; "off": none */
     char devname[200];
     char *err;              /* last error text (malloc'd) */
 };
@@ -54,6 +56,10 @@ struct bgnn_session {
     BgGraph bound;          /* with K > 1: the graph as K disjoint copies, bound instead of graph */
     bool have_bound;
     BgGpuRun run;           /* GPU */
+    BgGpuModel tgm;         /* GPU: the model compiled with the tuning database's schedules for
+                             * the bound graph (session_tune), when it has some */
+    BgArena *tarena;        /* its module */
+    bool tuned;
     BgBindings b;           /* CPU */
     BgInterpResult res;     /* CPU outputs of the last run */
 };
@@ -195,6 +201,8 @@ bgnn_status bgnn_context_create(const bgnn_context_options *o, bgnn_context **ou
     if (opt.target != BGNN_TARGET_AUTO && opt.target != BGNN_TARGET_CPU && opt.target != BGNN_TARGET_GPU)
         return fail_msg(c, BGNN_ERR_INVALID_ARG, "bgnn_context_create: unknown target %d", (int)opt.target);
     c->fp_strict = opt.fp_strict != 0;
+    if (o && o->struct_size >= offsetof(bgnn_context_options, tune_db) + sizeof o->tune_db && opt.tune_db)
+        c->tune_db = xstrdup(opt.tune_db);
     if (!opt.disable_cache) {
         c->cache_dir = opt.cache_dir && *opt.cache_dir ? xstrdup(opt.cache_dir) : bg_cache_default_dir();
     }
@@ -226,6 +234,7 @@ void bgnn_context_destroy(bgnn_context *c) {
     if (!c) return;
     if (c->have_gpu) bg_gpu_close(&c->gpu);
     free(c->cache_dir);
+    free(c->tune_db);
     free(c->err);
     free(c);
 }
@@ -414,6 +423,9 @@ static void unprepare(bgnn_session *s) {
     s->have_bound = false;
 }
 
+/* The compiled model a session runs: its tuned one, else the model's. */
+static BgGpuModel *sgm(bgnn_session *s) { return s->tuned ? &s->tgm : &s->m->gm; }
+
 /* The graph bound to the model: the session's, or its K copies (bgnn_session_set_requests). */
 static BgGraph *bound_graph(bgnn_session *s) { return s->have_bound ? &s->bound : &s->graph; }
 
@@ -433,6 +445,8 @@ bgnn_status bgnn_session_create(bgnn_model *m, bgnn_session **out) {
 void bgnn_session_destroy(bgnn_session *s) {
     if (!s) return;
     unprepare(s);
+    if (s->tuned) bg_gpu_model_free(&s->m->c->gpu, &s->tgm);
+    if (s->tarena) bg_arena_free(s->tarena);
     if (s->have_ds) bg_dataset_free(&s->ds);
     if (s->have_graph) bg_graph_free(&s->graph);
     bg_tensor_free(&s->feat);
@@ -565,7 +579,7 @@ bgnn_status bgnn_session_set_features_device(bgnn_session *s, uint64_t dptr, int
         /* another array of the same shape: point the bound input at it (no new bind) */
         bgnn_context *c = s->m->c;
         c->gpu.cu.cuCtxSetCurrent(c->gpu.ctx);
-        bg_gpu_run_set_input(&c->gpu, s->m->gm.plan, &s->run, (BgCUdeviceptr)dptr);
+        bg_gpu_run_set_input(&c->gpu, sgm(s)->plan, &s->run, (BgCUdeviceptr)dptr);
         s->fdev = (BgCUdeviceptr)dptr;
         s->ran = false;
         return BGNN_OK;
@@ -600,6 +614,46 @@ bgnn_status bgnn_session_set_requests(bgnn_session *s, int64_t k) {
     return BGNN_OK;
 }
 
+/* The tuning database's schedules for the bound graph (docs/tuning.md): when it has records for
+ * this model's ops on a graph like this one, the session compiles its own copy of the model
+ * with them (JIT through the cache: the schedule is part of the key).  A database that cannot
+ * be read is a warning and the model's own schedule runs. */
+static bool session_tune(bgnn_session *s, BgDiagSink *d) {
+    bgnn_model *m = s->m;
+    bgnn_context *c = m->c;
+    if (s->tuned) bg_gpu_model_free(&c->gpu, &s->tgm);
+    memset(&s->tgm, 0, sizeof s->tgm);
+    s->tuned = false;
+    if (!m->m || (c->tune_db && strcmp(c->tune_db, "off") == 0)) return true;
+    char *path = c->tune_db ? xstrdup(c->tune_db) : bg_tune_db_path(NULL, c->gpu.name, c->gpu.sm);
+    if (!path) return true;
+    BgTuneDb *db = bg_tune_db_load(path, d);
+    free(path);
+    if (!db || bg_tune_db_count(db) == 0) {
+        bg_tune_db_free(db);
+        return true;
+    }
+    BgGraphFeatures f;
+    bg_graph_features(bound_graph(s), &f);
+    char key[96];
+    bg_graph_key(&f, key, sizeof key);
+    if (s->tarena) bg_arena_free(s->tarena);
+    s->tarena = bg_arena_new();
+    BgCompileOpts co = {.fp_strict = c->fp_strict};
+    BgModule *tm = bg_compile_text(s->tarena, m->src_name, m->src, m->src_len, &co, d);
+    bool ok = tm != NULL;
+    if (ok && bg_sched_apply_db(tm, db, key, c->gpu.sm, d) > 0) {
+        unsigned char *cubin = NULL;
+        size_t len = 0;
+        ok = bg_jit_cubin(tm, c->arch, &c->gpu.nv, c->cache_dir, &cubin, &len, NULL, d) &&
+             bg_gpu_model_load(&c->gpu, cubin, len, m->src_name, &s->tgm, d);
+        free(cubin);
+        s->tuned = ok;
+    }
+    bg_tune_db_free(db);
+    return ok;
+}
+
 bgnn_status bgnn_session_prepare(bgnn_session *s) {
     if (!s) return BGNN_ERR_INVALID_ARG;
     bgnn_model *m = s->m;
@@ -623,8 +677,8 @@ bgnn_status bgnn_session_prepare(bgnn_session *s) {
         s->have_bound = true;
     }
     if (m->gpu) {
-        ok = bg_gpu_make_current(&c->gpu, &d) &&
-             bg_gpu_run_bind_mem(&c->gpu, &m->gm, m->m, bound_graph(s), feat, s->fdev, s->weights, wmem,
+        ok = bg_gpu_make_current(&c->gpu, &d) && session_tune(s, &d) &&
+             bg_gpu_run_bind_mem(&c->gpu, sgm(s), m->m, bound_graph(s), feat, s->fdev, s->weights, wmem,
                                  &s->run, &oom, &d);
     } else {
         ok = bg_bind_mem(m->m, bound_graph(s), feat, s->weights, wmem, &s->b, &d);
@@ -652,7 +706,7 @@ bgnn_status bgnn_session_run(bgnn_session *s, void *stream) {
     s->ran = false;
     if (m->gpu) {
         ok = bg_gpu_make_current(&c->gpu, &d) &&
-             bg_gpu_run_launch(&c->gpu, &m->gm, &s->run, (BgCUstream)stream, &d);
+             bg_gpu_run_launch(&c->gpu, sgm(s), &s->run, (BgCUstream)stream, &d);
     } else {
         bg_interp_result_free(&s->res);
         ok = bg_interp_run(m->m, &s->b, &s->res, NULL, &d);
@@ -679,7 +733,7 @@ bgnn_status bgnn_session_time(bgnn_session *s, int repeat, void *stream, double 
     bool ok;
     if (m->gpu) {
         ok = bg_gpu_make_current(&c->gpu, &d) &&
-             bg_gpu_run_time(&c->gpu, &m->gm, &s->run, (BgCUstream)stream, repeat, median_ms, &d);
+             bg_gpu_run_time(&c->gpu, sgm(s), &s->run, (BgCUstream)stream, repeat, median_ms, &d);
     } else {
         double *t = bg_xcalloc((size_t)repeat + 1, sizeof(double));
         ok = true;
@@ -705,8 +759,8 @@ static bool output_shape(bgnn_session *s, int i, BgDType *dt, int *rank, int64_t
     const BgGraph *g = bound_graph(s);
     int64_t n = g->n, ng = g->graph_ptr ? g->ngraphs : 1;
     if (m->gpu) {
-        bg_plan_output_shape(m->gm.plan, i, s->run.n, s->run.ngraphs, rank, dim);
-        *dt = m->gm.plan->outputs[i].type;
+        bg_plan_output_shape(sgm(s)->plan, i, s->run.n, s->run.ngraphs, rank, dim);
+        *dt = sgm(s)->plan->outputs[i].type;
         return true;
     }
     int k = 0;
@@ -775,7 +829,7 @@ static bgnn_status output_tensor(bgnn_session *s, int i, BgTensor *t, bool *own)
     BgDiagSink d;
     bg_diag_init(&d);
     bool ok = bg_gpu_make_current(&c->gpu, &d) &&
-              bg_gpu_run_read_output(&c->gpu, s->m->gm.plan, &s->run, i, t, &d);
+              bg_gpu_run_read_output(&c->gpu, sgm(s)->plan, &s->run, i, t, &d);
     *own = ok;
     return finish(c, &d, ok, BGNN_OK);
 }
@@ -812,7 +866,7 @@ bgnn_status bgnn_session_output_device_ptr(bgnn_session *s, int i, uint64_t *dpt
     if (!s->m->gpu) return fail_msg(c, BGNN_ERR_UNSUPPORTED, "outputs live on the host on the CPU target");
     bgnn_status st = ensure_prepared(s);
     if (st != BGNN_OK) return st;
-    *dptr = (uint64_t)s->run.ptr[s->m->gm.plan->outputs[i].buf];
+    *dptr = (uint64_t)s->run.ptr[sgm(s)->plan->outputs[i].buf];
     return BGNN_OK;
 }
 
@@ -998,7 +1052,7 @@ bgnn_status bgnn_session_input_device_ptr(bgnn_session *s, uint64_t *dptr) {
     if (!s->m->gpu) return fail_msg(c, BGNN_ERR_UNSUPPORTED, "inputs live on the host on the CPU target");
     bgnn_status st = ensure_prepared(s);
     if (st != BGNN_OK) return st;
-    *dptr = (uint64_t)bg_gpu_run_input_ptr(s->m->gm.plan, &s->run);
+    *dptr = (uint64_t)bg_gpu_run_input_ptr(sgm(s)->plan, &s->run);
     if (!*dptr) return fail_msg(c, BGNN_ERR_STATE, "the model has no node-feature input on the device");
     return BGNN_OK;
 }

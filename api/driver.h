@@ -25,6 +25,12 @@ typedef struct BgJitInfo {
 bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const char *cache_dir,
                   unsigned char **cubin, size_t *len, BgJitInfo *info, BgDiagSink *d);
 
+/* A loaded model takes m's launch-level schedule (codegen/sched.c: block, grid, fb, each graph's
+ * work items) without new code: m must be the module gm was compiled from, its method and path
+ * unchanged (they change the code: compile again).  An instance bound before must be bound
+ * again.  false (error in d) when m's plan cannot be built or has other kernels. */
+bool bg_gpu_model_resched(BgGpuModel *gm, const BgModule *m, const char *arch, BgDiagSink *d);
+
 /* ===== gpu_bind.c ===================================================================== */
 /* bg_gpu_run_bind_leaves (rt.h) with the leaf declarations of `real`, the module the plan
  * came from (NULL when unknown, e.g. a cubin without its source): gives source notes and

@@ -82,3 +82,31 @@ done:
     if (nv == &own) bg_nvrtc_unload(&own);
     return ok;
 }
+
+bool bg_gpu_model_resched(BgGpuModel *gm, const BgModule *m, const char *arch, BgDiagSink *d) {
+    BgArena *a = bg_arena_new();
+    BgPlan *p = bg_codegen_plan(m, arch, a, d);
+    bool ok = p != NULL;
+    if (ok && (p->nlaunches != gm->plan->nlaunches || p->ngraphs != gm->plan->ngraphs)) {
+        bg_diag_error(d, BG_E_INTERNAL, "resched: the module's plan has other launches than the loaded one");
+        ok = false;
+    }
+    for (int i = 0; ok && i < p->nlaunches; i++) {
+        BgPlanLaunch *l = &gm->plan->launches[i];
+        if (strcmp(l->kernel, p->launches[i].kernel) != 0) {
+            bg_diag_error(d, BG_E_INTERNAL, "resched: launch %d is %s here, %s loaded", i, p->launches[i].kernel,
+                          l->kernel);
+            ok = false;
+            break;
+        }
+        l->block_size = p->launches[i].block_size;
+        l->grid_per_sm = p->launches[i].grid_per_sm;
+        l->fb = p->launches[i].fb;
+    }
+    for (int i = 0; ok && i < p->ngraphs; i++) {
+        gm->plan->graphs[i].chunk = p->graphs[i].chunk;
+        gm->plan->graphs[i].group = p->graphs[i].group;
+    }
+    bg_arena_free(a);
+    return ok;
+}

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "driver.h"
 #include "outguard.h"
+#include "tune_db.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,7 +32,9 @@ static const char usage_text[] =
     "       bgnnc run MODEL.bgnn|MODEL.cubin (--data DIR | --dataset NAME) --weights FILE [--target cpu|gpu|auto]\n"
     "                 [--graph FILE] [--graphs FROM:TO] [--requests K] [--logits OUT.npy] [--repeat N]\n"
     "                 [--profile] [--json]\n"
-    "                 [--fp-strict]\n"
+    "                 [--fp-strict] [--tune-db FILE|off] [--sched INST:SCHEDULE]\n"
+    "       bgnnc tune MODEL.bgnn (--data DIR | --dataset NAME) [--weights FILE] [--budget SECONDS] [--reps R] [--db FILE]\n"
+    "                  [--exhaustive] [--dry-run] [--quiet]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"
     "\n"
@@ -69,6 +72,16 @@ static const char usage_text[] =
     "  --profile          gpu: also time each separate kernel alone (median of --repeat)\n"
     "  --repeat N         run inference N times and report the median time (gpu: CUDA\n"
     "                     events around the kernels, inputs already on the GPU)\n"
+    "  --sched INST:S     (also --sched=INST:S when compiling) run instruction INST of the IR with\n"
+    "                     schedule S, e.g. 13:block=128,grid=2 (docs/tuning.md); every schedule\n"
+    "                     gives the same bits\n"
+    "  --tune-db FILE|off gpu: the tuning database to take schedules from (default: the GPU's\n"
+    "                     own file in $BGNN_TUNE_DIR or ~/.cache/bgnn/tune, written by bgnnc tune)\n"
+    "  tune               measure the schedules of every graph and matrix op on GPU 0 over the\n"
+    "                     --data graph, keep the fastest (checked bit for bit against the default)\n"
+    "                     and store them in the tuning database (--db FILE; --dry-run: do not);\n"
+    "                     --budget caps the search's seconds, --reps the runs timed per point,\n"
+    "                     --exhaustive measures every point instead of one knob at a time\n"
     "  --json             run, --stats: print one JSON object instead of text (a failure:\n"
     "                     {\"ok\": false, \"error\": ...} on stdout too); docs/api.md\n"
     "\n"
@@ -180,7 +193,8 @@ static bool write_cubin(const BgModule *m, const char *arch, const char *out, Bg
 
 static int cmd_compile(int argc, char **argv) {
     const char *model = NULL, *emit = NULL, *out = NULL, *passes = NULL, *after = NULL;
-    const char *arch = NULL;
+    const char *arch = NULL, *sched[16];
+    int nsched = 0;
     bool stats = false, json = false, fp_strict = false;
     long long sz[3] = {2708, 10556, 1}; /* --stats sizes: Cora's N and E, one graph */
     for (int i = 1; i < argc; i++) {
@@ -205,7 +219,10 @@ static int cmd_compile(int argc, char **argv) {
         } else if (strncmp(a, "--passes=", 9) == 0) passes = a + 9;
         else if (strncmp(a, "--print-after=", 14) == 0) after = a + 14;
         else if (strcmp(a, "--print-after-all") == 0) after = "all";
-        else if (strcmp(a, "-o") == 0) {
+        else if (strncmp(a, "--sched=", 8) == 0) {
+            if (nsched == 16) return usage_error("%s", "at most 16 --sched options");
+            sched[nsched++] = a + 8;
+        } else if (strcmp(a, "-o") == 0) {
             if (++i >= argc) return usage_error("%s needs a file name", "-o");
             out = argv[i];
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
@@ -258,6 +275,8 @@ static int cmd_compile(int argc, char **argv) {
             o.ud = &pa;
         }
         BgModule *m = bg_compile_file(a, model, &o, &d);
+        for (int k = 0; m && k < nsched; k++)
+            if (!bg_sched_apply_text(m, sched[k], &d)) m = NULL;
         if (m && stats) {
             BgPlan *p = bg_plan_build(m, arch, a, &d);
             if (p) {
@@ -388,6 +407,9 @@ typedef struct RunArgs {
     bool fp_strict;     /* --fp-strict */
     bool cubin;
     bool json;
+    const char *tune_db;  /* --tune-db FILE|off: the tuning database (default: the GPU's own) */
+    const char *sched[16]; /* --sched INST:SCHEDULE */
+    int nsched;
 } RunArgs;
 
 /* --logits against the files a run reads besides the model's npy(...) parameters: the model
@@ -502,6 +524,29 @@ done:
 
 /* GPU 0: JIT (.bgnn, through the disk cache) or load (.cubin), bind and upload, one run for
  * the outputs, then --repeat timed runs between CUDA events. */
+/* The tuning database's schedules for this graph into m (docs/tuning.md): --tune-db FILE, or
+ * off, or the GPU's own file.  Returns how many instructions took one (-1: error); note says
+ * what was used. */
+static int apply_tuning(const RunArgs *ra, BgModule *m, const BgGpu *g, const BgGraph *graph, char *note,
+                        size_t nn, BgDiagSink *d) {
+    if (ra->tune_db && strcmp(ra->tune_db, "off") == 0) return 0;
+    char *path = ra->tune_db ? strdup(ra->tune_db) : bg_tune_db_path(NULL, g->name, g->sm);
+    if (!path) return 0;
+    BgTuneDb *db = bg_tune_db_load(path, d);
+    int n = 0;
+    if (db && bg_tune_db_count(db) > 0) {
+        BgGraphFeatures f;
+        bg_graph_features(graph, &f);
+        char key[96];
+        bg_graph_key(&f, key, sizeof key);
+        n = bg_sched_apply_db(m, db, key, g->sm, d);
+        snprintf(note, nn, "%d schedule%s from %s (graph key \"%s\")", n, n == 1 ? "" : "s", path, key);
+    }
+    bg_tune_db_free(db);
+    free(path);
+    return n;
+}
+
 static int run_gpu(const RunArgs *ra) {
     BgArena *a = bg_arena_new();
     BgDiagSink d;
@@ -521,7 +566,8 @@ static int run_gpu(const RunArgs *ra) {
     BgJitInfo ji;
     memset(&ji, 0, sizeof ji);
     char *cache_dir = NULL;
-    int urc = 0;
+    int urc = 0, ntuned = 0;
+    char tune_note[512] = "";
     bool have_gpu = bg_gpu_open(&g, 0, &d);
     if (!have_gpu) goto done;
     double t0 = now_ms();
@@ -532,20 +578,29 @@ static int run_gpu(const RunArgs *ra) {
     } else {
         m = bg_compile_file(a, ra->model, &(BgCompileOpts){.fp_strict = ra->fp_strict}, &d);
         cache_dir = bg_cache_default_dir();
-        if ((urc = refuse_param_clobber(ra, m)) != 0 || !m || !bg_nvrtc_load(&g.nv, &d) ||
-            !bg_jit_cubin(m, g.arch, &g.nv, cache_dir, &cubin, &len, &ji, &d))
-            goto done;
+        if ((urc = refuse_param_clobber(ra, m)) != 0 || !m) goto done;
     }
-    if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
-    if (ra->cubin && ra->fp_strict && !gm.plan->fp_strict)
-        fprintf(stderr, "bgnnc: note: %s was compiled without --fp-strict; it runs the float orders it "
-                        "records (bgnnc MODEL.bgnn --fp-strict -o FILE makes a strict one)\n", ra->model);
     double t1 = now_ms();
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);
     if (!bg_dataset_load_graph(ra->data, ra->graph, &ds, &d) ||
         (ra->select && !bg_dataset_select_graphs(&ds, ra->gfrom, ra->gto, &d)) ||
         !bg_dataset_replicate(&ds, ra->requests, &d)) goto done;
     double t2 = now_ms();
+    if (m) { /* the schedules: the tuning database's for this graph (docs/tuning.md), then --sched */
+        ntuned = apply_tuning(ra, m, &g, &ds.graph, tune_note, sizeof tune_note, &d);
+        for (int k = 0; k < ra->nsched; k++)
+            if (!bg_sched_apply_text(m, ra->sched[k], &d)) goto done;
+        if (ntuned < 0 || !bg_nvrtc_load(&g.nv, &d) || !bg_jit_cubin(m, g.arch, &g.nv, cache_dir, &cubin, &len, &ji, &d))
+            goto done;
+    }
+    if (!bg_gpu_model_load(&g, cubin, len, ra->model, &gm, &d)) goto done;
+    if (ra->cubin && ra->fp_strict && !gm.plan->fp_strict)
+        fprintf(stderr, "bgnnc: note: %s was compiled without --fp-strict; it runs the float orders it "
+                        "records (bgnnc MODEL.bgnn --fp-strict -o FILE makes a strict one)\n", ra->model);
+    /* compile = the source, then the JIT (or the cubin's load); load = the data, between them */
+    const double tload = t2 - t1;
+    t2 = now_ms();
+    t1 = t2 - tload;
     cli_progress("binding and uploading %lld nodes, %lld edges", (long long)ds.graph.n, (long long)ds.graph.nnz);
     if (!bg_gpu_run_bind(&g, &gm, m, &ds.graph, &ds.features, 0, ra->weights, &run, NULL, &d)) goto done;
     double t3 = now_ms();
@@ -608,6 +663,7 @@ static int run_gpu(const RunArgs *ra) {
         printf("gpu     %s, %s, %d kernels (%s)%s%s\n", g.name, g.arch, p->nlaunches,
                run.used == BG_EXEC_GRAPH ? "one CUDA graph launch" : "one launch each",
                run.coop_refused[0] ? "; fused kernel not used: " : "", run.coop_refused);
+    if (tune_note[0]) printf("tune    %s\n", tune_note);
     if (run.blocks_why[0]) printf("batch   per-graph kernel not used: %s\n", run.blocks_why);
     else if (run.blocks_ms[0] > 0)
         printf("batch   auto chose the per-graph kernel: %.1f us, separate launches %.1f us (medians of %d)\n",
@@ -688,6 +744,12 @@ static int cmd_run(int argc, char **argv) {
             continue;
         } else if (strcmp(a, "--fp-strict") == 0) {
             ra.fp_strict = true;
+            continue;
+        } else if (strcmp(a, "--tune-db") == 0) slot = &ra.tune_db;
+        else if (strcmp(a, "--sched") == 0) {
+            if (++i >= argc) return usage_error("%s needs INST:SCHEDULE", a);
+            if (ra.nsched == 16) return usage_error("%s", "at most 16 --sched options");
+            ra.sched[ra.nsched++] = argv[i];
             continue;
         } else if (strcmp(a, "--graphs") == 0) {
             if (++i >= argc) return usage_error("%s needs FROM:TO", a);
@@ -796,6 +858,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(argv[1], "tune") == 0) return cli_cmd_tune(argc, argv);
     if (strcmp(argv[1], "gen-weights") == 0) return cmd_gen_weights(argc, argv);
     return cmd_compile(argc, argv);
 }

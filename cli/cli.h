@@ -28,6 +28,9 @@ typedef struct CliRunReport {
     const double *profile_ms;
 } CliRunReport;
 
+/* bgnnc tune (tune.c): the whole command, argv as main's; returns the exit status. */
+int cli_cmd_tune(int argc, char **argv);
+
 /* The report as one JSON object on stdout ("ok": true). */
 void cli_print_run_json(const CliRunReport *r);
 /* On failure with --json: {"ok": false, "exit_status": rc, "error": text} on stdout. */

@@ -125,6 +125,27 @@ typedef enum { BG_METHOD_AUTO, BG_METHOD_IFELSE, BG_METHOD_ANDNOT, BG_METHOD_POP
  * the bit tensor cores (templates/bmm_bb_tc.cuh, sm_80 and later). */
 typedef enum { BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC } BgBmmPath;
 
+/* The schedule of a graph or matrix op's launch (docs/tuning.md): how its work is spread over
+ * the GPU.  Every point gives the same bits (the sums keep their recorded order); only the
+ * speed differs.  Zero fields are the plan's defaults, so a zeroed BgSched is the untuned plan.
+ * bgnnc tune searches the points of bg_sched_space (codegen/sched.c) and stores the best in the tuning
+ * database; method (BSPMM) and path (BMM) above are the space's code-level attributes. */
+typedef enum {
+    BG_SCHED_FB_AUTO,   /* by the uploaded features' density (BG_PLAN_ROWS_MAX_DENSITY) */
+    BG_SCHED_FB_ROWS,   /* the zero-skipping row kernel (templates/bmm_fb_rows.cuh) */
+    BG_SCHED_FB_TILED,  /* the tiled kernel (bmm_fb_tiled.cuh), whatever the density */
+    BG_SCHED_FB_SPARSE, /* the features as CSR (bmm_fb_csr.cuh), whatever the density */
+} BgSchedFb;
+typedef struct BgSched {
+    uint16_t block;  /* threads per block of the launch (a multiple of 32, <= 1024); 0 = 256 */
+    uint8_t grid;    /* at most this many blocks per SM (coarsening: a warp or block takes
+                      * several rows in turn); 0 = a block per block of work */
+    uint8_t fb;      /* BgSchedFb: the kernel of a bmm.FB* of the model's input features */
+    uint16_t chunk;  /* fast bit aggregation: edges per work item (32..2048); 0 = 2048 */
+    int8_t group;    /* fast bit aggregation: group items of small rows: 0 = by graph size,
+                      * 1 = always, -1 = never */
+} BgSched;
+
 typedef struct BgAttrs {
     const char *name;   /* INPUT/OUTPUT: model-level name; PARAM/PARAM_SCALE: tensor name */
     const char *file;   /* INPUT: data file; PARAM: .npy file (NULL = safetensors by name) */
@@ -137,6 +158,7 @@ typedef struct BgAttrs {
     BgBmmPath path;     /* BMM (b1 x b1) */
     BgFpOrder fp;       /* float reductions (bg_inst_fp): the order pass fp-order chose; kind
                          * NONE (the zero value) reads as SEQ */
+    BgSched sched;      /* BMM, BSPMM, BSPMM_MM, READOUT: the launch's schedule (sched.c) */
 } BgAttrs;
 
 /* Steps: the fused prologue / epilogue of an instruction and the chain of a THRESHOLD

@@ -3,6 +3,7 @@
  * instruction indices, no addresses) and every line ends with the model source position
  * the instruction came from.  docs/ir.md describes it. */
 #include "bg.h"
+#include "codegen.h" /* bg_sched_str */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,12 @@ char *bg_ir_print(const BgModule *m) {
         case BG_OP_READOUT: put(&o, " op=%s", reduce_name(a->reduce)); break;
         case BG_OP_OUTPUT: put(&o, " \"%s\"", a->name); break;
         default: break;
+        }
+        if (!bg_sched_is_default(&a->sched)) { /* a tuned schedule (docs/tuning.md) */
+            BgSchedPoint sp = {a->sched, BG_METHOD_AUTO, BG_BMM_PATH_AUTO};
+            char sb[128];
+            bg_sched_str(&sp, sb, sizeof sb);
+            put(&o, " sched(%s)", sb);
         }
         BgFpOrder fp = bg_inst_fp(m, in);
         if (fp.kind != BG_FP_NONE) {

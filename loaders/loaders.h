@@ -72,6 +72,21 @@ typedef struct BgGraph {
     int64_t *graph_ptr; /* ngraphs+1, or NULL (then one graph of all nodes) */
 } BgGraph;
 
+/* graph_features.c: what a graph's best schedule depends on (docs/tuning.md). */
+#define BG_GRAPH_HUB_DEGREE 64 /* a row with more entries is a hub */
+typedef struct BgGraphFeatures {
+    int64_t n, nnz, ngraphs, deg_max;
+    double deg_mean, deg_std, deg_cv, deg_skew; /* entries per row: mean, deviation, cv, skewness */
+    double hub_frac, iso_frac;                  /* rows over BG_GRAPH_HUB_DEGREE entries; empty rows */
+    double span;                                /* mean |row - col| of an entry, over n */
+    double nodes_per_graph;                     /* n / ngraphs */
+} BgGraphFeatures;
+void bg_graph_features(const BgGraph *g, BgGraphFeatures *f);
+/* The tuning database's graph key: log2 of the nodes and of 1 + the mean degree to half an
+ * octave, log2 of 1 + the largest degree and of the graphs in the batch to an octave:
+ * "n=11.5 d=2.5 dmax=8 g=0" (Cora). */
+void bg_graph_key(const BgGraphFeatures *f, char *buf, size_t len);
+
 typedef enum { BG_NORM_NONE, BG_NORM_SYM, BG_NORM_MEAN } BgNorm;
 
 /* The adjacency a GRAPH instruction denotes: the pattern (plus the diagonal when

@@ -5,23 +5,28 @@
  * or comma-separated dims, N and G for the run-time dims; rows are N, N+1, G, G+1,
  * nnz(g), items(g), items1(g), splits(g) (graph g's schedule sizes, plan.h) or a decimal constant):
  *
- *   bgnn-manifest 3
+ *   bgnn-manifest 5
  *   bgnn 0.1.0
  *   model gcn_bin
  *   arch sm_90                       ("-" when none)
  *   fp-strict false                  (compiled with --fp-strict: true)
  *   graphs 2
- *   graph 0 self_loops=true norm=none inst=0
+ *   graph 0 self_loops=true norm=none inst=0 chunk=2048 group=auto
+ *                                    (chunk, group: the fast aggregation's work schedule, plan.h
+ *                                     BgPlanGraph; group auto, always or never)
  *   buffers 14
  *   buffer 0 kind=f32 role=input rows=N cols=1433 width=1433 shape=N,1433 name="X"
  *            transposed=false graph=-1 garr=- inst=2          (one line)
  *   launches 9
  *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2 fp=-
- *            prep=false alt=- alt_tpr=0 (one line; fp: the float order, base.h bg_fp_order_str: "-"
+ *            prep=false alt=- alt_tpr=0 grid=0 fb=auto
+ *                                    (one line; fp: the float order, base.h bg_fp_order_str: "-"
  *                                     none, seq, seq+fma, splitk(SxL), splitk(SxL)+fma; prep: run
  *                                     once after binding, plan.h: constant rows, reads only
  *                                     parameters and earlier prep outputs; alt: a second kernel
- *                                     of the same launch and its threads per row, plan.h)
+ *                                     of the same launch and its threads per row, plan.h; grid:
+ *                                     blocks per SM at most, 0 none; fb: auto, rows, tiled or
+ *                                     sparse, only with alt; docs/tuning.md)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   outputs 1
@@ -115,6 +120,10 @@ static void put_rows(BgStrBuf *e, BgRowExpr r) {
 
 static const char *bool_name(bool b) { return b ? "true" : "false"; }
 
+/* The schedule's names: a graph's group (-1, 0, 1 at index group + 1) and a launch's fb (BgPlanFb). */
+static const char *const groups[] = {"never", "auto", "always"};
+static const char *const fbs[] = {"auto", "rows", "tiled", "sparse"};
+
 /* The params list: indices of the first buffer of each distinct PARAM / PARAM_SCALE inst. */
 static int param_bufs(const BgPlan *p, int *out) {
     int n = 0;
@@ -145,9 +154,9 @@ char *bg_manifest_write(const BgPlan *p) {
     line(&e, "fp-strict %s", bool_name(p->fp_strict));
     line(&e, "graphs %d", p->ngraphs);
     for (int i = 0; i < p->ngraphs; i++)
-        line(&e, "graph %d self_loops=%s norm=%s inst=%d", i,
+        line(&e, "graph %d self_loops=%s norm=%s inst=%d chunk=%d group=%s", i,
                      bool_name(p->graphs[i].self_loops), bg_norm_name(p->graphs[i].norm),
-                     p->graphs[i].inst);
+                     p->graphs[i].inst, p->graphs[i].chunk, groups[p->graphs[i].group + 1]);
     line(&e, "buffers %d", p->nbufs);
     for (int i = 0; i < p->nbufs; i++) {
         const BgPlanBuf *b = &p->bufs[i];
@@ -170,8 +179,8 @@ char *bg_manifest_write(const BgPlan *p) {
         bg_sb_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
         for (int k = 0; k < l->nargs; k++) bg_sb_printf(&e, k ? ",%d" : "%d", l->args[k]);
         char fb[48];
-        bg_sb_printf(&e, " fp=%s prep=%s alt=%s alt_tpr=%d\n", bg_fp_order_str(l->fp, fb, sizeof fb),
-                     bool_name(l->prep), l->alt ? l->alt : "-", l->alt_tpr);
+        bg_sb_printf(&e, " fp=%s prep=%s alt=%s alt_tpr=%d grid=%d fb=%s\n", bg_fp_order_str(l->fp, fb, sizeof fb),
+                     bool_name(l->prep), l->alt ? l->alt : "-", l->alt_tpr, l->grid_per_sm, fbs[l->fb]);
     }
     if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
     else line(&e, "fused 0 kernel=- block=0");
@@ -634,10 +643,16 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     for (int i = 0; i < p->ngraphs; i++) {
         BgPlanGraph *g = &p->graphs[i];
         int norm;
-        if (!expect_item(r, "graph", 5, i) || !parse_bool(r, 2, "self_loops", &g->self_loops) ||
+        int group;
+        long long chunk;
+        if (!expect_item(r, "graph", 7, i) || !parse_bool(r, 2, "self_loops", &g->self_loops) ||
             !parse_enum(r, 3, "norm", norms, 3, &norm) ||
-            !parse_int_field(r, 4, "inst", 0, MAX_INST, &v))
+            !parse_int_field(r, 4, "inst", 0, MAX_INST, &v) ||
+            !parse_int_field(r, 5, "chunk", 32, BG_PLAN_BSPMM_CHUNK, &chunk) ||
+            !parse_enum(r, 6, "group", groups, 3, &group))
             goto fail;
+        g->chunk = (int)chunk;
+        g->group = group - 1;
         g->norm = norm == 0 ? BG_NORM_NONE : norm == 1 ? BG_NORM_SYM : BG_NORM_MEAN;
         if (strcmp(bg_norm_name(g->norm), norms[norm]) != 0) {
             fail(r, "norm: internal name mismatch");
@@ -687,7 +702,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->launches = bg_arena_alloc(a, sizeof *p->launches * (size_t)(p->nlaunches + 1));
     for (int i = 0; i < p->nlaunches; i++) {
         BgPlanLaunch *l = &p->launches[i];
-        if (!expect_item(r, "launch", 13, i)) goto fail;
+        if (!expect_item(r, "launch", 15, i)) goto fail;
         const char *kv = val(r, 2, "kernel");
         if (!kv) goto fail;
         if (!ident_ok(kv, false)) {
@@ -762,6 +777,13 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         } else {
             l->alt = bg_arena_strdup(a, alt);
             l->alt_tpr = (int)atpr;
+        }
+        long long gps;
+        if (!parse_int_field(r, 13, "grid", 0, 1024, &gps) || !parse_enum(r, 14, "fb", fbs, 4, &l->fb)) goto fail;
+        l->grid_per_sm = (int)gps;
+        if (l->fb != BG_PLAN_FB_AUTO && !l->alt) {
+            fail(r, "fb=%s without an alternative kernel", fbs[l->fb]);
+            goto fail;
         }
         if (p->bufs[l->args[0]].role != BG_ROLE_TEMP) {
             fail(r, "launch writes buffer %d, which is not a temporary", l->args[0]);

@@ -68,6 +68,10 @@ int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t gr
     return ni;
 }
 
+int64_t bg_plan_graph_group_min_rows(const BgPlanGraph *g, int64_t runtime_min_rows) {
+    return g->group > 0 ? 1 : g->group < 0 ? 0 : runtime_min_rows;
+}
+
 int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt) {
     return tpt * (cols <= 32 ? (cols + 31) / 32 : (cols + 63) / 64);
 }

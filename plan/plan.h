@@ -100,8 +100,9 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 4 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
-                                 * 4: the blocks line (the per-graph kernel) */
+#define BG_MANIFEST_VERSION 5 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+                                 * 4: the blocks line (the per-graph kernel); 5: the schedule
+                                 * (grid= fb= per launch, chunk= group= per graph) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -189,7 +190,15 @@ typedef struct BgPlanLaunch {
                            * features with at most BG_PLAN_ROWS_MAX_DENSITY nonzero and passes
                            * it as args[1] */
     int alt_tpr;          /* alt's threads per row (0 without alt) */
+    int grid_per_sm;      /* the schedule (docs/tuning.md): at most this many blocks per SM of
+                           * the device (the kernels grid-stride over the rest); 0 = no cap */
+    int fb;               /* BgPlanFb: the kernel of a launch with alt, chosen by the schedule;
+                           * AUTO = by the features' density as described above */
 } BgPlanLaunch;
+
+/* Which kernel of a launch with alt runs (BgPlanLaunch.fb): the first (the row kernel), alt
+ * (the tiled one) or the sparse variant over the features' CSR. */
+typedef enum { BG_PLAN_FB_AUTO, BG_PLAN_FB_ROWS, BG_PLAN_FB_TILED, BG_PLAN_FB_SPARSE } BgPlanFb;
 
 /* Above this fraction of nonzero input features the tiled product (a launch's alt) is faster
  * than the row kernel that skips zeros: on the H100, Reddit-sized dense features (602 a row,
@@ -212,7 +221,15 @@ typedef struct BgPlanGraph {
     bool self_loops;
     BgNorm norm;
     int inst;
+    int chunk;            /* its work schedule (bg_plan_schedule, the fast aggregation's
+                           * tunable items, docs/tuning.md): edges per item, 32 ..
+                           * BG_PLAN_BSPMM_CHUNK */
+    int group;            /* group items of small rows: 0 = on graphs of at least the runtime's
+                           * row threshold (BG_PLAN_GROUP_MIN_ROWS), 1 = always, -1 = never */
 } BgPlanGraph;
+/* The group_min_rows argument of bg_plan_schedule for graph g, given the runtime's threshold
+ * for group = 0. */
+int64_t bg_plan_graph_group_min_rows(const BgPlanGraph *g, int64_t runtime_min_rows);
 
 typedef struct BgPlan {
     const char *model;    /* model name */

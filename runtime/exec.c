@@ -154,11 +154,13 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
         case BG_GARR_ROWF: *len = (size_t)adj->n * 4; return adj->rowf;
         case BG_GARR_COLF: *len = (size_t)adj->n * 4; return adj->colf;
         case BG_GARR_W: *len = (size_t)adj->nnz * 4; return adj->w;
-        case BG_GARR_ITEMS: { /* the schedule of the fast aggregation (plan.h) */
-            int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, group_min_rows, NULL, &ns);
+        case BG_GARR_ITEMS: { /* the schedule of the fast aggregation (plan.h), as the plan's graph asks */
+            const BgPlanGraph *pg = &p->graphs[pb->graph];
+            const int64_t gmr = bg_plan_graph_group_min_rows(pg, group_min_rows);
+            int64_t ns = 0, ni = bg_plan_schedule(adj->rowptr, adj->n, pg->chunk, gmr, NULL, &ns);
             if (ni < 0) return NULL;
             int32_t *it = bg_xcalloc((size_t)(ni + 1) * 4, sizeof *it);
-            bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, group_min_rows, it, &ns);
+            bg_plan_schedule(adj->rowptr, adj->n, pg->chunk, gmr, it, &ns);
             *tmp = it;
             *len = (size_t)(ni + 1) * 16;
             return it;
@@ -267,6 +269,14 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     return true;
 }
 
+/* Does a launch with an alternative kernel whose schedule asks for the sparse variant read
+ * buffer b as its features? */
+static bool sparse_reads(const BgPlan *p, int b) {
+    for (int i = 0; i < p->nlaunches; i++)
+        if (p->launches[i].alt && p->launches[i].fb == BG_PLAN_FB_SPARSE && p->launches[i].args[1] == b) return true;
+    return false;
+}
+
 /* Does a launch with an alternative kernel (plan.h) read buffer b as its features? */
 static bool alt_reads(const BgPlan *p, int b) {
     for (int i = 0; i < p->nlaunches; i++)
@@ -369,7 +379,8 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
         out->gsz[gi].nnz = adj->nnz;
-        out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, out->sched_group_min_rows,
+        out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, p->graphs[gi].chunk,
+                                               bg_plan_graph_group_min_rows(&p->graphs[gi], out->sched_group_min_rows),
                                                NULL, &out->gsz[gi].nsplit);
         if (out->gsz[gi].nitems < 0) {
             bg_diag_error(d, BG_E_LIMIT, "graph %d: %lld rows are too many for the aggregation schedule", gi,
@@ -451,7 +462,8 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
             const uint64_t nnz = nonzero_count(src, len);
             density[b] = len ? (double)nnz / (double)(len / sizeof(float)) : 0.0;
             /* sparse features (or BGNN_FEATURES_KERNEL=sparse): their CSR for the sparse variants */
-            if (out->features_kernel == 3 || (out->features_kernel == 0 && density[b] <= BG_PLAN_ROWS_MAX_DENSITY))
+            if (out->features_kernel == 3 ||
+                (out->features_kernel == 0 && (density[b] <= BG_PLAN_ROWS_MAX_DENSITY || sparse_reads(p, b))))
                 ok = upload_csr(g, src, bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz), pb->width, nnz,
                                 &out->csr[b], d);
         }
@@ -473,9 +485,12 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
                           "make their CSR from)");
             goto fail;
         }
-        out->use_alt[i] = out->features_kernel == 2 ||
-                          (out->features_kernel == 0 && (out->borrowed[b] || density[b] > BG_PLAN_ROWS_MAX_DENSITY));
-        out->use_sparse[i] = !out->use_alt[i] && out->features_kernel != 1 && out->csr[b];
+        /* BGNN_FEATURES_KERNEL first, then the launch's schedule (fb), then the density; the
+         * sparse variant needs the features on the host (else the row kernel runs) */
+        const int fk = out->features_kernel ? out->features_kernel : l->fb;
+        out->use_alt[i] = fk == BG_PLAN_FB_TILED ||
+                          (fk == BG_PLAN_FB_AUTO && (out->borrowed[b] || density[b] > BG_PLAN_ROWS_MAX_DENSITY));
+        out->use_sparse[i] = !out->use_alt[i] && fk != BG_PLAN_FB_ROWS && out->csr[b];
     }
     free(density);
     return true;
@@ -793,8 +808,10 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
     int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)(alt ? L->alt_tpr : L->threads_per_row);
     if (th <= 0) return true;
-    int64_t grid = (th + L->block_size - 1) / L->block_size;
+    const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;
+    int64_t grid = (th + bs - 1) / bs;
     if (grid > (1 << 30)) grid = 1 << 30;
+    if (L->grid_per_sm > 0 && grid > (int64_t)L->grid_per_sm * g->nsm) grid = (int64_t)L->grid_per_sm * g->nsm;
     long long nn = r->n, ng = r->ngraphs;
     BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
     void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};
@@ -803,10 +820,10 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         pv[2 + k] = &a[k];
     }
     BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
-    BgCUresult res = g->cu.cuLaunchKernel(fn, (unsigned)grid, 1, 1, (unsigned)L->block_size, 1, 1, 0, stream, pv, NULL);
+    BgCUresult res = g->cu.cuLaunchKernel(fn, (unsigned)grid, 1, 1, (unsigned)bs, 1, 1, 0, stream, pv, NULL);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
-    snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, L->block_size);
+    snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, bs);
     return bg_cuda_check(&g->cu, res, what, d);
 }
 

@@ -166,6 +166,19 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
             }
         }
     }
+    /* each launch's largest block: the fewest threads any of its kernels takes (their registers) */
+    out->max_block = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->max_block);
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgCUfunction fns[3] = {out->fn[i], out->alt_fn[i], out->sparse_fn[i]};
+        int mb = 1024;
+        for (int k = 0; k < 3; k++) {
+            int v = 0;
+            if (fns[k] && g->cu.cuFuncGetAttribute(&v, BG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fns[k]) ==
+                              BG_CUDA_SUCCESS && v > 0 && v < mb)
+                mb = v;
+        }
+        out->max_block[i] = mb / 32 * 32 > 0 ? mb / 32 * 32 : 32;
+    }
     if (p->fused) {
         r = g->cu.cuModuleGetFunction(&out->fused_fn, out->mod, p->fused_kernel);
         if (r != BG_CUDA_SUCCESS) {
@@ -203,6 +216,7 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m) {
     free(m->fn);
     free(m->alt_fn);
     free(m->sparse_fn);
+    free(m->max_block);
     if (m->arena) bg_arena_free(m->arena);
     memset(m, 0, sizeof *m);
 }

@@ -61,6 +61,9 @@ typedef struct BgGpuModel {
     int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
                                 SMs); 0 when it cannot be launched cooperatively here */
     BgCUfunction blocks_fn;  /* the per-graph kernel (plan->blocks), else NULL */
+    int *max_block;          /* per launch: the most threads a block of each of its kernels
+                                can have (their registers); a plan's larger block_size (a
+                                schedule, docs/tuning.md) runs as this many */
 } BgGpuModel;
 
 /* Reads the plan from the cubin (bg_cubin_plan), checks its arch against the device

@@ -3,7 +3,8 @@
 #
 #   cd REPO && OUT=/some/dir tools/gpu_suite.sh
 #
-# Configures and builds (Release, make -j16) into build-gpu/, then runs: ctest -L gpu, the
+# Configures and builds (Release, make -j16) into build-gpu/, then runs: ctest -L gpu (but the
+# schedule test), the schedule test (tests/gpu/test_gpu_sched.c: every schedule point), the
 # host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
 # synthetic graphs), memcheck and racecheck on the batches test (quick mode: three models),
@@ -80,7 +81,9 @@ if [[ ! -x $BUILD/bgnnc ]]; then
     exit 1
 fi
 
-step gpu_tests 300 ctest --test-dir "$BUILD" -L gpu --output-on-failure
+step gpu_tests 300 ctest --test-dir "$BUILD" -L gpu -E test_gpu_sched --output-on-failure
+# every point of every schedule space of every example on awkward graphs (docs/tuning.md)
+step gpu_sched 560 env BGNN_SOURCE_DIR="$ROOT" "$BUILD/tests/test_gpu_sched"
 step host_jit 60 "$BUILD/host_jit" "$ROOT"
 
 # The CLI end to end on Cora: JIT (twice: cold then cache hit), AOT cubin, CPU reference.
@@ -119,6 +122,11 @@ if [[ -n $SAN ]]; then
     step racecheck_var5 400 env BGNN_VARIANTS_ONLY=5 BGNN_GPU_TEST_NO_COOP=1 BGNN_EXEC=graph BGNN_GPU_TEST_QUICK=1 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_variants"
     step initcheck 90 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,mutag_gcn_bin.bgnn,gcn_full.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool initcheck --error-exitcode 3 "$BUILD/tests/test_gpu_examples"
     # the per-graph kernel of batches (seeds 17, 33: a bspmm_mm staged in shared memory)
+    # The schedule points (tests/gpu/test_gpu_sched.c, quick mode: blocks of 64 to 1024, grid caps,
+    # work-item chunks and groups, the features kernels) under memcheck, and racecheck on gcn_bin's
+    # (the aggregation's block-wide hub rows at every block size)
+    step memcheck_sched 300 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn,gcn_full.bgnn,sage_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_sched"
+    step racecheck_sched 450 env BGNN_GPU_TEST_QUICK=1 BGNN_GPU_TEST_ONLY=gcn_bin.bgnn BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_sched"
     step memcheck_bat 200 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool memcheck --leak-check full --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
     step racecheck_bat 540 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 BGNN_SOURCE_DIR="$ROOT" "$SAN" --tool racecheck --error-exitcode 3 "$BUILD/tests/test_gpu_batches"
     # The BSpMM microbenchmark's kernels (every CSR / FRDC / hub / grouped variant and method)

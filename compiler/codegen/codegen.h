@@ -37,6 +37,46 @@ bool bg_plan_bmm_fb_rows(const BgModule *m, const BgInst *in, bool weight_transp
 #define BG_PLAN_TC_MIN_K 512
 bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed, int sm);
 
+/* sched.c: the schedule space (docs/tuning.md). */
+/* A point of an instruction's schedule space: its BgSched and the code-level attributes. */
+typedef struct BgSchedPoint {
+    BgSched s;
+    BgMethod method; /* BSPMM with b1 activations */
+    BgBmmPath path;  /* bmm.BB* */
+} BgSchedPoint;
+/* Has in a schedule space (a launch whose spread over the GPU may be chosen)? */
+bool bg_sched_tunable(const BgModule *m, const BgInst *in);
+/* Is s the plan's default (every field zero)?  Are two points the same? */
+bool bg_sched_is_default(const BgSched *s);
+bool bg_sched_eq(const BgSchedPoint *a, const BgSchedPoint *b);
+/* The instruction's current point. */
+BgSchedPoint bg_sched_point(const BgInst *in);
+/* Sets the instruction's point (its attributes). */
+void bg_sched_set(BgInst *in, const BgSchedPoint *pt);
+/* The points of in's space for a GPU of compute capability sm, the current one first;
+ * writes at most max into out (out may be NULL) and returns the count. */
+int bg_sched_space(const BgModule *m, const BgInst *in, int sm, BgSchedPoint *out, int max);
+/* Is pt valid for in (a kernel that needs 256-thread blocks, knobs of other ops)?  When not,
+ * writes why into why (may be NULL). */
+bool bg_sched_valid(const BgModule *m, const BgInst *in, const BgSchedPoint *pt, char *why, size_t n);
+/* The point as text, fields at their defaults left out ("default" when all are):
+ * "block=128 grid=4 chunk=512 group=never fb=sparse method=popc2 path=tc". */
+void bg_sched_str(const BgSchedPoint *pt, char *buf, size_t n);
+/* Parses bg_sched_str's text; false (why in err) when malformed. */
+bool bg_sched_parse(const char *text, BgSchedPoint *pt, char *err, size_t n);
+/* The op key of a tunable instruction for the tuning database: what its kernels depend on
+ * ("bspmm.BBB c=64 adj=none,loops fast", "bmm.FBB k=1433 m=64 input pro=scl"); no graph. */
+void bg_sched_op_key(const BgModule *m, const BgInst *in, char *buf, size_t n);
+
+/* Sets every tunable instruction's point from the tuning database's record for its op key and
+ * graph_key (plan/tune_db.h); a record this compiler cannot use is a warning and the default.
+ * Returns how many were set. */
+struct BgTuneDb;
+int bg_sched_apply_db(BgModule *m, const struct BgTuneDb *db, const char *graph_key, int sm, BgDiagSink *d);
+/* "INST:SCHEDULE" (bgnnc --sched): sets instruction INST's point; an error (E_OPTION) when the
+ * instruction has no schedule or the text is not a valid point for it. */
+bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d);
+
 /* cg_cuda.c: the generated translation unit for a module: deterministic text, one
  * specialised kernel per launch, provenance comments, the manifest embedded.  arch:
  * "sm_80", "sm_90", ...  malloc'd. */

@@ -21,6 +21,7 @@ typedef struct PlanCtx {
     int gptr_buf;
     int sm; /* the target's compute capability (90 for sm_90), 0 unknown */
     bool *prep; /* per instruction: of parameters alone (bg_ir_prep) */
+    bool *sched_set; /* per graph table entry: a fast aggregation set its work items */
 } PlanCtx;
 
 bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in) {
@@ -237,6 +238,39 @@ bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed,
     return x->rank == 2 && x->dim[1] >= BG_PLAN_TC_MIN_K;
 }
 
+/* The instruction's schedule (sched.c, docs/tuning.md) into its launch: threads per block,
+ * blocks per SM, the features product's kernel, and the graph's work items for the fast
+ * aggregation (one schedule a graph: two fast aggregations of a graph must agree). */
+static bool apply_sched(PlanCtx *c, int i, BgPlanLaunch *l) {
+    const BgInst *in = &c->m->insts[i];
+    const BgSchedPoint pt = bg_sched_point(in);
+    char why[160];
+    if (!bg_sched_valid(c->m, in, &pt, why, sizeof why)) {
+        char txt[128];
+        bg_sched_str(&pt, txt, sizeof txt);
+        bg_diag_error(c->d, BG_E_BAD_ATTR, "schedule '%s' of %%%d (%s): %s", txt, i, bg_op_info(in->op)->name, why);
+        return false;
+    }
+    const BgSched *s = &in->attrs.sched;
+    if (s->block) l->block_size = s->block;
+    l->grid_per_sm = s->grid;
+    if (l->alt) l->fb = s->fb;
+    if (bg_plan_bspmm_fast(c->m, in)) {
+        BgPlanGraph *g = &c->p->graphs[c->graph_of[in->args[0]]];
+        const int chunk = s->chunk ? s->chunk : BG_PLAN_BSPMM_CHUNK;
+        if (c->sched_set[c->graph_of[in->args[0]]] && (g->chunk != chunk || g->group != s->group)) {
+            bg_diag_error(c->d, BG_E_BAD_ATTR,
+                          "schedule of %%%d: the fast aggregations over graph %%%u ask for different work items "
+                          "(chunk %d group %d, and chunk %d group %d)", i, in->args[0], g->chunk, g->group, chunk, s->group);
+            return false;
+        }
+        c->sched_set[c->graph_of[in->args[0]]] = true;
+        g->chunk = chunk;
+        g->group = s->group;
+    }
+    return true;
+}
+
 BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d) {
     PlanCtx c;
     memset(&c, 0, sizeof c);
@@ -263,11 +297,12 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
     }
     c.p->graphs = bg_arena_alloc(a, sizeof(BgPlanGraph) * (size_t)(ng + 1));
     c.garr_buf = bg_arena_alloc(a, sizeof *c.garr_buf * (size_t)(ng + 1));
+    c.sched_set = bg_arena_alloc(a, sizeof(bool) * (size_t)(ng + 1));
     for (int i = 0; i < n; i++) {
         const BgInst *in = &m->insts[i];
         if (in->op != BG_OP_GRAPH) continue;
         int g = c.graph_of[i];
-        c.p->graphs[g] = (BgPlanGraph){in->attrs.self_loops, in->attrs.norm, i};
+        c.p->graphs[g] = (BgPlanGraph){in->attrs.self_loops, in->attrs.norm, i, BG_PLAN_BSPMM_CHUNK, 0};
         for (int k = 0; k < BG_GARR_COUNT; k++) c.garr_buf[g][k] = -1;
     }
     c.p->ngraphs = ng;
@@ -458,6 +493,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             bg_diag_error(d, BG_E_LIMIT, "plan: %%%d has too many operands", i);
             return NULL;
         }
+        if (!apply_sched(&c, i, l)) return NULL;
     }
     /* The one-kernel form, when fuse-model asked for it and its parameters fit. */
     if (m->fused && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {

@@ -96,6 +96,10 @@ typedef struct bgnn_context_options {
                                 in index order from +0, no fma, no reassociating pass
                                 (docs/semantics.md section 2); default 0: the compiler's
                                 recorded orders.  Part of the JIT cache key. */
+    const char *tune_db;     /* the tuning database `bgnnc tune` writes (docs/tuning.md): a
+                                session compiles its model with the schedules it records for
+                                the bound graph (JIT, cached); NULL: the GPU's own file in
+                                $BGNN_TUNE_DIR, else ~/.cache/bgnn/tune; "off": none */
 } bgnn_context_options;
 
 /* Fills o with the defaults (struct_size included). */

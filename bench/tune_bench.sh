@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# tune_bench.sh - issue 17's `bgnnc tune` acceptance run, one command on a GPU machine
+# (docs/tuning.md, docs/performance.md "Tuning"):
+#
+#   OUT=/some/dir bench/tune_bench.sh [--budget SECONDS] [--graphs LIST]
+#
+# Builds bgnnc and bgnn_graphgen (Release, $BUILD, default build-tune/), then for each graph:
+# Cora, CiteSeer and PubMed with their gcn_bin models (as bench/latency_budget.sh prepares them),
+# and synthetic graphs of tools/graphgen (128 dense features, bench/gcn_bin_f128.bgnn, random
+# weights): `bgnnc tune` (its log: every point measured, each checked bit for bit against the
+# default plan) into a fresh database $OUT/tune.db, then `bgnnc run --repeat 1000` with
+# `--tune-db off` and with the database, alternately twice; the table last gives the default
+# and tuned end-to-end medians (CUDA events; the better of the two alternations each) and their
+# ratio.  --graphs: a comma list of names (cora, citeseer, pubmed, and the synthetic ones below).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/tune-bench-out}
+BUILD=${BUILD:-$ROOT/build-tune}
+DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+BUDGET=60
+ONLY=""
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --budget) BUDGET=$2; shift 2 ;;
+    --graphs) ONLY=",$2,"; shift 2 ;;
+    *) echo "tune_bench.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$OUT"
+export BGNN_CACHE_DIR=${BGNN_CACHE_DIR:-$BUILD/jit-cache}
+PREGEN=()
+if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
+    [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
+fi
+{ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
+  cmake --build "$BUILD" --target bgnnc bgnn_graphgen -j"$(nproc)"; } >"$OUT/build.log" 2>&1 ||
+    { tail -n 20 "$OUT/build.log"; echo "tune_bench.sh: build failed"; exit 1; }
+B=$BUILD/bgnnc
+GG=$BUILD/bgnn_graphgen
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+TMP=$(mktemp -d)
+DB=$OUT/tune.db
+rm -f "$DB"
+# name -> "data dir, model, weights" (synthetic: generated here)
+SYNTH="rmat_n65536_d16 rmat_n262144_d8_a70 powerlaw_n100000_d10 er_n200000_d6 grid_n250000 sbm_n65536_d24 ba_n50000_d4"
+setup() {
+    case $1 in
+    cora) echo "$DATA/cora examples/gcn_bin.bgnn examples/weights/gcn_bin_cora.safetensors" ;;
+    citeseer)
+        mkdir -p "$TMP/citeseer"
+        cp "$DATA"/citeseer/*.npy "$DATA/citeseer/graph.mtx" "$TMP/citeseer/" 2>/dev/null
+        [[ -f $TMP/citeseer/features.npy ]] || gzip -dc "$DATA/citeseer/features.npy.gz" >"$TMP/citeseer/features.npy"
+        echo "$TMP/citeseer examples/citeseer/gcn_bin.bgnn examples/weights/gcn_bin_citeseer.safetensors" ;;
+    pubmed)
+        mkdir -p "$TMP/pubmed"
+        cp "$DATA"/pubmed/*.npy "$DATA/pubmed/graph.mtx" "$TMP/pubmed/" 2>/dev/null
+        python3 bench/make_features.py 19717 500 "$TMP/pubmed/features.npy" 0.1
+        "$B" gen-weights bench/gcn_bin_pubmed.bgnn --seed 1 -o "$TMP/pubmed_w.safetensors" >/dev/null
+        echo "$TMP/pubmed bench/gcn_bin_pubmed.bgnn $TMP/pubmed_w.safetensors" ;;
+    *)
+        local kind=${1%%_*} rest=${1#*_} n d args=()
+        n=$(grep -oE 'n[0-9]+' <<<"$rest" | head -1 | tr -d n)
+        d=$(grep -oE '_d[0-9]+' <<<"$rest" | head -1 | tr -d _d)
+        [[ -n $d ]] && args+=(--degree "$d")
+        [[ $rest == *_a70* ]] && args+=(--skew 0.70,0.12,0.12,0.06)
+        [[ -f $TMP/f128_w.safetensors ]] || "$B" gen-weights bench/gcn_bin_f128.bgnn --seed 1 -o "$TMP/f128_w.safetensors" >/dev/null
+        "$GG" "$kind" --nodes "$n" "${args[@]}" --features 128 --density 1 --seed 7 --out "$TMP/$1" >"$OUT/gen_$1.log" 2>&1 ||
+            { echo "tune_bench.sh: graphgen $1 failed" >&2; return 1; }
+        echo "$TMP/$1 bench/gcn_bin_f128.bgnn $TMP/f128_w.safetensors" ;;
+    esac
+}
+median_us() { grep -oE "inference [0-9.]+ ms" "$1" | head -1 | awk '{printf "%.2f", $2 * 1000}'; }
+min2() { awk -v a="$1" -v b="$2" 'BEGIN {print (a + 0 < b + 0 ? a : b)}'; }
+TABLE=()
+for name in cora citeseer pubmed $SYNTH; do
+    [[ -n $ONLY && $ONLY != *",$name,"* ]] && continue
+    read -r dir model w < <(setup "$name") || continue
+    [[ -z ${dir:-} ]] && continue
+    log=$OUT/tune_$name.log
+    echo "== $name ($GPU): $model on $dir" | tee "$log"
+    "$B" tune "$model" --data "$dir" --weights "$w" --budget "$BUDGET" --reps 200 --db "$DB" >>"$log" 2>&1 ||
+        { echo "tune_bench.sh: bgnnc tune failed on $name (see $log)"; tail -n 5 "$log"; continue; }
+    tail -n 12 "$log"
+    d1=$OUT/run_${name}_default1.log t1=$OUT/run_${name}_tuned1.log
+    d2=$OUT/run_${name}_default2.log t2=$OUT/run_${name}_tuned2.log
+    for pass in 1 2; do
+        "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db off >"$OUT/run_${name}_default$pass.log" 2>&1
+        "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db "$DB" >"$OUT/run_${name}_tuned$pass.log" 2>&1
+    done
+    def=$(min2 "$(median_us "$d1")" "$(median_us "$d2")")
+    tun=$(min2 "$(median_us "$t1")" "$(median_us "$t2")")
+    nodes=$(grep -oE "[0-9]+ nodes, [0-9]+ edges" "$d1" | head -1)
+    used=$(grep -E "^tune " "$t1" | head -1 | grep -oE "^tune +[0-9]+ schedules?" | awk '{print $2}')
+    ratio=$(awk -v a="$def" -v b="$tun" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
+    TABLE+=("$(printf '%-22s %-26s default %9s us  tuned %9s us  %5sx  (%s tuned ops)' "$name" "$nodes" "$def" "$tun" "$ratio" "${used:-0}")")
+done
+rm -rf "$TMP"
+cp "$DB" "$OUT/tune_db.txt" 2>/dev/null
+{
+    echo "GPU: $GPU; gcn_bin; end to end = bgnnc run --repeat 1000 (CUDA events median), default = --tune-db off,"
+    echo "tuned = the database bgnnc tune wrote in this run (budget ${BUDGET} s a graph); better of two alternations each"
+    printf '%s\n' "${TABLE[@]}"
+} | tee "$OUT/tune_table.txt"
