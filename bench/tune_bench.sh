@@ -79,7 +79,7 @@ for name in cora citeseer pubmed $SYNTH; do
     [[ -z ${dir:-} ]] && continue
     log=$OUT/tune_$name.log
     echo "== $name ($GPU): $model on $dir" | tee "$log"
-    "$B" tune "$model" --data "$dir" --weights "$w" --budget "$BUDGET" --reps 200 --db "$DB" >>"$log" 2>&1 ||
+    "$B" tune "$model" --data "$dir" --weights "$w" --budget "$BUDGET" --reps 200 --db "$DB" --records "$OUT/records.tsv" >>"$log" 2>&1 ||
         { echo "tune_bench.sh: bgnnc tune failed on $name (see $log)"; tail -n 5 "$log"; continue; }
     tail -n 12 "$log"
     d1=$OUT/run_${name}_default1.log t1=$OUT/run_${name}_tuned1.log

@@ -5,8 +5,12 @@
  * against the default plan's byte for byte, and files the winners in the tuning database
  * (plan/tune_db.c) that bgnnc run and the JIT read.  docs/tuning.md.
  *
- * Search: per instruction in IR order, coordinate descent: every point that differs from the
- * best so far in one knob, for up to three rounds (--exhaustive: every point of the space).
+ * Search: per instruction in IR order, with an equal share of the budget left, coordinate
+ * descent: every point that differs from the best so far in one knob (those of the loaded
+ * code first, then those that need a compile), for up to three rounds (--exhaustive: every
+ * point of the space).  --records FILE appends every point measured as a TSV line (GPU, graph
+ * key, N, entries, mean degree, its cv, largest degree, skewness, hub fraction, span, op key,
+ * schedule, time us, default us): the learned predictor's training data (docs/tuning.md).
  * A point's time is its launch alone (the median of --reps runs, CUDA events); a point that
  * needs other code (method, path) is compiled through the JIT and its disk cache; one that
  * does not is applied to the loaded plan and bound again. */
@@ -38,6 +42,10 @@ typedef struct Tuner {
     BgTensor *ref;             /* the default plan's outputs */
     int nref;
     int evaluated, jits;
+    double deadline;           /* the current instruction's share of the budget ends (0: none) */
+    FILE *records;             /* --records: every point measured, a TSV line each */
+    const char *gkey;
+    BgGraphFeatures gf;
     BgDiagSink *d;
 } Tuner;
 
@@ -47,7 +55,10 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static bool over_budget(const Tuner *t) { return t->budget_s > 0 && now_s() - t->t0 > t->budget_s; }
+static bool over_budget(const Tuner *t) {
+    const double now = now_s();
+    return (t->budget_s > 0 && now - t->t0 > t->budget_s) || (t->deadline > 0 && now > t->deadline);
+}
 
 /* Does gm's code differ from what m now asks for (a method or path changed)? */
 static bool needs_code(const Tuner *t) {
@@ -163,7 +174,11 @@ static bool tune_inst(Tuner *t, int i, int li, double default_ms, Result *res) {
     for (int round = 0; round < (t->exhaustive ? 1 : 3); round++) {
         bool improved = false;
         const BgSchedPoint base = best;
-        for (int k = 1; k < n && !over_budget(t); k++) {
+        /* the points of the loaded code first, then those that need a compile (method, path) */
+        for (int kk = 1; kk < 2 * n && !over_budget(t); kk++) {
+            const int k = kk < n ? kk : kk - n + 1;
+            const bool code = pts[k].method != base.method || pts[k].path != base.path;
+            if (k >= n || code != (kk >= n)) continue;
             if (seen[k] || (!t->exhaustive && ndiff(&pts[k], &base) != 1)) continue;
             seen[k] = true;
             char txt[128], what[200];
@@ -179,6 +194,14 @@ static bool tune_inst(Tuner *t, int i, int li, double default_ms, Result *res) {
                     return false;
                 }
                 continue;
+            }
+            if (t->records) {
+                const BgGraphFeatures *f = &t->gf;
+                char op[160];
+                bg_sched_op_key(t->m, in, op, sizeof op);
+                fprintf(t->records, "%s\t%s\t%lld\t%lld\t%.4f\t%.4f\t%lld\t%.4f\t%.6f\t%.6f\t%s\t%s\t%.3f\t%.3f\n", t->g.name,
+                        t->gkey, (long long)f->n, (long long)f->nnz, f->deg_mean, f->deg_cv, (long long)f->deg_max,
+                        f->deg_skew, f->hub_frac, f->span, op, txt, 1000 * ms, 1000 * default_ms);
             }
             if (!t->quiet) {
                 double el = now_s() - t->t0;
@@ -210,12 +233,13 @@ static int tune_usage(const char *msg, const char *arg) {
     fprintf(stderr, "bgnnc tune: ");
     fprintf(stderr, msg, arg);
     fprintf(stderr, "\nusage: bgnnc tune MODEL.bgnn (--data DIR | --dataset NAME) [--graph FILE] [--weights W] [--budget SECONDS] "
-                    "[--reps R] [--db FILE] [--exhaustive] [--dry-run] [--quiet]\n");
+                    "[--reps R] [--db FILE] [--records FILE] [--exhaustive] [--dry-run] [--quiet]\n");
     return 2;
 }
 
 int cli_cmd_tune(int argc, char **argv) {
     const char *model = NULL, *data = NULL, *dataset = NULL, *graph = NULL, *weights = NULL, *db_path = NULL;
+    const char *records = NULL;
     char dirbuf[4096];
     double budget = 0;
     long reps = 100;
@@ -228,6 +252,7 @@ int cli_cmd_tune(int argc, char **argv) {
         else if (strcmp(a, "--graph") == 0) slot = &graph;
         else if (strcmp(a, "--weights") == 0) slot = &weights;
         else if (strcmp(a, "--db") == 0) slot = &db_path;
+        else if (strcmp(a, "--records") == 0) slot = &records;
         else if (strcmp(a, "--exhaustive") == 0) exhaustive = true;
         else if (strcmp(a, "--dry-run") == 0) dry = true;
         else if (strcmp(a, "--quiet") == 0) quiet = true;
@@ -277,10 +302,14 @@ int cli_cmd_tune(int argc, char **argv) {
     if (!have_gpu) goto done;
     cli_progress("loading %s", graph ? graph : data);
     if (!bg_dataset_load_graph(data, graph, &t.ds, &d)) goto done;
-    BgGraphFeatures gf;
-    bg_graph_features(&t.ds.graph, &gf);
+    bg_graph_features(&t.ds.graph, &t.gf);
     char gkey[96];
-    bg_graph_key(&gf, gkey, sizeof gkey);
+    bg_graph_key(&t.gf, gkey, sizeof gkey);
+    t.gkey = gkey;
+    if (records && !(t.records = fopen(records, "a"))) {
+        bg_diag_error(&d, BG_E_WRITE, "tune: cannot open --records file '%s'", records);
+        goto done;
+    }
     cli_progress("compiling %s", model);
     t.m = bg_compile_file(t.arena, model, &(BgCompileOpts){0}, &d);
     t.cache_dir = bg_cache_default_dir();
@@ -303,11 +332,17 @@ int cli_cmd_tune(int argc, char **argv) {
     printf("tune    %s on %s (%s, %s): graph key \"%s\"\n", model, data, t.g.name, t.g.arch, gkey);
     printf("default end to end %.2f us (median of %d)\n", 1000 * e2e_default, t.reps);
     res = bg_xcalloc((size_t)t.m->ninsts + 1, sizeof *res);
+    int left = 0; /* tunable instructions still to tune: each gets an equal share of the budget left */
+    for (int i = 0; i < t.m->ninsts; i++) left += bg_sched_tunable(t.m, &t.m->insts[i]) && launch_of(t.gm.plan, i) >= 0;
     for (int i = 0; i < t.m->ninsts && !over_budget(&t); i++) {
         if (!bg_sched_tunable(t.m, &t.m->insts[i])) continue;
         int li = launch_of(t.gm.plan, i);
         if (li < 0) continue;
-        if (!tune_inst(&t, i, li, base[li], &res[nres])) {
+        t.deadline = t.budget_s > 0 ? now_s() + (t.budget_s - (now_s() - t.t0)) / left : 0;
+        left--;
+        const bool ok_inst = tune_inst(&t, i, li, base[li], &res[nres]);
+        t.deadline = 0;
+        if (!ok_inst) {
             free(base);
             goto done;
         }
@@ -379,6 +414,7 @@ done:
     free(res);
     free(path);
     free(t.cache_dir);
+    if (t.records) fclose(t.records);
     bg_dataset_free(&t.ds);
     char *text = bg_diag_render(&d);
     if (text && *text) fputs(text, stderr);

@@ -83,7 +83,7 @@ fi
 
 step gpu_tests 300 ctest --test-dir "$BUILD" -L gpu -E test_gpu_sched --output-on-failure
 # every point of every schedule space of every example on awkward graphs (docs/tuning.md)
-step gpu_sched 560 env BGNN_SOURCE_DIR="$ROOT" "$BUILD/tests/test_gpu_sched"
+step gpu_sched 590 env BGNN_SOURCE_DIR="$ROOT" "$BUILD/tests/test_gpu_sched"
 step host_jit 60 "$BUILD/host_jit" "$ROOT"
 
 # The CLI end to end on Cora: JIT (twice: cold then cache hit), AOT cubin, CPU reference.

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# sched.sh - schedules from the command line (docs/tuning.md), without a GPU: `bgnnc --sched`
+# puts a point into the IR dump (sched(...), method=) and the manifest (grid=, fb=, the graph's
+# chunk= and group=) of the generated CUDA; a point an instruction cannot take, or a malformed
+# one, is an error naming it (exit 1) with no output file; `bgnnc tune` refuses bad arguments
+# with a usage error (exit 2) and, where no GPU is usable, fails with the driver's message
+# (exit 1) and writes no database.
+#   sched.sh BGNNC SOURCE_DIR WORK_DIR
+set -uo pipefail
+bgnnc=$1 src=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+m=$src/examples/gcn_bin.bgnn
+ir=$("$bgnnc" "$m" --emit=ir --sched=11:block=128,grid=4,chunk=512,group=never --sched=13:method=popc2) || fail "--sched: exit $?"
+grep -q '^%11 .*sched(block=128 grid=4 chunk=512 group=never)' <<<"$ir" || fail "no sched(...) on %11: $ir"
+grep -q '^%13 .*method=popc2' <<<"$ir" || fail "no method=popc2 on %13"
+"$bgnnc" "$m" --emit=cuda --sched=11:chunk=512,group=always --sched=10:fb=sparse -o "$work/m.cu" || fail "emit cuda: exit $?"
+# the manifest is embedded as bytes: decode them back to text
+python3 - "$work/m.cu" >"$work/manifest.txt" <<'PY' || fail "cannot decode the manifest"
+import re, sys
+body = open(sys.argv[1]).read().split("bgnn_manifest[", 1)[1].split("{", 1)[1].split("}", 1)[0]
+print(bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", body)).decode().rstrip("\0"))
+PY
+grep -q '^graph 0 .* chunk=512 group=always$' "$work/manifest.txt" || fail "graph 0 line: $(grep '^graph 0' "$work/manifest.txt")"
+grep -q '^launch .*kernel=bgnn_k10_bmm .* grid=0 fb=sparse$' "$work/manifest.txt" || fail "launch of %10: no fb=sparse"
+bad() { # expected exit, expected text, args...
+    local want=$1 text=$2
+    shift 2
+    out=$("$bgnnc" "$@" 2>&1)
+    rc=$?
+    [[ $rc == "$want" ]] || fail "$* exited $rc, want $want: $out"
+    grep -q -- "$text" <<<"$out" || fail "$*: no '$text' in: $out"
+}
+bad 1 "needs 256-thread blocks" "$m" --emit=ir --sched=10:block=128
+bad 1 "has no schedule" "$m" --emit=ir --sched=3:block=128
+bad 1 "unknown key or value" "$m" --emit=ir --sched=11:block=100
+bad 1 "expected INST:SCHEDULE" "$m" --emit=ir --sched=block=64
+bad 1 "chunk and group apply" "$m" --emit=ir --sched=13:chunk=512
+"$bgnnc" "$m" --emit=ir --sched=11:grid=999 -o "$work/bad.ir" >/dev/null 2>&1 && fail "grid=999 accepted"
+[[ -e $work/bad.ir ]] && fail "a refused --sched left an output file"
+bad 2 "no model file" tune
+bad 2 "unknown option" tune "$m" --data "$work" --bogus
+bad 2 "--budget must be" tune "$m" --data "$work" --budget -3
+bad 2 "--reps must be" tune "$m" --data "$work" --reps 1.5
+bad 2 "is required" tune "$m"
+if ! "$bgnnc" run "$m" --dataset cora --weights x --target auto 2>/dev/null | grep -q "^gpu "; then
+    export BGNN_TUNE_DIR=$work/tunedb
+    out=$("$bgnnc" tune "$m" --data "$work" 2>&1)
+    [[ $? == 1 ]] || fail "tune without a GPU: exit not 1: $out"
+    [[ -e $work/tunedb ]] && fail "tune without a GPU made a database"
+fi
+[[ $fails == 0 ]] && echo "sched.sh: all checks passed"
+exit $((fails > 0))
