@@ -30,26 +30,10 @@ B=$BUILD/bgnnc
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 TMP=$(mktemp -d)
-# per dataset: data dir, model, weights
-setup() {
-    case $1 in
-    cora) echo "$DATA/cora examples/gcn_bin.bgnn examples/weights/gcn_bin_cora.safetensors" ;;
-    citeseer)
-        mkdir -p "$TMP/citeseer"
-        cp "$DATA"/citeseer/*.npy "$DATA/citeseer/graph.mtx" "$TMP/citeseer/" 2>/dev/null
-        [[ -f $TMP/citeseer/features.npy ]] || gzip -dc "$DATA/citeseer/features.npy.gz" >"$TMP/citeseer/features.npy"
-        echo "$TMP/citeseer examples/citeseer/gcn_bin.bgnn examples/weights/gcn_bin_citeseer.safetensors" ;;
-    pubmed)
-        mkdir -p "$TMP/pubmed"
-        cp "$DATA"/pubmed/*.npy "$DATA/pubmed/graph.mtx" "$TMP/pubmed/" 2>/dev/null
-        python3 bench/make_features.py 19717 500 "$TMP/pubmed/features.npy" 0.1
-        "$B" gen-weights bench/gcn_bin_pubmed.bgnn --seed 1 -o "$TMP/pubmed_w.safetensors" >/dev/null
-        echo "$TMP/pubmed bench/gcn_bin_pubmed.bgnn $TMP/pubmed_w.safetensors" ;;
-    esac
-}
+. bench/planetoid_setup.sh
 TABLE=()
 for ds in cora citeseer pubmed; do
-    read -r dir model w < <(setup $ds)
+    read -r dir model w < <(planetoid_setup $ds)
     log=$OUT/budget_$ds.log
     echo "== $ds ($GPU): $model on $dir" | tee "$log"
     "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 2000 >>"$log" 2>&1

@@ -40,24 +40,14 @@ B=$BUILD/bgnnc
 GG=$BUILD/bgnn_graphgen
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 TMP=$(mktemp -d)
+. bench/planetoid_setup.sh
 DB=$OUT/tune.db
 rm -f "$DB"
 # name -> "data dir, model, weights" (synthetic: generated here)
 SYNTH="rmat_n65536_d16 rmat_n262144_d8_a70 powerlaw_n100000_d10 er_n200000_d6 grid_n250000 sbm_n65536_d24 ba_n50000_d4"
 setup() {
+    planetoid_setup "$1" && return
     case $1 in
-    cora) echo "$DATA/cora examples/gcn_bin.bgnn examples/weights/gcn_bin_cora.safetensors" ;;
-    citeseer)
-        mkdir -p "$TMP/citeseer"
-        cp "$DATA"/citeseer/*.npy "$DATA/citeseer/graph.mtx" "$TMP/citeseer/" 2>/dev/null
-        [[ -f $TMP/citeseer/features.npy ]] || gzip -dc "$DATA/citeseer/features.npy.gz" >"$TMP/citeseer/features.npy"
-        echo "$TMP/citeseer examples/citeseer/gcn_bin.bgnn examples/weights/gcn_bin_citeseer.safetensors" ;;
-    pubmed)
-        mkdir -p "$TMP/pubmed"
-        cp "$DATA"/pubmed/*.npy "$DATA/pubmed/graph.mtx" "$TMP/pubmed/" 2>/dev/null
-        python3 bench/make_features.py 19717 500 "$TMP/pubmed/features.npy" 0.1
-        "$B" gen-weights bench/gcn_bin_pubmed.bgnn --seed 1 -o "$TMP/pubmed_w.safetensors" >/dev/null
-        echo "$TMP/pubmed bench/gcn_bin_pubmed.bgnn $TMP/pubmed_w.safetensors" ;;
     *)
         local kind=${1%%_*} rest=${1#*_} n d args=()
         n=$(grep -oE 'n[0-9]+' <<<"$rest" | head -1 | tr -d n)
