@@ -645,7 +645,7 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     if (ok && bg_sched_apply_db(tm, db, key, c->gpu.sm, d) > 0) {
         unsigned char *cubin = NULL;
         size_t len = 0;
-        ok = bg_jit_cubin(tm, c->arch, &c->gpu.nv, c->cache_dir, &cubin, &len, NULL, d) &&
+        ok = ensure_nvrtc(c, d) && bg_jit_cubin(tm, c->arch, &c->gpu.nv, c->cache_dir, &cubin, &len, NULL, d) &&
              bg_gpu_model_load(&c->gpu, cubin, len, m->src_name, &s->tgm, d);
         free(cubin);
         s->tuned = ok;

@@ -1,0 +1,203 @@
+/* test_sched.c - the schedule space without a GPU (docs/tuning.md; compiler/codegen/sched.c):
+ * for every example model, every point of every tunable instruction's space is valid, round-
+ * trips through its text (bg_sched_str / bg_sched_parse), builds a plan whose launch and graph
+ * carry it (block, grid, fb, chunk, group) and whose manifest reads back to the same text; the
+ * tuning database's record for an op key and Cora's graph key sets the instruction's point
+ * (bg_sched_apply_db, as bgnnc run and bgnn_session_prepare do) and shows in the IR dump; a
+ * record this compiler cannot use is one warning and leaves the default; Cora's graph key is
+ * the one the H200 tuning runs filed (docs/logs/tune_planetoid_h200_2026-11-26.log). */
+#include "bgtest.h"
+#include "codegen.h"
+#include "tune_db.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The launch of instruction i in p, or NULL. */
+static const BgPlanLaunch *launch_of(const BgPlan *p, int i) {
+    for (int k = 0; k < p->nlaunches; k++)
+        if (p->launches[k].inst == i && !p->launches[k].prep) return &p->launches[k];
+    return NULL;
+}
+
+static void check_model(const char *path, int64_t *npoints) {
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_file(a, path, NULL, &d);
+    CHECK(m != NULL);
+    if (!m) {
+        bg_arena_free(a);
+        bg_diag_free(&d);
+        return;
+    }
+    for (int i = 0; i < m->ninsts; i++) {
+        BgInst *in = &m->insts[i];
+        const int n = bg_sched_space(m, in, 90, NULL, 0);
+        CHECK((n > 0) == bg_sched_tunable(m, in));
+        if (n == 0) continue;
+        BgSchedPoint *pts = bg_xcalloc((size_t)n + 1, sizeof *pts);
+        CHECK_EQ_INT(bg_sched_space(m, in, 90, pts, n), n);
+        const BgSchedPoint def = bg_sched_point(in);
+        CHECK(bg_sched_eq(&pts[0], &def));
+        for (int p = 0; p < n; p++) {
+            char txt[128], err[200];
+            BgSchedPoint back;
+            bg_sched_str(&pts[p], txt, sizeof txt);
+            CHECK(bg_sched_valid(m, in, &pts[p], err, sizeof err));
+            CHECK(bg_sched_parse(txt, &back, err, sizeof err) && bg_sched_eq(&back, &pts[p]));
+            for (int q = 0; q < p && p < 64; q++) CHECK(!bg_sched_eq(&pts[q], &pts[p])); /* no point twice */
+            /* a sample of the points through the plan and the manifest */
+            if (p % 37 && p != n - 1) continue;
+            bg_sched_set(in, &pts[p]);
+            BgArena *pa = bg_arena_new();
+            BgPlan *plan = bg_plan_build(m, "sm_90", pa, &d);
+            CHECK(plan != NULL);
+            const BgPlanLaunch *l = plan ? launch_of(plan, i) : NULL;
+            CHECK(l != NULL);
+            if (l) {
+                const BgSched *s = &pts[p].s;
+                CHECK_EQ_INT(l->block_size, s->block ? s->block : 256);
+                CHECK_EQ_INT(l->grid_per_sm, s->grid);
+                if (l->alt) CHECK_EQ_INT(l->fb, s->fb);
+                if (bg_plan_bspmm_fast(m, in)) {
+                    int g = -1;
+                    for (int k = 0; k < plan->ngraphs; k++)
+                        if (plan->graphs[k].inst == (int)in->args[0]) g = k;
+                    CHECK(g >= 0);
+                    if (g >= 0) {
+                        CHECK_EQ_INT(plan->graphs[g].chunk, s->chunk ? s->chunk : BG_PLAN_BSPMM_CHUNK);
+                        CHECK_EQ_INT(plan->graphs[g].group, s->group);
+                    }
+                }
+                char *text = bg_manifest_write(plan);
+                BgArena *ra = bg_arena_new();
+                BgPlan *rp = bg_manifest_read(text, strlen(text), "test", ra, &d);
+                CHECK(rp != NULL);
+                char *again = rp ? bg_manifest_write(rp) : NULL;
+                CHECK(again && strcmp(again, text) == 0);
+                free(again);
+                free(text);
+                bg_arena_free(ra);
+            }
+            bg_arena_free(pa);
+            bg_sched_set(in, &def);
+        }
+        *npoints += n;
+        free(pts);
+    }
+    if (d.nerrors) {
+        char *t = bg_diag_render(&d);
+        fprintf(stderr, "%s: %s", path, t ? t : "");
+        free(t);
+    }
+    CHECK_EQ_INT(d.nerrors, 0);
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
+/* The database path: a record sets the point; a bad one warns and leaves the default. */
+static void check_db(const char *srcdir, const char *tmp) {
+    char mpath[600], dbpath[700];
+    snprintf(mpath, sizeof mpath, "%s/examples/gcn_bin.bgnn", srcdir);
+    snprintf(dbpath, sizeof dbpath, "%s/test_sched.%ld.tune", tmp, (long)getpid());
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_file(a, mpath, NULL, &d);
+    CHECK(m != NULL);
+    if (!m) return;
+    int agg = -1, mm = -1;
+    for (int i = 0; i < m->ninsts; i++) {
+        if (m->insts[i].op == BG_OP_BSPMM) agg = i;
+        if (m->insts[i].op == BG_OP_BSPMM_MM) mm = i;
+    }
+    CHECK(agg >= 0 && mm >= 0);
+    if (agg < 0 || mm < 0) return;
+    char opk[160], opm[160];
+    bg_sched_op_key(m, &m->insts[agg], opk, sizeof opk);
+    bg_sched_op_key(m, &m->insts[mm], opm, sizeof opm);
+    CHECK(strcmp(opk, "bspmm.BBB fast k=64 c=64 norm=none loops=1 steps=0") == 0);
+    const char *key = "n=11.5 d=2.5 dmax=7 g=0";
+    BgTuneRecord recs[2] = {{opk, key, "block=64 chunk=512 group=never", 8.0, 9.0, 100},
+                            {opm, key, "chunk=512", 5.0, 6.0, 100}}; /* not a bspmm_mm knob */
+    CHECK(bg_tune_db_store(dbpath, recs, 2, "Test GPU", 90, &d));
+    BgTuneDb *db = bg_tune_db_load(dbpath, &d);
+    CHECK_EQ_INT(d.nerrors, 0);
+    const int nwarn_before = d.n;
+    CHECK_EQ_INT(bg_sched_apply_db(m, db, key, 90, &d), 1);
+    CHECK_EQ_INT(d.n, nwarn_before + 1); /* the bspmm_mm record: one warning */
+    CHECK_EQ_INT(d.nerrors, 0);
+    CHECK_EQ_INT(m->insts[agg].attrs.sched.block, 64);
+    CHECK_EQ_INT(m->insts[agg].attrs.sched.chunk, 512);
+    CHECK_EQ_INT(m->insts[agg].attrs.sched.group, -1);
+    CHECK(bg_sched_is_default(&m->insts[mm].attrs.sched));
+    char *ir = bg_ir_print(m);
+    CHECK(ir && strstr(ir, "sched(block=64 chunk=512 group=never)") != NULL);
+    free(ir);
+    /* another graph key: nothing applies */
+    BgModule *m2 = bg_compile_file(a, mpath, NULL, &d);
+    CHECK(m2 && bg_sched_apply_db(m2, db, "n=20.0 d=3.0 dmax=9 g=0", 90, &d) == 0);
+    bg_tune_db_free(db);
+    unlink(dbpath);
+    char lock[800];
+    snprintf(lock, sizeof lock, "%s.lock", dbpath);
+    unlink(lock);
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
+/* Cora's graph key (the graph key bgnnc run computes after loading the data). */
+static void check_graph_key(void) {
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/cora", bg_default_data_root());
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgDataset ds;
+    memset(&ds, 0, sizeof ds);
+    if (!bg_dataset_load_graph(dir, NULL, &ds, &d)) {
+        printf("[note] no Cora under %s: graph key check skipped\n", bg_default_data_root());
+        bg_diag_free(&d);
+        return;
+    }
+    BgGraphFeatures f;
+    bg_graph_features(&ds.graph, &f);
+    char key[96];
+    bg_graph_key(&f, key, sizeof key);
+    CHECK(strcmp(key, "n=11.5 d=2.5 dmax=7 g=0") == 0);
+    CHECK_EQ_INT(f.n, 2708);
+    CHECK_EQ_INT(f.deg_max, 168);
+    CHECK_EQ_INT(f.nnz, 10556);
+    bg_dataset_free(&ds);
+    bg_diag_free(&d);
+}
+
+int main(void) {
+    const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
+    char exdir[600];
+    snprintf(exdir, sizeof exdir, "%s/examples", srcdir);
+    DIR *dir = opendir(exdir);
+    CHECK(dir != NULL);
+    char *names[64];
+    int nn = 0;
+    for (struct dirent *e; dir && (e = readdir(dir)) && nn < 64;) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".bgnn") == 0) names[nn++] = strdup(e->d_name);
+    }
+    if (dir) closedir(dir);
+    qsort(names, (size_t)nn, sizeof *names, cmp_str);
+    int64_t npoints = 0;
+    for (int i = 0; i < nn; i++) {
+        char p[800];
+        snprintf(p, sizeof p, "%s/%s", exdir, names[i]);
+        check_model(p, &npoints);
+        free(names[i]);
+    }
+    printf("%d examples, %lld schedule points\n", nn, (long long)npoints);
+    CHECK(nn >= 5 && npoints > 1000);
+    check_db(srcdir, bg_test_tmpdir());
+    check_graph_key();
+    return bg_test_finish();
+}
