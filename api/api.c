@@ -6,6 +6,7 @@
  * runs the same module through bg_bind + bg_interp_run.  Nothing here prints or exits. */
 #include "bgnn/bgnn.h"
 #include "driver.h"
+#include "sched_model.h"
 #include "tune_db.h"
 
 #include <stdarg.h>
@@ -614,9 +615,10 @@ bgnn_status bgnn_session_set_requests(bgnn_session *s, int64_t k) {
     return BGNN_OK;
 }
 
-/* The tuning database's schedules for the bound graph (docs/tuning.md): when it has records for
- * this model's ops on a graph like this one, the session compiles its own copy of the model
- * with them (JIT through the cache: the schedule is part of the key).  A database that cannot
+/* The tuning database's schedules for the bound graph (docs/tuning.md), over the learned
+ * predictor's (the GPU's .model file beside it): when either sets a schedule of this model's
+ * ops for a graph like this one, the session compiles its own copy of the model with them (JIT
+ * through the cache: the schedule is part of the key).  A database that cannot
  * be read is a warning and the model's own schedule runs. */
 static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     bgnn_model *m = s->m;
@@ -626,11 +628,14 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     s->tuned = false;
     if (!m->m || (c->tune_db && strcmp(c->tune_db, "off") == 0)) return true;
     char *path = c->tune_db ? xstrdup(c->tune_db) : bg_tune_db_path(NULL, c->gpu.name, c->gpu.sm);
-    if (!path) return true;
-    BgTuneDb *db = bg_tune_db_load(path, d);
+    char *mpath = bg_sched_model_path(NULL, c->gpu.name, c->gpu.sm);
+    BgTuneDb *db = path ? bg_tune_db_load(path, d) : NULL;
+    BgSchedModel *model = bg_sched_model_load(mpath, d);
     free(path);
-    if (!db || bg_tune_db_count(db) == 0) {
+    free(mpath);
+    if ((!db || bg_tune_db_count(db) == 0) && bg_sched_model_ntrees(model) == 0) {
         bg_tune_db_free(db);
+        bg_sched_model_free(model);
         return true;
     }
     BgGraphFeatures f;
@@ -642,7 +647,12 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     BgCompileOpts co = {.fp_strict = c->fp_strict};
     BgModule *tm = bg_compile_text(s->tarena, m->src_name, m->src, m->src_len, &co, d);
     bool ok = tm != NULL;
-    if (ok && bg_sched_apply_db(tm, db, key, c->gpu.sm, d) > 0) {
+    double x[BG_SCHED_MODEL_NFEAT];
+    bg_sched_model_features(&f, x);
+    /* the learned predictor, then the measured records over it */
+    const int np = ok ? bg_sched_apply_model(tm, model, x, c->gpu.sm) : 0;
+    bg_sched_model_free(model);
+    if (ok && (db ? bg_sched_apply_db(tm, db, key, c->gpu.sm, d) : 0) + np > 0) {
         unsigned char *cubin = NULL;
         size_t len = 0;
         ok = ensure_nvrtc(c, d) && bg_jit_cubin(tm, c->arch, &c->gpu.nv, c->cache_dir, &cubin, &len, NULL, d) &&

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "driver.h"
 #include "outguard.h"
+#include "sched_model.h"
 #include "tune_db.h"
 
 #include <errno.h>
@@ -530,21 +531,31 @@ done:
 static int apply_tuning(const RunArgs *ra, BgModule *m, const BgGpu *g, const BgGraph *graph, char *note,
                         size_t nn, BgDiagSink *d) {
     if (ra->tune_db && strcmp(ra->tune_db, "off") == 0) return 0;
-    char *path = ra->tune_db ? strdup(ra->tune_db) : bg_tune_db_path(NULL, g->name, g->sm);
-    if (!path) return 0;
-    BgTuneDb *db = bg_tune_db_load(path, d);
-    int n = 0;
-    if (db && bg_tune_db_count(db) > 0) {
-        BgGraphFeatures f;
-        bg_graph_features(graph, &f);
-        char key[96];
-        bg_graph_key(&f, key, sizeof key);
-        n = bg_sched_apply_db(m, db, key, g->sm, d);
-        snprintf(note, nn, "%d schedule%s from %s (graph key \"%s\")", n, n == 1 ? "" : "s", path, key);
+    BgGraphFeatures f;
+    bg_graph_features(graph, &f);
+    char key[96];
+    bg_graph_key(&f, key, sizeof key);
+    /* the learned predictor first (the GPU's model file, or BGNN_SCHED_MODEL), then the records */
+    const char *mp = getenv("BGNN_SCHED_MODEL");
+    char *mpath = mp && *mp ? strdup(mp) : bg_sched_model_path(NULL, g->name, g->sm);
+    BgSchedModel *model = bg_sched_model_load(mpath, d);
+    int np = 0, n = 0;
+    if (bg_sched_model_ntrees(model) > 0) {
+        double x[BG_SCHED_MODEL_NFEAT];
+        bg_sched_model_features(&f, x);
+        np = bg_sched_apply_model(m, model, x, g->sm);
     }
+    char *path = ra->tune_db ? strdup(ra->tune_db) : bg_tune_db_path(NULL, g->name, g->sm);
+    BgTuneDb *db = path ? bg_tune_db_load(path, d) : NULL;
+    if (db && bg_tune_db_count(db) > 0) n = bg_sched_apply_db(m, db, key, g->sm, d);
+    if (n || np)
+        snprintf(note, nn, "%d schedule%s from %s, %d predicted by %s (graph key \"%s\")", n, n == 1 ? "" : "s",
+                 path ? path : "-", np, np ? mpath : "-", key);
     bg_tune_db_free(db);
+    bg_sched_model_free(model);
     free(path);
-    return n;
+    free(mpath);
+    return n + np;
 }
 
 static int run_gpu(const RunArgs *ra) {

@@ -2,7 +2,8 @@
 # setup_python.sh - what the Python stage of .ci/run needs beyond tools/setup.sh, on a fresh
 # Debian machine: python3 with venv and its headers (python3-venv, python3-dev: the extension
 # is compiled by `pip install .`), then a fresh virtual environment VENV (default
-# build-venv/) holding the test packages from PyPI (numpy, pytest).  scikit-build-core comes
+# build-venv/) holding the test packages from PyPI (numpy, pytest) and scikit-learn (the
+# schedule predictor's trainer, tools/train_predictor.py).  scikit-build-core comes
 # with `pip install .` itself (build isolation).  Installs only what is missing.
 #   tools/setup_python.sh [VENV]
 set -euo pipefail
@@ -22,5 +23,5 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 rm -rf "$venv"
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q numpy pytest
+"$venv/bin/python" -m pip install -q numpy pytest scikit-learn
 echo "setup_python: $venv ($("$venv/bin/python" --version), $("$venv/bin/python" -c 'import numpy, pytest; print("numpy", numpy.__version__, "pytest", pytest.__version__)'))"

@@ -73,6 +73,12 @@ void bg_sched_op_key(const BgModule *m, const BgInst *in, char *buf, size_t n);
  * Returns how many were set. */
 struct BgTuneDb;
 int bg_sched_apply_db(BgModule *m, const struct BgTuneDb *db, const char *graph_key, int sm, BgDiagSink *d);
+/* Sets every tunable instruction's launch-level knobs that the learned predictor has a tree
+ * for (plan/sched_model.h; x: bg_sched_model_features of the bound graph); a predicted point
+ * the instruction cannot take leaves its default.  Returns how many were set.  Callers apply
+ * the tuning database after it (a measured record wins). */
+struct BgSchedModel;
+int bg_sched_apply_model(BgModule *m, const struct BgSchedModel *model, const double *x, int sm);
 /* "INST:SCHEDULE" (bgnnc --sched): sets instruction INST's point; an error (E_OPTION) when the
  * instruction has no schedule or the text is not a valid point for it. */
 bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d);

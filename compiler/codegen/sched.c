@@ -5,6 +5,7 @@
  * files a record under.  Every point computes the same bits; plan_build.c turns a point into
  * the launch's shape and refuses an invalid one. */
 #include "codegen.h"
+#include "sched_model.h"
 #include "tune_db.h"
 
 #include <stdio.h>
@@ -322,4 +323,39 @@ bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d) {
     }
     bg_sched_set(in, &pt);
     return true;
+}
+
+int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x, int sm) {
+    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb"};
+    int applied = 0;
+    for (int i = 0; model && i < m->ninsts; i++) {
+        BgInst *in = &m->insts[i];
+        if (!bg_sched_tunable(m, in)) continue;
+        char op[160], fam[160];
+        bg_sched_op_key(m, in, op, sizeof op);
+        const char *sp = strchr(op, ' ');
+        sp = sp ? strchr(sp + 1, ' ') : NULL;
+        snprintf(fam, sizeof fam, "%.*s", sp ? (int)(sp - op) : (int)strlen(op), op);
+        BgSchedPoint pt = bg_sched_point(in);
+        bool any = false;
+        for (int k = 0; k < 5; k++) {
+            int v;
+            if (!bg_sched_model_predict(model, fam, knobs[k], x, &v)) continue;
+            any = true;
+            switch (k) {
+            case 0: pt.s.block = (uint16_t)(v > 0 ? v : 0); break;
+            case 1: pt.s.grid = (uint8_t)(v > 0 && v <= 64 ? v : 0); break;
+            case 2: pt.s.chunk = (uint16_t)(v > 0 ? v : 0); break;
+            case 3: pt.s.group = (int8_t)(v < 0 ? -1 : v > 0 ? 1 : 0); break;
+            default: pt.s.fb = (uint8_t)(v >= 0 && v <= BG_SCHED_FB_SPARSE ? v : 0); break;
+            }
+        }
+        (void)sm;
+        /* a point this instruction cannot take (the model saw another kernel): the default */
+        if (any && bg_sched_valid(m, in, &pt, NULL, 0)) {
+            bg_sched_set(in, &pt);
+            applied++;
+        }
+    }
+    return applied;
 }

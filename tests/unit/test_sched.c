@@ -5,9 +5,14 @@
  * tuning database's record for an op key and Cora's graph key sets the instruction's point
  * (bg_sched_apply_db, as bgnnc run and bgnn_session_prepare do) and shows in the IR dump; a
  * record this compiler cannot use is one warning and leaves the default; Cora's graph key is
- * the one the H200 tuning runs filed (docs/logs/tune_planetoid_h200_2026-11-26.log). */
+ * the one the H200 tuning runs filed (docs/logs/tune_planetoid_h200_2026-11-26.log).  The learned
+ * predictor's file (plan/sched_model.c): a hand-written model predicts by its trees and sets
+ * gcn_bin's aggregation; each kind of damage is one warning and an empty model; a model that
+ * tools/train_predictor.py trained (BGNN_SCHED_MODEL_FILE, CI's Python stage) loads without a
+ * warning and gives every example a plan. */
 #include "bgtest.h"
 #include "codegen.h"
+#include "sched_model.h"
 #include "tune_db.h"
 
 #include <dirent.h>
@@ -174,6 +179,111 @@ static void check_graph_key(void) {
     bg_diag_free(&d);
 }
 
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void check_predictor(const char *srcdir, const char *tmp) {
+    char path[700], mpath[600];
+    snprintf(path, sizeof path, "%s/test_sched.%ld.model", tmp, (long)getpid());
+    snprintf(mpath, sizeof mpath, "%s/examples/gcn_bin.bgnn", srcdir);
+    BgDiagSink d;
+    bg_diag_init(&d);
+    write_text(path, "bgnn-sched-model 1\n# gpu: Test GPU; graphs 2; records 9\n"
+                     "tree bspmm.BBB fast\tblock\t3\nnode 0 0 12 1 2\nleaf 1 64\nleaf 2 128\n"
+                     "tree bspmm.BBB fast\tchunk\t1\nleaf 0 512\n"
+                     "tree bspmm_mm.BBF mm_spmm\tchunk\t1\nleaf 0 512\n"); /* not a bspmm_mm knob */
+    BgSchedModel *sm = bg_sched_model_load(path, &d);
+    CHECK_EQ_INT(d.n, 0);
+    CHECK_EQ_INT(bg_sched_model_ntrees(sm), 3);
+    double x[BG_SCHED_MODEL_NFEAT] = {11.4, 13.4, 3.9, 1.3, 7.4, 10, 0.001, 0.3};
+    int v = 0;
+    CHECK(bg_sched_model_predict(sm, "bspmm.BBB fast", "block", x, &v) && v == 64);
+    x[0] = 13;
+    CHECK(bg_sched_model_predict(sm, "bspmm.BBB fast", "block", x, &v) && v == 128);
+    CHECK(!bg_sched_model_predict(sm, "bspmm.BBB fast", "grid", x, &v));
+    CHECK(!bg_sched_model_predict(sm, "bmm.FBB fb_rows", "block", x, &v));
+    x[0] = 11.4;
+    BgArena *a = bg_arena_new();
+    BgModule *m = bg_compile_file(a, mpath, NULL, &d);
+    CHECK(m != NULL);
+    if (m) {
+        CHECK_EQ_INT(bg_sched_apply_model(m, sm, x, 90), 1); /* the aggregation; bspmm_mm's point is invalid */
+        int agg = -1;
+        for (int i = 0; i < m->ninsts; i++)
+            if (m->insts[i].op == BG_OP_BSPMM) agg = i;
+        CHECK(agg >= 0 && m->insts[agg].attrs.sched.block == 64 && m->insts[agg].attrs.sched.chunk == 512);
+        BgArena *pa = bg_arena_new();
+        CHECK(bg_plan_build(m, "sm_90", pa, &d) != NULL);
+        bg_arena_free(pa);
+    }
+    bg_sched_model_free(sm);
+    /* damage: one warning each, no trees */
+    static const char *const bad[] = {
+        "bgnn-sched-model 2\n",
+        "bgnn-sched-model 1\ntree f x\tblock\t2\nnode 0 0 1 0 1\nleaf 1 64\n", /* a child before its parent */
+        "bgnn-sched-model 1\ntree f x\tspeed\t1\nleaf 0 64\n",                  /* no such knob */
+        "bgnn-sched-model 1\ntree f x\tblock\t2\nleaf 0 64\n",                  /* a node missing */
+        "bgnn-sched-model 1\ntree f x\tblock\t1\nleaf 0 64",                     /* no final newline */
+        "bgnn-sched-model 1\ntree f x\tblock\t3\nnode 0 9 1 1 2\nleaf 1 1\nleaf 2 2\n", /* feature 9 */
+        "bgnn-sched-model 1\ntree f x\tblock\t1\nleaf 0 99999\n",               /* value out of range */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        write_text(path, bad[k]);
+        BgDiagSink w;
+        bg_diag_init(&w);
+        BgSchedModel *b = bg_sched_model_load(path, &w);
+        CHECK(b != NULL);
+        CHECK_EQ_INT(w.n, 1);
+        CHECK_EQ_INT(w.nerrors, 0);
+        CHECK_EQ_INT(bg_sched_model_ntrees(b), 0);
+        if (w.n != 1) fprintf(stderr, "damaged model %zu: %d diagnostics\n", k, w.n);
+        bg_sched_model_free(b);
+        bg_diag_free(&w);
+    }
+    unlink(path);
+    BgSchedModel *none = bg_sched_model_load(path, &d); /* missing: empty, no warning */
+    CHECK(none && bg_sched_model_ntrees(none) == 0);
+    bg_sched_model_free(none);
+    /* a trained model (CI: tools/train_predictor.py on the H200 records) */
+    const char *trained = getenv("BGNN_SCHED_MODEL_FILE");
+    if (trained && *trained) {
+        BgSchedModel *t = bg_sched_model_load(trained, &d);
+        CHECK(bg_sched_model_ntrees(t) > 0);
+        int napplied = 0;
+        DIR *dir = NULL;
+        char exdir[700];
+        snprintf(exdir, sizeof exdir, "%s/examples", srcdir);
+        dir = opendir(exdir);
+        for (struct dirent *e; dir && (e = readdir(dir));) {
+            size_t l = strlen(e->d_name);
+            if (l < 6 || strcmp(e->d_name + l - 5, ".bgnn") != 0) continue;
+            char p2[1000];
+            snprintf(p2, sizeof p2, "%s/%s", exdir, e->d_name);
+            BgModule *em = bg_compile_file(a, p2, NULL, &d);
+            CHECK(em != NULL);
+            if (!em) continue;
+            napplied += bg_sched_apply_model(em, t, x, 90);
+            BgArena *pa = bg_arena_new();
+            CHECK(bg_plan_build(em, "sm_90", pa, &d) != NULL);
+            bg_arena_free(pa);
+        }
+        if (dir) closedir(dir);
+        printf("trained model %s: %d trees, %d instructions of the examples set\n", trained, bg_sched_model_ntrees(t),
+               napplied);
+        CHECK(napplied > 0);
+        bg_sched_model_free(t);
+    }
+    CHECK_EQ_INT(d.nerrors, 0);
+    CHECK_EQ_INT(d.n, 0);
+    bg_arena_free(a);
+    bg_diag_free(&d);
+}
+
 int main(void) {
     const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
     char exdir[600];
@@ -199,5 +309,6 @@ int main(void) {
     CHECK(nn >= 5 && npoints > 1000);
     check_db(srcdir, bg_test_tmpdir());
     check_graph_key();
+    check_predictor(srcdir, bg_test_tmpdir());
     return bg_test_finish();
 }
