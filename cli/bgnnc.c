@@ -463,6 +463,9 @@ static int run_cpu(const RunArgs *ra) {
     memset(&b, 0, sizeof b);
     double t0 = now_ms();
     BgModule *m = bg_compile_file(a, ra->model, &(BgCompileOpts){.fp_strict = ra->fp_strict}, &d);
+    /* --sched is checked here too (the reference runs every schedule the same way) */
+    for (int k = 0; m && k < ra->nsched; k++)
+        if (!bg_sched_apply_text(m, ra->sched[k], &d)) m = NULL;
     double t1 = now_ms();
     int urc = refuse_param_clobber(ra, m);
     cli_progress("loading %s", ra->graph ? ra->graph : ra->data);

@@ -40,6 +40,14 @@ bad 1 "expected INST:SCHEDULE" "$m" --emit=ir --sched=block=64
 bad 1 "chunk and group apply" "$m" --emit=ir --sched=13:chunk=512
 "$bgnnc" "$m" --emit=ir --sched=11:grid=999 -o "$work/bad.ir" >/dev/null 2>&1 && fail "grid=999 accepted"
 [[ -e $work/bad.ir ]] && fail "a refused --sched left an output file"
+# the CPU reference takes --sched (same logits), and refuses a bad one
+if [[ -f $src/../shared/data/cora/graph.mtx ]]; then
+    w=$src/examples/weights/gcn_bin_cora.safetensors d=$src/../shared/data/cora
+    "$bgnnc" run "$m" --data "$d" --weights "$w" --logits "$work/a.npy" >/dev/null || fail "cpu run"
+    "$bgnnc" run "$m" --data "$d" --weights "$w" --sched 11:block=64,chunk=256 --logits "$work/b.npy" >/dev/null || fail "cpu run --sched"
+    cmp -s "$work/a.npy" "$work/b.npy" || fail "--sched changed the CPU reference's logits"
+    bad 1 "has no schedule" run "$m" --data "$d" --weights "$w" --sched 2:grid=2
+fi
 bad 2 "no model file" tune
 bad 2 "unknown option" tune "$m" --data "$work" --bogus
 bad 2 "--budget must be" tune "$m" --data "$work" --budget -3
