@@ -30,6 +30,8 @@ typedef struct CliRunReport {
 
 /* bgnnc tune (tune.c): the whole command, argv as main's; returns the exit status. */
 int cli_cmd_tune(int argc, char **argv);
+/* bgnnc tune --variants (variants.c): the model's type-correct precision variants. */
+int cli_cmd_variants(int argc, char **argv);
 
 /* The report as one JSON object on stdout ("ok": true). */
 void cli_print_run_json(const CliRunReport *r);

@@ -238,6 +238,8 @@ static int tune_usage(const char *msg, const char *arg) {
 }
 
 int cli_cmd_tune(int argc, char **argv) {
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--variants") == 0) return cli_cmd_variants(argc, argv);
     const char *model = NULL, *data = NULL, *dataset = NULL, *graph = NULL, *weights = NULL, *db_path = NULL;
     const char *records = NULL;
     char dirbuf[4096];

@@ -4,7 +4,8 @@
 # chunk= and group=) of the generated CUDA; a point an instruction cannot take, or a malformed
 # one, is an error naming it (exit 1) with no output file; `bgnnc tune` refuses bad arguments
 # with a usage error (exit 2) and, where no GPU is usable, fails with the driver's message
-# (exit 1) and writes no database.
+# (exit 1) and writes no database; the CPU reference takes --sched with the same logits;
+# `bgnnc tune --variants` writes gcn_bin's 32 type-correct precision variants, each compiling.
 #   sched.sh BGNNC SOURCE_DIR WORK_DIR
 set -uo pipefail
 bgnnc=$1 src=$2 work=$3
@@ -48,6 +49,17 @@ if [[ -f $src/../shared/data/cora/graph.mtx ]]; then
     cmp -s "$work/a.npy" "$work/b.npy" || fail "--sched changed the CPU reference's logits"
     bad 1 "has no schedule" run "$m" --data "$d" --weights "$w" --sched 2:grid=2
 fi
+# precision variants: gcn_bin has 4 sites and 32 type-correct combinations, the model among them
+vo=$("$bgnnc" tune --variants "$m" -o "$work/var") || fail "tune --variants: exit $?"
+grep -q "^32 type-correct variants, written to" <<<"$vo" || fail "variants: $(tail -n 1 <<<"$vo")"
+grep -q "^v029  mm=FBB agg=BBB mm=BBF agg=FBF .*(the model)" <<<"$vo" || fail "the model is not v029"
+[[ $(ls "$work/var"/gcn_bin_v*.bgnn | wc -l) == 32 ]] || fail "not 32 variant files"
+for v in 000 017 031; do
+    "$bgnnc" "$work/var/gcn_bin_v$v.bgnn" --emit=ir >/dev/null || fail "variant v$v does not compile"
+done
+grep -q "bmm.FBF" <("$bgnnc" "$work/var/gcn_bin_v000.bgnn" --emit=ir) || fail "v000 is not mm=FBF"
+bad 2 "no model file" tune --variants
+bad 2 "unknown option" tune --variants "$m" --bogus
 bad 2 "no model file" tune
 bad 2 "unknown option" tune "$m" --data "$work" --bogus
 bad 2 "--budget must be" tune "$m" --data "$work" --budget -3
