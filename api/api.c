@@ -61,6 +61,9 @@ struct bgnn_session {
                              * the bound graph (session_tune), when it has some */
     BgArena *tarena;        /* its module */
     bool tuned;
+    bool tune_valid;        /* session_tune ran for a graph of key tune_key: a later prepare
+                             * with a graph of the same key keeps its outcome */
+    char tune_key[96];
     BgBindings b;           /* CPU */
     BgInterpResult res;     /* CPU outputs of the last run */
 };
@@ -618,30 +621,35 @@ bgnn_status bgnn_session_set_requests(bgnn_session *s, int64_t k) {
 /* The tuning database's schedules for the bound graph (docs/tuning.md), over the learned
  * predictor's (the GPU's .model file beside it): when either sets a schedule of this model's
  * ops for a graph like this one, the session compiles its own copy of the model with them (JIT
- * through the cache: the schedule is part of the key).  A database that cannot
- * be read is a warning and the model's own schedule runs. */
+ * through the cache: the schedule is part of the key); a later prepare over a graph of the same
+ * key keeps that outcome without reading the files again.  A database that cannot be read is
+ * a warning and the model's own schedule runs. */
 static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     bgnn_model *m = s->m;
     bgnn_context *c = m->c;
+    if (!m->m || (c->tune_db && strcmp(c->tune_db, "off") == 0)) return true;
+    BgGraphFeatures f;
+    bg_graph_features(bound_graph(s), &f);
+    char key[96];
+    bg_graph_key(&f, key, sizeof key);
+    /* new features or weights over a graph like the last one: the same schedules, already compiled */
+    if (s->tune_valid && strcmp(key, s->tune_key) == 0) return true;
     if (s->tuned) bg_gpu_model_free(&c->gpu, &s->tgm);
     memset(&s->tgm, 0, sizeof s->tgm);
-    s->tuned = false;
-    if (!m->m || (c->tune_db && strcmp(c->tune_db, "off") == 0)) return true;
+    s->tuned = s->tune_valid = false;
     char *path = c->tune_db ? xstrdup(c->tune_db) : bg_tune_db_path(NULL, c->gpu.name, c->gpu.sm);
     char *mpath = bg_sched_model_path(NULL, c->gpu.name, c->gpu.sm);
     BgTuneDb *db = path ? bg_tune_db_load(path, d) : NULL;
     BgSchedModel *model = bg_sched_model_load(mpath, d);
     free(path);
     free(mpath);
+    snprintf(s->tune_key, sizeof s->tune_key, "%s", key);
     if ((!db || bg_tune_db_count(db) == 0) && bg_sched_model_ntrees(model) == 0) {
         bg_tune_db_free(db);
         bg_sched_model_free(model);
+        s->tune_valid = true;
         return true;
     }
-    BgGraphFeatures f;
-    bg_graph_features(bound_graph(s), &f);
-    char key[96];
-    bg_graph_key(&f, key, sizeof key);
     if (s->tarena) bg_arena_free(s->tarena);
     s->tarena = bg_arena_new();
     BgCompileOpts co = {.fp_strict = c->fp_strict};
@@ -650,7 +658,7 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     double x[BG_SCHED_MODEL_NFEAT];
     bg_sched_model_features(&f, x);
     /* the learned predictor, then the measured records over it */
-    const int np = ok ? bg_sched_apply_model(tm, model, x, c->gpu.sm) : 0;
+    const int np = ok ? bg_sched_apply_model(tm, model, x) : 0;
     bg_sched_model_free(model);
     if (ok && (db ? bg_sched_apply_db(tm, db, key, c->gpu.sm, d) : 0) + np > 0) {
         unsigned char *cubin = NULL;
@@ -661,6 +669,7 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
         s->tuned = ok;
     }
     bg_tune_db_free(db);
+    s->tune_valid = ok;
     return ok;
 }
 

@@ -549,7 +549,7 @@ static int apply_tuning(const RunArgs *ra, BgModule *m, const BgGpu *g, const Bg
     if (bg_sched_model_ntrees(model) > 0) {
         double x[BG_SCHED_MODEL_NFEAT];
         bg_sched_model_features(&f, x);
-        np = bg_sched_apply_model(m, model, x, g->sm);
+        np = bg_sched_apply_model(m, model, x);
     }
     char *path = ra->tune_db ? strdup(ra->tune_db) : bg_tune_db_path(NULL, g->name, g->sm);
     BgTuneDb *db = path ? bg_tune_db_load(path, d) : NULL;

@@ -298,6 +298,7 @@ int cli_cmd_tune(int argc, char **argv) {
     t.t0 = now_s();
     t.arena = bg_arena_new();
     Result *res = NULL;
+    BgSchedPoint *initial = NULL; /* every instruction's point as compiled: the default plan */
     int nres = 0, rc = 1;
     char *path = NULL;
     bool have_gpu = bg_gpu_open(&t.g, 0, &d);
@@ -317,6 +318,8 @@ int cli_cmd_tune(int argc, char **argv) {
     t.cache_dir = bg_cache_default_dir();
     if (!t.m || !bg_nvrtc_load(&t.g.nv, &d)) goto done;
     t.compiled = bg_xcalloc((size_t)t.m->ninsts + 1, sizeof *t.compiled);
+    initial = bg_xcalloc((size_t)t.m->ninsts + 1, sizeof *initial);
+    for (int i = 0; i < t.m->ninsts; i++) initial[i] = bg_sched_point(&t.m->insts[i]);
     if (!load_code(&t) || !bind(&t) || !bg_gpu_run_launch(&t.g, &t.gm, &t.run, NULL, &d)) goto done;
     cli_progress_done();
     t.nref = t.gm.plan->noutputs;
@@ -360,13 +363,7 @@ int cli_cmd_tune(int argc, char **argv) {
         BgSchedPoint *keep = bg_xcalloc((size_t)t.m->ninsts + 1, sizeof *keep);
         for (int i = 0; i < t.m->ninsts; i++) {
             keep[i] = bg_sched_point(&t.m->insts[i]);
-            BgSchedPoint z = keep[i];
-            memset(&z.s, 0, sizeof z.s);
-            if (bg_sched_tunable(t.m, &t.m->insts[i])) {
-                z.method = BG_METHOD_AUTO;
-                z.path = BG_BMM_PATH_AUTO;
-            }
-            bg_sched_set(&t.m->insts[i], &z);
+            bg_sched_set(&t.m->insts[i], &initial[i]); /* the model as compiled */
         }
         ok = (needs_code(&t) ? load_code(&t) : patch_plan(&t)) && bind(&t) &&
              bg_gpu_run_time(&t.g, &t.gm, &t.run, NULL, t.reps, &e2e_default2, &d);
@@ -413,6 +410,7 @@ done:
     for (int i = 0; i < t.nref; i++) bg_tensor_free(&t.ref[i]);
     free(t.ref);
     free(t.compiled);
+    free(initial);
     free(res);
     free(path);
     free(t.cache_dir);

@@ -269,18 +269,12 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     return true;
 }
 
-/* Does a launch with an alternative kernel whose schedule asks for the sparse variant read
- * buffer b as its features? */
-static bool sparse_reads(const BgPlan *p, int b) {
+/* Does a launch with an alternative kernel (plan.h) read buffer b as its features (sparse_only:
+ * one whose schedule asks for the sparse variant)? */
+static bool alt_reads(const BgPlan *p, int b, bool sparse_only) {
     for (int i = 0; i < p->nlaunches; i++)
-        if (p->launches[i].alt && p->launches[i].fb == BG_PLAN_FB_SPARSE && p->launches[i].args[1] == b) return true;
-    return false;
-}
-
-/* Does a launch with an alternative kernel (plan.h) read buffer b as its features? */
-static bool alt_reads(const BgPlan *p, int b) {
-    for (int i = 0; i < p->nlaunches; i++)
-        if (p->launches[i].alt && p->launches[i].args[1] == b) return true;
+        if (p->launches[i].alt && p->launches[i].args[1] == b && (!sparse_only || p->launches[i].fb == BG_PLAN_FB_SPARSE))
+            return true;
     return false;
 }
 
@@ -458,12 +452,12 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
             goto fail;
         }
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
-        if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b)) {
+        if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b, false)) {
             const uint64_t nnz = nonzero_count(src, len);
             density[b] = len ? (double)nnz / (double)(len / sizeof(float)) : 0.0;
             /* sparse features (or BGNN_FEATURES_KERNEL=sparse): their CSR for the sparse variants */
             if (out->features_kernel == 3 ||
-                (out->features_kernel == 0 && (density[b] <= BG_PLAN_ROWS_MAX_DENSITY || sparse_reads(p, b))))
+                (out->features_kernel == 0 && (density[b] <= BG_PLAN_ROWS_MAX_DENSITY || alt_reads(p, b, true))))
                 ok = upload_csr(g, src, bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz), pb->width, nnz,
                                 &out->csr[b], d);
         }

@@ -78,7 +78,7 @@ int bg_sched_apply_db(BgModule *m, const struct BgTuneDb *db, const char *graph_
  * the instruction cannot take leaves its default.  Returns how many were set.  Callers apply
  * the tuning database after it (a measured record wins). */
 struct BgSchedModel;
-int bg_sched_apply_model(BgModule *m, const struct BgSchedModel *model, const double *x, int sm);
+int bg_sched_apply_model(BgModule *m, const struct BgSchedModel *model, const double *x);
 /* "INST:SCHEDULE" (bgnnc --sched): sets instruction INST's point; an error (E_OPTION) when the
  * instruction has no schedule or the text is not a valid point for it. */
 bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d);

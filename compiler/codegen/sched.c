@@ -325,7 +325,7 @@ bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d) {
     return true;
 }
 
-int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x, int sm) {
+int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x) {
     static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb"};
     int applied = 0;
     for (int i = 0; model && i < m->ninsts; i++) {
@@ -350,7 +350,6 @@ int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x
             default: pt.s.fb = (uint8_t)(v >= 0 && v <= BG_SCHED_FB_SPARSE ? v : 0); break;
             }
         }
-        (void)sm;
         /* a point this instruction cannot take (the model saw another kernel): the default */
         if (any && bg_sched_valid(m, in, &pt, NULL, 0)) {
             bg_sched_set(in, &pt);

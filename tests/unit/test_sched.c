@@ -212,7 +212,7 @@ static void check_predictor(const char *srcdir, const char *tmp) {
     BgModule *m = bg_compile_file(a, mpath, NULL, &d);
     CHECK(m != NULL);
     if (m) {
-        CHECK_EQ_INT(bg_sched_apply_model(m, sm, x, 90), 1); /* the aggregation; bspmm_mm's point is invalid */
+        CHECK_EQ_INT(bg_sched_apply_model(m, sm, x), 1); /* the aggregation; bspmm_mm's point is invalid */
         int agg = -1;
         for (int i = 0; i < m->ninsts; i++)
             if (m->insts[i].op == BG_OP_BSPMM) agg = i;
@@ -267,7 +267,7 @@ static void check_predictor(const char *srcdir, const char *tmp) {
             BgModule *em = bg_compile_file(a, p2, NULL, &d);
             CHECK(em != NULL);
             if (!em) continue;
-            napplied += bg_sched_apply_model(em, t, x, 90);
+            napplied += bg_sched_apply_model(em, t, x);
             BgArena *pa = bg_arena_new();
             CHECK(bg_plan_build(em, "sm_90", pa, &d) != NULL);
             bg_arena_free(pa);
