@@ -16,6 +16,7 @@
  * does not is applied to the loaded plan and bound again. */
 #include "cli.h"
 #include "driver.h"
+#include "outguard.h"
 #include "tune_db.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 typedef struct Tuner {
@@ -229,6 +231,34 @@ static bool tune_inst(Tuner *t, int i, int li, double default_ms, Result *res) {
     return true;
 }
 
+/* The database and the records file never overwrite what the command reads (base/outguard.c,
+ * as bgnnc run's --logits): the model, the weights, the data files, the graph file; nor each
+ * other.  true (after saying why) when one would. */
+static bool refuse_input_clobber(const char *model, const char *weights, const char *data, const char *graph,
+                                 const char *db, const char *records) {
+    BgInputSet in = {0};
+    bg_inputs_add(&in, model, "the model");
+    struct stat st;
+    if (weights && stat(weights, &st) == 0 && S_ISDIR(st.st_mode)) bg_inputs_add_dir(&in, weights, "the weights file");
+    else if (weights) bg_inputs_add(&in, weights, "the weights file");
+    bg_inputs_add_dir(&in, data, "the data file");
+    if (graph) bg_inputs_add(&in, graph, "the graph file");
+    const char *outs[2] = {db, records}, *flags[2] = {"--db", "--records"};
+    bool bad = false;
+    for (int k = 0; k < 2 && !bad; k++) {
+        if (!outs[k]) continue;
+        const BgInputFile *f = bg_inputs_clobbered(&in, outs[k]);
+        if (f) {
+            fprintf(stderr, "bgnnc tune: %s %s would overwrite %s %s; choose another output path\n", flags[k], outs[k],
+                    f->what, f->path);
+            bad = true;
+        }
+        if (k == 0 && db) bg_inputs_add(&in, db, "the database"); /* --records must not be --db either */
+    }
+    bg_inputs_free(&in);
+    return bad;
+}
+
 static int tune_usage(const char *msg, const char *arg) {
     fprintf(stderr, "bgnnc tune: ");
     fprintf(stderr, msg, arg);
@@ -283,6 +313,7 @@ int cli_cmd_tune(int argc, char **argv) {
         data = dirbuf;
     }
     if (!data) return tune_usage("%s", "--data DIR or --dataset NAME is required (the graph to tune for)");
+    if (refuse_input_clobber(model, weights, data, graph, db_path, records)) return 2;
 
     Tuner t;
     memset(&t, 0, sizeof t);

@@ -10,6 +10,7 @@
  * dataset (accuracy with the model's weights, time on the GPU) and prints the Pareto front. */
 #include "cli.h"
 #include "driver.h"
+#include "outguard.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -134,6 +135,8 @@ int cli_cmd_variants(int argc, char **argv) {
     printf("variants of %s: %d precision sites (", model, ns);
     for (int k = 0; k < ns; k++) printf("%s%s", k ? ", " : "", sites[k].name);
     printf("), %s\n", full ? "every combination" : "combinations changing at most two sites");
+    BgInputSet inputs = {0};
+    bg_inputs_add(&inputs, model, "the model");
     char *text = malloc(len + 1);
     int nvalid = 0, written = 0, rc = 0;
     for (long long c = 0; c < total && rc == 0; c++) {
@@ -172,6 +175,11 @@ int cli_cmd_variants(int argc, char **argv) {
         if (outdir) {
             char path[1200];
             snprintf(path, sizeof path, "%s/%s_v%03d.bgnn", outdir, stem, nvalid);
+            if (bg_inputs_clobbered(&inputs, path)) { /* the model itself, named like a variant */
+                fprintf(stderr, "bgnnc tune --variants: %s would overwrite the model; choose another -o DIR\n", path);
+                rc = 2;
+                break;
+            }
             BgStrBuf sb = {0};
             bg_sb_printf(&sb, "# %s, precision variant v%03d of bgnnc tune --variants: %s\n", stem, nvalid, desc);
             bg_sb_append(&sb, text, len);
@@ -184,12 +192,13 @@ int cli_cmd_variants(int argc, char **argv) {
     }
     printf("%d type-correct variants%s", nvalid, outdir ? "" : "\n");
     if (outdir) printf(", written to %s\n", outdir);
+    bg_inputs_free(&inputs);
     free(text);
     free(src);
     char *t = bg_diag_render(&d);
     if (t && *t) fputs(t, stderr);
     free(t);
     bg_diag_free(&d);
-    if (outdir && written != nvalid) rc = 1;
+    if (outdir && written != nvalid && rc == 0) rc = 1;
     return rc;
 }

@@ -58,6 +58,20 @@ for v in 000 017 031; do
     "$bgnnc" "$work/var/gcn_bin_v$v.bgnn" --emit=ir >/dev/null || fail "variant v$v does not compile"
 done
 grep -q "bmm.FBF" <("$bgnnc" "$work/var/gcn_bin_v000.bgnn" --emit=ir) || fail "v000 is not mm=FBF"
+# outputs never overwrite inputs: --db / --records naming the model, a data file or each other;
+# a variant file that is the model through a link (exit 2, the files unchanged)
+cp "$m" "$work/model.bgnn"
+mkdir -p "$work/data" && cp "$src/examples/weights/gcn_bin_cora.safetensors" "$work/w.st" && printf '%%MatrixMarket matrix coordinate pattern general\n1 1 0\n' >"$work/data/graph.mtx"
+sum0=$(cat "$work/model.bgnn" "$work/data/graph.mtx" "$work/w.st" | cksum)
+bad 2 "would overwrite the model" tune "$work/model.bgnn" --data "$work/data" --db "$work/model.bgnn"
+bad 2 "would overwrite the data file" tune "$work/model.bgnn" --data "$work/data" --records "$work/data/graph.mtx"
+bad 2 "would overwrite the weights file" tune "$work/model.bgnn" --data "$work/data" --weights "$work/w.st" --db "$work/w.st"
+touch "$work/db.tune"
+bad 2 "would overwrite the database" tune "$work/model.bgnn" --data "$work/data" --db "$work/db.tune" --records "$work/db.tune"
+mkdir -p "$work/vm" "$work/vself" && cp "$m" "$work/vm/gcn_bin.bgnn" && ln -sf ../vm/gcn_bin.bgnn "$work/vself/gcn_bin_v000.bgnn"
+bad 2 "would overwrite the model" tune --variants "$work/vm/gcn_bin.bgnn" -o "$work/vself"
+cmp -s "$m" "$work/vm/gcn_bin.bgnn" && [[ -L $work/vself/gcn_bin_v000.bgnn ]] || fail "--variants replaced the model"
+[[ $(cat "$work/model.bgnn" "$work/data/graph.mtx" "$work/w.st" | cksum) == "$sum0" ]] || fail "an input changed"
 bad 2 "no model file" tune --variants
 bad 2 "unknown option" tune --variants "$m" --bogus
 bad 2 "no model file" tune

@@ -263,6 +263,26 @@ def manifest_seeds(bgnnc):
             print("make_corpus: no NVRTC cubin (%s)" % r.stderr.decode().strip(), file=sys.stderr)
 
 
+def tune_seeds():
+    """the tuning database and the learned predictor's model (fuzz_tune)"""
+    t = "tune"
+    db = os.path.join(ROOT, "docs/logs/tune_db_synthetic_h200_2026-11-26.txt")
+    with open(db, "rb") as f:
+        good = f.read()
+    put(t, "db.tune", good)
+    put(t, "db_one.tune", b"bgnn-tune 1\n# gpu: Test GPU, sm_90\nbspmm.BBB fast k=64\tn=11.5 d=2.5 dmax=7 g=0\tblock=64\t8.000\t9.000\t100\n")
+    put(t, "bad_db_unsorted.tune", b"bgnn-tune 1\n# gpu: G, sm_90\nb\tk\tdefault\t1.000\t1.000\t1\na\tk\tdefault\t1.000\t1.000\t1\n")
+    put(t, "bad_db_fields.tune", b"bgnn-tune 1\n# gpu: G, sm_90\na\tk\tdefault\t1.000\n")
+    put(t, "bad_db_number.tune", b"bgnn-tune 1\n# gpu: G, sm_90\na\tk\tdefault\tnan\t1.000\t1\n")
+    put(t, "bad_db_truncated.tune", good[: len(good) // 2])
+    put(t, "model.model", b"bgnn-sched-model 1\n# gpu: G; graphs 2; records 9\n"
+        b"tree bspmm.BBB fast\tblock\t3\nnode 0 0 12 1 2\nleaf 1 64\nleaf 2 128\n"
+        b"tree bspmm.BBB fast\tchunk\t5\nnode 0 1 20.0971251 1 2\nleaf 1 512\nnode 2 4 9.5 3 4\nleaf 3 1024\nleaf 4 256\n")
+    put(t, "bad_model_cycle.model", b"bgnn-sched-model 1\ntree f x\tblock\t2\nnode 0 0 1 0 1\nleaf 1 64\n")
+    put(t, "bad_model_feature.model", b"bgnn-sched-model 1\ntree f x\tblock\t3\nnode 0 9 1 1 2\nleaf 1 1\nleaf 2 2\n")
+    put(t, "bad_model_missing.model", b"bgnn-sched-model 1\ntree f x\tblock\t2\nleaf 0 64\n")
+
+
 def model_seeds():
     t = "model"
     copy(t, glob.glob(os.path.join(ROOT, "examples/*.bgnn")), "")
@@ -274,7 +294,7 @@ def model_seeds():
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    for t in ("model", "npy", "mtx", "safetensors", "manifest", "edgelist", "npz"):
+    for t in ("model", "npy", "mtx", "safetensors", "manifest", "edgelist", "npz", "tune"):
         reset(t)
     model_seeds()
     npy_seeds()
@@ -282,6 +302,7 @@ def main():
     safetensors_seeds()
     edgelist_seeds()
     npz_seeds()
+    tune_seeds()
     manifest_seeds(os.path.abspath(sys.argv[1]))
 
 
