@@ -638,11 +638,9 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     memset(&s->tgm, 0, sizeof s->tgm);
     s->tuned = s->tune_valid = false;
     char *path = c->tune_db ? xstrdup(c->tune_db) : bg_tune_db_path(NULL, c->gpu.name, c->gpu.sm);
-    char *mpath = bg_sched_model_path(NULL, c->gpu.name, c->gpu.sm);
     BgTuneDb *db = path ? bg_tune_db_load(path, d) : NULL;
-    BgSchedModel *model = bg_sched_model_load(mpath, d);
+    BgSchedModel *model = bg_sched_model_for_gpu(getenv("BGNN_SCHED_MODEL"), c->gpu.name, c->gpu.sm, NULL, d);
     free(path);
-    free(mpath);
     snprintf(s->tune_key, sizeof s->tune_key, "%s", key);
     if ((!db || bg_tune_db_count(db) == 0) && bg_sched_model_ntrees(model) == 0) {
         bg_tune_db_free(db);

@@ -9,9 +9,10 @@
 # and synthetic graphs of tools/graphgen (128 dense features, bench/gcn_bin_f128.bgnn, random
 # weights): `bgnnc tune` (its log: every point measured, each checked bit for bit against the
 # default plan) into a fresh database $OUT/tune.db, then `bgnnc run --repeat 1000` with
-# `--tune-db off` and with the database, alternately twice; the table last gives the default
-# and tuned end-to-end medians (CUDA events; the better of the two alternations each) and their
-# ratio.  --graphs: a comma list of names (cora, citeseer, pubmed, and the synthetic ones below).
+# `--tune-db off`, with the database, and with the learned predictor alone (no database, the
+# built-in model: BGNN_SCHED_MODEL=builtin), alternately twice; the table last gives the default, tuned
+# and predicted end-to-end medians (CUDA events; the better of the two alternations each) and
+# their ratios to the default.  --graphs: a comma list of names (cora, citeseer, pubmed, and the synthetic ones below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -28,18 +29,8 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 mkdir -p "$OUT"
-export BGNN_CACHE_DIR=${BGNN_CACHE_DIR:-$BUILD/jit-cache}
-PREGEN=()
-if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
-    [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
-fi
-{ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
-  cmake --build "$BUILD" --target bgnnc bgnn_graphgen -j"$(nproc)"; } >"$OUT/build.log" 2>&1 ||
-    { tail -n 20 "$OUT/build.log"; echo "tune_bench.sh: build failed"; exit 1; }
-B=$BUILD/bgnnc
-GG=$BUILD/bgnn_graphgen
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-TMP=$(mktemp -d)
+. bench/tools_build.sh
+tools_build "$OUT/build.log" tune_bench.sh
 . bench/planetoid_setup.sh
 DB=$OUT/tune.db
 rm -f "$DB"
@@ -77,13 +68,17 @@ for name in cora citeseer pubmed $SYNTH; do
     for pass in 1 2; do
         "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db off >"$OUT/run_${name}_default$pass.log" 2>&1
         "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db "$DB" >"$OUT/run_${name}_tuned$pass.log" 2>&1
+        # the learned predictor alone: no database (a file that does not exist), the built-in model
+        BGNN_SCHED_MODEL=builtin "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db "$TMP/no.tune" >"$OUT/run_${name}_predicted$pass.log" 2>&1
     done
     def=$(min2 "$(median_us "$d1")" "$(median_us "$d2")")
     tun=$(min2 "$(median_us "$t1")" "$(median_us "$t2")")
+    pre=$(min2 "$(median_us "$OUT/run_${name}_predicted1.log")" "$(median_us "$OUT/run_${name}_predicted2.log")")
     nodes=$(grep -oE "[0-9]+ nodes, [0-9]+ edges" "$d1" | head -1)
     used=$(grep -E "^tune " "$t1" | head -1 | grep -oE "^tune +[0-9]+ schedules?" | awk '{print $2}')
     ratio=$(awk -v a="$def" -v b="$tun" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
-    TABLE+=("$(printf '%-22s %-26s default %9s us  tuned %9s us  %5sx  (%s tuned ops)' "$name" "$nodes" "$def" "$tun" "$ratio" "${used:-0}")")
+    pratio=$(awk -v a="$def" -v b="$pre" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
+    TABLE+=("$(printf '%-22s %-26s default %9s us  tuned %9s us  %5sx  (%s tuned ops)  predicted %9s us %5sx' "$name" "$nodes" "$def" "$tun" "$ratio" "${used:-0}" "$pre" "$pratio")")
 done
 rm -rf "$TMP"
 cp "$DB" "$OUT/tune_db.txt" 2>/dev/null

@@ -542,9 +542,8 @@ static int apply_tuning(const RunArgs *ra, BgModule *m, const BgGpu *g, const Bg
     char key[96];
     bg_graph_key(&f, key, sizeof key);
     /* the learned predictor first (the GPU's model file, or BGNN_SCHED_MODEL), then the records */
-    const char *mp = getenv("BGNN_SCHED_MODEL");
-    char *mpath = mp && *mp ? strdup(mp) : bg_sched_model_path(NULL, g->name, g->sm);
-    BgSchedModel *model = bg_sched_model_load(mpath, d);
+    char *mpath = NULL;
+    BgSchedModel *model = bg_sched_model_for_gpu(getenv("BGNN_SCHED_MODEL"), g->name, g->sm, &mpath, d);
     int np = 0, n = 0;
     if (bg_sched_model_ntrees(model) > 0) {
         double x[BG_SCHED_MODEL_NFEAT];

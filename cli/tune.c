@@ -8,7 +8,7 @@
  * Search: per instruction in IR order, with an equal share of the budget left, coordinate
  * descent: every point that differs from the best so far in one knob (those of the loaded
  * code first, then those that need a compile), for up to three rounds (--exhaustive: every
- * point of the space).  --records FILE appends every point measured as a TSV line (GPU, graph
+ * point of the space; --knobs LIST searches those knobs only, the others as compiled).  --records FILE appends every point measured as a TSV line (GPU, graph
  * key, N, entries, mean degree, its cv, largest degree, skewness, hub fraction, span, op key,
  * schedule, time us, default us): the learned predictor's training data (docs/tuning.md).
  * A point's time is its launch alone (the median of --reps runs, CUDA events); a point that
@@ -36,6 +36,7 @@ typedef struct Tuner {
     int reps;
     double budget_s, t0;
     bool exhaustive, quiet;
+    unsigned knobs;            /* --knobs: the knobs searched (KNOB_* bits); the others stay as compiled */
     char *cache_dir;
     BgGpuModel gm;             /* the loaded code */
     BgSchedPoint *compiled;    /* per instruction: the code-level point gm was compiled with */
@@ -62,11 +63,12 @@ static bool over_budget(const Tuner *t) {
     return (t->budget_s > 0 && now - t->t0 > t->budget_s) || (t->deadline > 0 && now > t->deadline);
 }
 
-/* Does gm's code differ from what m now asks for (a method or path changed)? */
+/* Does gm's code differ from what m now asks for (a lanes, method or path changed)? */
 static bool needs_code(const Tuner *t) {
     for (int i = 0; i < t->m->ninsts; i++) {
         const BgSchedPoint p = bg_sched_point(&t->m->insts[i]);
-        if (p.method != t->compiled[i].method || p.path != t->compiled[i].path) return true;
+        if (p.method != t->compiled[i].method || p.path != t->compiled[i].path || p.s.lanes != t->compiled[i].s.lanes)
+            return true;
     }
     return false;
 }
@@ -142,10 +144,38 @@ static double measure(Tuner *t, int li, const char *what) {
     return r;
 }
 
+enum { KNOB_BLOCK = 1, KNOB_GRID = 2, KNOB_CHUNK = 4, KNOB_GROUP = 8, KNOB_FB = 16, KNOB_METHOD = 32, KNOB_PATH = 64,
+       KNOB_LANES = 128 };
+static const char *const knob_names[] = {"block", "grid", "chunk", "group", "fb", "method", "path", "lanes"};
+
+/* The KNOB_* bits in which two points differ. */
+static unsigned knobs_differing(const BgSchedPoint *a, const BgSchedPoint *b) {
+    return (a->s.block != b->s.block ? KNOB_BLOCK : 0u) | (a->s.grid != b->s.grid ? KNOB_GRID : 0u) |
+           (a->s.chunk != b->s.chunk ? KNOB_CHUNK : 0u) | (a->s.group != b->s.group ? KNOB_GROUP : 0u) |
+           (a->s.fb != b->s.fb ? KNOB_FB : 0u) | (a->method != b->method ? KNOB_METHOD : 0u) |
+           (a->path != b->path ? KNOB_PATH : 0u) | (a->s.lanes != b->s.lanes ? KNOB_LANES : 0u);
+}
+
+/* --knobs LIST (comma-separated knob names) -> KNOB_* bits; 0 for a bad list. */
+static unsigned parse_knobs(const char *list) {
+    unsigned bits = 0;
+    char tmp[128];
+    if (strlen(list) >= sizeof tmp) return 0;
+    strcpy(tmp, list);
+    for (char *save = NULL, *f = strtok_r(tmp, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        unsigned b = 0;
+        for (int k = 0; k < (int)(sizeof knob_names / sizeof *knob_names); k++)
+            if (strcmp(f, knob_names[k]) == 0) b = 1u << k;
+        if (!b) return 0;
+        bits |= b;
+    }
+    return bits;
+}
+
 /* Knobs in which two points differ. */
 static int ndiff(const BgSchedPoint *a, const BgSchedPoint *b) {
     return (a->s.block != b->s.block) + (a->s.grid != b->s.grid) + (a->s.fb != b->s.fb) + (a->s.chunk != b->s.chunk) +
-           (a->s.group != b->s.group) + (a->method != b->method) + (a->path != b->path);
+           (a->s.group != b->s.group) + (a->s.lanes != b->s.lanes) + (a->method != b->method) + (a->path != b->path);
 }
 
 typedef struct Result {
@@ -179,9 +209,10 @@ static bool tune_inst(Tuner *t, int i, int li, double default_ms, Result *res) {
         /* the points of the loaded code first, then those that need a compile (method, path) */
         for (int kk = 1; kk < 2 * n && !over_budget(t); kk++) {
             const int k = kk < n ? kk : kk - n + 1;
-            const bool code = pts[k].method != base.method || pts[k].path != base.path;
+            const bool code = pts[k].method != base.method || pts[k].path != base.path || pts[k].s.lanes != base.s.lanes;
             if (k >= n || code != (kk >= n)) continue;
             if (seen[k] || (!t->exhaustive && ndiff(&pts[k], &base) != 1)) continue;
+            if (knobs_differing(&pts[k], &pts[0]) & ~t->knobs) continue; /* a knob --knobs leaves alone */
             seen[k] = true;
             char txt[128], what[200];
             bg_sched_str(&pts[k], txt, sizeof txt);
@@ -263,7 +294,7 @@ static int tune_usage(const char *msg, const char *arg) {
     fprintf(stderr, "bgnnc tune: ");
     fprintf(stderr, msg, arg);
     fprintf(stderr, "\nusage: bgnnc tune MODEL.bgnn (--data DIR | --dataset NAME) [--graph FILE] [--weights W] [--budget SECONDS] "
-                    "[--reps R] [--db FILE] [--records FILE] [--exhaustive] [--dry-run] [--quiet]\n");
+                    "[--reps R] [--db FILE] [--records FILE] [--exhaustive] [--knobs LIST] [--dry-run] [--quiet]\n");
     return 2;
 }
 
@@ -271,7 +302,7 @@ int cli_cmd_tune(int argc, char **argv) {
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--variants") == 0) return cli_cmd_variants(argc, argv);
     const char *model = NULL, *data = NULL, *dataset = NULL, *graph = NULL, *weights = NULL, *db_path = NULL;
-    const char *records = NULL;
+    const char *records = NULL, *knobs = NULL;
     char dirbuf[4096];
     double budget = 0;
     long reps = 100;
@@ -285,6 +316,7 @@ int cli_cmd_tune(int argc, char **argv) {
         else if (strcmp(a, "--weights") == 0) slot = &weights;
         else if (strcmp(a, "--db") == 0) slot = &db_path;
         else if (strcmp(a, "--records") == 0) slot = &records;
+        else if (strcmp(a, "--knobs") == 0) slot = &knobs;
         else if (strcmp(a, "--exhaustive") == 0) exhaustive = true;
         else if (strcmp(a, "--dry-run") == 0) dry = true;
         else if (strcmp(a, "--quiet") == 0) quiet = true;
@@ -313,6 +345,9 @@ int cli_cmd_tune(int argc, char **argv) {
         data = dirbuf;
     }
     if (!data) return tune_usage("%s", "--data DIR or --dataset NAME is required (the graph to tune for)");
+    const unsigned knob_bits = knobs ? parse_knobs(knobs) : ~0u;
+    if (!knob_bits)
+        return tune_usage("--knobs takes a comma list of block, grid, chunk, group, fb, lanes, method, path; got '%s'", knobs);
     if (refuse_input_clobber(model, weights, data, graph, db_path, records)) return 2;
 
     Tuner t;
@@ -325,6 +360,7 @@ int cli_cmd_tune(int argc, char **argv) {
     t.reps = (int)reps;
     t.budget_s = budget;
     t.exhaustive = exhaustive;
+    t.knobs = knob_bits;
     t.quiet = quiet;
     t.t0 = now_s();
     t.arena = bg_arena_new();

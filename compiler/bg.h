@@ -144,6 +144,8 @@ typedef struct BgSched {
     uint16_t chunk;  /* fast bit aggregation: edges per work item (32..2048); 0 = 2048 */
     int8_t group;    /* fast bit aggregation: group items of small rows: 0 = by graph size,
                       * 1 = always, -1 = never */
+    uint8_t lanes;   /* bspmm_mm of at most 8 outputs: lanes a row, 8 or 16 (32 / lanes rows a
+                      * warp at once: uGrapher's group size; code-level); 0 = a warp a row */
 } BgSched;
 
 typedef struct BgAttrs {

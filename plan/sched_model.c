@@ -57,7 +57,7 @@ static char *dupn(const char *s, size_t n) {
 
 /* Parses the text; false with why and the line on the first problem. */
 static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why, size_t nw) {
-    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb"};
+    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb", "lanes"};
     if (memchr(text, 0, len)) {
         snprintf(why, nw, "a NUL byte");
         return false;
@@ -116,7 +116,7 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
             return false;
         }
         bool known = false;
-        for (int k = 0; k < 5; k++) known |= (size_t)(t2 - t1 - 1) == strlen(knobs[k]) && !strncmp(t1 + 1, knobs[k], strlen(knobs[k]));
+        for (int k = 0; k < 6; k++) known |= (size_t)(t2 - t1 - 1) == strlen(knobs[k]) && !strncmp(t1 + 1, knobs[k], strlen(knobs[k]));
         if (!known) {
             snprintf(why, nw, "unknown knob");
             return false;
@@ -166,6 +166,58 @@ BgSchedModel *bg_sched_model_load(const char *path, BgDiagSink *d) {
     return m;
 }
 
+/* the files plan/models/NAME.model, embedded at build time (tools/embed_templates.cmake) */
+typedef struct { const char *name; const char *text; } BgBuiltinModel;
+extern const BgBuiltinModel bg_builtin_sched_models[];
+
+BgSchedModel *bg_sched_model_builtin(const char *gpu_name, int sm, char **name) {
+    BgSchedModel *m = calloc(1, sizeof *m);
+    if (name) *name = NULL;
+    char *p = bg_sched_model_path("/", gpu_name, sm);
+    const char *base = p ? strrchr(p, '/') : NULL;
+    for (int k = 0; m && base && bg_builtin_sched_models[k].name; k++) {
+        if (strcmp(bg_builtin_sched_models[k].name, base + 1) != 0) continue;
+        const size_t len = strlen(bg_builtin_sched_models[k].text);
+        char *text = bg_xmalloc(len + 1); /* parse cuts the text into tokens */
+        memcpy(text, bg_builtin_sched_models[k].text, len + 1);
+        int line = 0;
+        char why[160];
+        const bool ok = parse(m, text, len, &line, why, sizeof why); /* tests/unit/test_sched.c: always */
+        free(text);
+        if (!ok) free_trees(m);
+        if (ok && name) {
+            BgStrBuf o = {0};
+            bg_sb_printf(&o, "built-in %s", base + 1);
+            *name = bg_sb_take(&o);
+        }
+        break;
+    }
+    free(p);
+    return m;
+}
+
+BgSchedModel *bg_sched_model_for_gpu(const char *path, const char *gpu_name, int sm, char **source, BgDiagSink *d) {
+    if (source) *source = NULL;
+    if (path && strcmp(path, "builtin") == 0) return bg_sched_model_builtin(gpu_name, sm, source);
+    char *own = path && *path ? NULL : bg_sched_model_path(NULL, gpu_name, sm);
+    const char *file = path && *path ? path : own;
+    FILE *f = file ? fopen(file, "rb") : NULL;
+    BgSchedModel *m;
+    if (f || (path && *path)) {
+        if (f) fclose(f);
+        m = bg_sched_model_load(file, d);
+        if (source) {
+            BgStrBuf o = {0};
+            bg_sb_printf(&o, "%s", file);
+            *source = bg_sb_take(&o);
+        }
+    } else {
+        m = calloc(1, sizeof *m); /* no model: the defaults (the built-in one is opt-in) */
+    }
+    free(own);
+    return m;
+}
+
 int bg_sched_model_ntrees(const BgSchedModel *m) { return m ? m->n : 0; }
 
 void bg_sched_model_features(const BgGraphFeatures *f, double x[BG_SCHED_MODEL_NFEAT]) {
@@ -177,6 +229,20 @@ void bg_sched_model_features(const BgGraphFeatures *f, double x[BG_SCHED_MODEL_N
     x[5] = f->deg_skew;
     x[6] = f->hub_frac;
     x[7] = f->span;
+    x[8] = x[9] = 0;
+}
+
+/* log2 of the value of field " NAME=" of an op key, 0 where absent or not positive. */
+static double key_log2(const char *op_key, const char *name) {
+    const char *p = strstr(op_key, name);
+    if (!p) return 0;
+    const double v = strtod(p + strlen(name), NULL);
+    return v > 0 ? log2(v) : 0;
+}
+
+void bg_sched_model_widths(const char *op_key, double x[BG_SCHED_MODEL_NFEAT]) {
+    x[8] = key_log2(op_key, " k=");
+    x[9] = key_log2(op_key, " c=");
 }
 
 bool bg_sched_model_predict(const BgSchedModel *m, const char *family, const char *knob,
@@ -185,8 +251,10 @@ bool bg_sched_model_predict(const BgSchedModel *m, const char *family, const cha
         const Tree *t = &m->trees[i];
         if (strcmp(t->family, family) != 0 || strcmp(t->knob, knob) != 0) continue;
         int k = 0;
-        while (t->nodes[k].feature >= 0) /* children come after their parent: this ends */
-            k = x[t->nodes[k].feature] <= t->nodes[k].threshold ? t->nodes[k].left : t->nodes[k].right;
+        /* children come after their parent: this ends.  The feature is compared as a float, as
+         * scikit-learn's trees compare it (they take X as float32) */
+        while (t->nodes[k].feature >= 0)
+            k = (double)(float)x[t->nodes[k].feature] <= t->nodes[k].threshold ? t->nodes[k].left : t->nodes[k].right;
         *value = t->nodes[k].value;
         return true;
     }

@@ -129,18 +129,20 @@ struct EpRelu { // relu: v > 0 ? v : +0
 // float64 sum of exp(v - m) in column order from +0, result fl(v - m - log s) in float64 -
 // reference/ref_ops.c bg_ref_log_softmax exactly.  The maximum and the sum are taken by every
 // lane through shuffles in the same order, so every lane has the same m and s; lane c returns
-// column c's result (rowwise.cuh log_softmax, and the EpLsm tail of a bspmm_mm).
-template <long long C>
+// column c's result (rowwise.cuh log_softmax, and the EpLsm tail of a bspmm_mm).  W < 32: each
+// group of W lanes holds a row of its own (C <= W), lane is the lane within the group; every
+// lane of the warp calls it.
+template <long long C, int W = 32>
 __device__ __forceinline__ float lsm_warp(int lane, float v) {
-    static_assert(C >= 1 && C <= 32, "lsm_warp: a row of 1 to 32 columns");
-    float m = __shfl_sync(0xffffffffu, v, 0);
+    static_assert(C >= 1 && C <= W && W <= 32 && (W & (W - 1)) == 0, "lsm_warp: a row of 1 to W columns");
+    float m = __shfl_sync(0xffffffffu, v, 0, W);
     for (int c = 1; c < (int)C; c++) {
-        const float vc = __shfl_sync(0xffffffffu, v, c);
+        const float vc = __shfl_sync(0xffffffffu, v, c, W);
         if (vc > m) m = vc;
     }
     const double e = lane < C ? exp(dsub((double)v, (double)m)) : 0.0;
     double s = 0.0;
-    for (int c = 0; c < (int)C; c++) s = dadd(s, __shfl_sync(0xffffffffu, e, c));
+    for (int c = 0; c < (int)C; c++) s = dadd(s, __shfl_sync(0xffffffffu, e, c, W));
     return __double2float_rn(dsub(dsub((double)v, (double)m), log(s)));
 }
 

@@ -315,9 +315,150 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
     }
 }
 
+// LW lanes a row (the schedule's lanes=, LW = 8 or 16; uGrapher's group size): a warp takes
+// R = 32 / LW rows at once, group g (lanes g LW .. g LW + LW - 1) row i0 + g, for rows of few
+// edges, where a warp a row leaves most lanes idle.  The same terms in the same order as
+// mm_spmm_warp_rows: each group gathers its row's edges LW at a time (lane l of the group edge
+// eb + l, the next round's columns loaded during this one), TILE writes their terms to the
+// group's LW rows of the warp's shared tile, and the group's lane c (< C <= MSW_CB) adds output
+// c's terms in edge order to its running sum from +0.0f (INT: counts the +-1 terms from one
+// ballot per output, masked to the group).  The warp runs as many rounds as its longest row
+// (warp-uniform loops: __syncwarp, the ballots and the shuffles see every lane; a shorter row's
+// group adds nothing in the rounds past its end).  A long row (more than MSW_LONG_ROUNDS rounds
+// of LW edges) sits the group phase out and is then taken by the whole warp, 32 edges a round,
+// its terms added in edge order by lane c as above: the same sum, without a hub of a skewed
+// graph holding the warp for thousands of narrow rounds.  The store as store_row of
+// mm_spmm_warp_rows, per group: lane c holds output c (a log_softmax tail: lsm_warp of width
+// LW); a long row's, the warp's lane c (lsm_warp of width 32).
+constexpr int MSW_LONG_ROUNDS = 4;
+template <int LW, char Z, long long C, bool INT, class Epi, class Tile, class Fin>
+__device__ __forceinline__ void mm_spmm_group_rows(long long rows, void *yp, const long long *rowptr, const int *col,
+                                                   const Epi &epi, Tile tile, Fin fin) {
+    static_assert(LW == 8 || LW == 16, "bspmm_mm: lanes= is 8 or 16");
+    static_assert(C >= 1 && C <= MSW_CB, "bspmm_mm: lanes= needs at most MSW_CB outputs");
+    static_assert(!Epi::lsm || Z == 'F', "bspmm_mm: a log_softmax tail needs an f32 row");
+    constexpr int R = 32 / LW;
+    const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5);
+    const int g = lane / LW, sl = lane % LW;
+    const int wpb = blockDim.x >= 256 ? 8 : (int)(blockDim.x >> 5); // warps of a block taking rows
+    if (wib >= wpb) return;
+    const u32 gmask = ((1u << LW) - 1u) << (g * LW);
+    float(*ts)[MSW_CB + 1] = msw_tiles().t + 32 * wib + g * LW; // the group's LW edge rows
+    const long long nwarps = (long long)gridDim.x * wpb;
+    for (long long i0 = ((long long)blockIdx.x * wpb + wib) * R; i0 < rows; i0 += nwarps * R) { // warp-uniform
+        const long long i = i0 + g;
+        const bool live = i < rows;
+        const long long r0 = live ? rowptr[i] : 0, r1 = live ? rowptr[i + 1] : 0;
+        const bool lng = r1 - r0 > (long long)MSW_LONG_ROUNDS * LW; // the warp's, after the groups'
+        const long long e0 = r0, e1 = lng ? r0 : r1;                // the group phase's edges
+        long long rounds = (e1 - e0 + LW - 1) / LW; // the warp's longest short row's
+#pragma unroll
+        for (int o = 16; o >= LW; o >>= 1) {
+            const long long r2 = __shfl_xor_sync(0xffffffffu, rounds, o);
+            if (r2 > rounds) rounds = r2;
+        }
+        float acc = 0.0f; // lane c < C: output c's running sum (float terms)
+        long long cnt = 0; // lane c < C: output c's +-1 count (INT)
+        long long jn = e0 < e1 ? col[e0 + sl < e1 ? e0 + sl : e0] : 0;
+        for (long long r = 0; r < rounds; r++) {
+            const long long eb = e0 + r * LW;
+            const int nr = eb < e1 ? (int)(e1 - eb < LW ? e1 - eb : LW) : 0; // this group's edges this round
+            const long long j = jn;
+            if (eb + LW < e1) jn = col[eb + LW + sl < e1 ? eb + LW + sl : e0];
+            const bool has = sl < nr;
+            float tv[MSW_CB];
+#pragma unroll
+            for (int cl = 0; cl < MSW_CB; cl++) tv[cl] = 0.0f;
+            if (has) tile(eb + sl, j, 0LL, tv);
+            if constexpr (INT) {
+#pragma unroll
+                for (int cl = 0; cl < (int)C; cl++) {
+                    const u32 plus = __ballot_sync(0xffffffffu, has && tv[cl] > 0.0f) & gmask;
+                    if (sl == cl) cnt += 2 * (long long)popc(plus) - nr;
+                }
+            } else {
+#pragma unroll
+                for (int cl = 0; cl < MSW_CB; cl++) ts[sl][cl] = tv[cl];
+                __syncwarp();
+                if (sl < (int)C)
+                    for (int l = 0; l < nr; l++) acc = fadd(acc, ts[l][sl]);
+                __syncwarp();
+            }
+        }
+        const float v = INT ? (float)cnt : acc;
+        const bool st = live && !lng; // this group's row is stored here
+        if constexpr (Epi::lsm) {
+            float x = 0.0f;
+            if (st && sl < (int)C) x = ep_val(epi, i, sl, fin(i, sl, v));
+            const float o = lsm_warp<C, LW>(sl, x);
+            if (st && sl < (int)C) ((float *)yp)[i * C + sl] = o;
+        } else if constexpr (Z == 'B') {
+            const u32 bits = __ballot_sync(0xffffffffu, st && sl < (int)C && ep_bit(epi, i, sl, fin(i, sl, v)) != 0u);
+            if (st && sl == 0) ((u32 *)yp)[i * words_of(C)] = (bits & gmask) >> (g * LW);
+        } else {
+            if (st && sl < (int)C) ((float *)yp)[i * C + sl] = ep_val(epi, i, sl, fin(i, sl, v));
+        }
+        // the long rows, one after the other by the whole warp (lane c: output c)
+        float(*tw)[MSW_CB + 1] = msw_tiles().t + 32 * wib; // the warp's 32 edge rows
+        for (u32 longs = __ballot_sync(0xffffffffu, sl == 0 && lng); longs; longs &= longs - 1u) {
+            const int lead = __ffs(longs) - 1;
+            const long long li = i0 + lead / LW;
+            const long long l0 = __shfl_sync(0xffffffffu, r0, lead), l1 = __shfl_sync(0xffffffffu, r1, lead);
+            float wacc = 0.0f;
+            long long wcnt = 0;
+            __syncwarp(); // the group phase's tile reads are done
+            for (long long eb = l0; eb < l1; eb += 32) {
+                const int nr = (int)(l1 - eb < 32 ? l1 - eb : 32);
+                const bool has = lane < nr;
+                const long long e = eb + (has ? lane : 0);
+                const long long j = col[e];
+                float tv[MSW_CB];
+#pragma unroll
+                for (int cl = 0; cl < MSW_CB; cl++) tv[cl] = 0.0f;
+                if (has) tile(e, j, 0LL, tv);
+                if constexpr (INT) {
+#pragma unroll
+                    for (int cl = 0; cl < (int)C; cl++) {
+                        const u32 plus = __ballot_sync(0xffffffffu, has && tv[cl] > 0.0f);
+                        if (lane == cl) wcnt += 2 * (long long)popc(plus) - nr;
+                    }
+                } else {
+#pragma unroll
+                    for (int cl = 0; cl < MSW_CB; cl++) tw[lane][cl] = tv[cl];
+                    __syncwarp();
+                    if (lane < (int)C)
+                        for (int l = 0; l < nr; l++) wacc = fadd(wacc, tw[l][lane]);
+                    __syncwarp();
+                }
+            }
+            const float wv = INT ? (float)wcnt : wacc;
+            if constexpr (Epi::lsm) {
+                float x = 0.0f;
+                if (lane < (int)C) x = ep_val(epi, li, lane, fin(li, lane, wv));
+                const float o = lsm_warp<C>(lane, x);
+                if (lane < (int)C) ((float *)yp)[li * C + lane] = o;
+            } else if constexpr (Z == 'B') {
+                const u32 bits = __ballot_sync(0xffffffffu, lane < (int)C && ep_bit(epi, li, lane, fin(li, lane, wv)) != 0u);
+                if (lane == 0) ((u32 *)yp)[li * words_of(C)] = bits;
+            } else {
+                if (lane < (int)C) ((float *)yp)[li * C + lane] = ep_val(epi, li, lane, fin(li, lane, wv));
+            }
+        }
+        __syncwarp(); // the next rows' group phase writes the tile
+    }
+}
+
+// A warp a row (LW = 32) or LW lanes a row.
+template <int LW, char Z, long long C, bool INT, class Epi, class Tile, class Fin>
+__device__ __forceinline__ void mm_spmm_rows(long long rows, void *yp, const long long *rowptr, const int *col,
+                                             const Epi &epi, Tile tile, Fin fin) {
+    if constexpr (LW == 32) mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, epi, tile, fin);
+    else mm_spmm_group_rows<LW, Z, C, INT>(rows, yp, rowptr, col, epi, tile, fin);
+}
+
 // Adjacency B (pattern + factor vectors): y[i, c] = rowf[i] * sum_j colf[j] v(t[j, c]) (the
-// +-1 sum when X = B and the factors are unit).  rows = N; grid: rows * 32 threads.
-template <char P, char Q, char X, char Z, long long K, long long C, bool WT, bool UNIT, int METHOD,
+// +-1 sum when X = B and the factors are unit).  rows = N; grid: rows * LW threads.
+template <char P, char Q, char X, char Z, long long K, long long C, bool WT, bool UNIT, int METHOD, int LW = 32,
           class EM = EpEnd, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const long long *rowptr, const int *col,
                                               const float *rowf, const float *colf, const void *xp,
@@ -329,7 +470,7 @@ __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const lo
     constexpr bool INT = X == 'B' && UNIT;
     auto fin = [&](long long i, long long, float acc) { return fmul(rowf[i], acc); };
     const MswW<P, Q, K, C, WT> W(wp);
-    mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, epi, [&](long long, long long j, long long cb, float(&o)[MSW_CB]) {
+    mm_spmm_rows<LW, Z, C, INT>(rows, yp, rowptr, col, epi, [&](long long, long long j, long long cb, float(&o)[MSW_CB]) {
         const float f = INT ? 1.0f : colf[j];
         mm_spmm_dots<P, Q, K, C, WT>(j, cb, xp, wp, W, [&](int cl, long long c, float v) {
             if constexpr (INT) o[cl] = ep_bit(em, j, c, v) ? 1.0f : -1.0f;
@@ -340,7 +481,8 @@ __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const lo
 }
 
 // Adjacency F (per-edge weights): y[i, c] = sum_e w[e] v(t[col[e], c]).  rows = N; grid as above.
-template <char P, char Q, char X, char Z, long long K, long long C, bool WT, class EM = EpEnd, class Epi = EpEnd>
+template <char P, char Q, char X, char Z, long long K, long long C, bool WT, int LW = 32, class EM = EpEnd,
+          class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_mm_adjf(long long rows, void *yp, const long long *rowptr, const int *col,
                                               const float *w, const void *xp, const void *wp, EM em = EM(),
                                               Epi epi = Epi()) {
@@ -350,7 +492,7 @@ __device__ __forceinline__ void bspmm_mm_adjf(long long rows, void *yp, const lo
     static_assert(!WT || Q == 'B', "bspmm_mm: only b1 weights can be transposed");
     auto fin = [](long long, long long, float acc) { return acc; };
     const MswW<P, Q, K, C, WT> W(wp);
-    mm_spmm_warp_rows<Z, C, false>(rows, yp, rowptr, col, epi, [&](long long e, long long j, long long cb, float(&o)[MSW_CB]) {
+    mm_spmm_rows<LW, Z, C, false>(rows, yp, rowptr, col, epi, [&](long long e, long long j, long long cb, float(&o)[MSW_CB]) {
         const float f = w[e];
         mm_spmm_dots<P, Q, K, C, WT>(j, cb, xp, wp, W, [&](int cl, long long c, float v) {
             if constexpr (X == 'B') o[cl] = signed_by(f, ep_bit(em, j, c, v));

@@ -1,8 +1,15 @@
-# embed_templates.cmake - turns templates/*.cuh into a C table {name, text}.
-# cmake -DOUT=file.c -DDIR=templates -P embed_templates.cmake
-file(GLOB files RELATIVE ${DIR} ${DIR}/*.cuh)
+# embed_templates.cmake - turns templates/*.cuh (or DIR's files matching GLOB) into a C table
+# {name, text} named TABLE (default bg_templates).
+# cmake -DOUT=file.c -DDIR=templates [-DGLOB=*.model -DTABLE=bg_builtin_models] -P embed_templates.cmake
+if(NOT GLOB)
+  set(GLOB "*.cuh")
+endif()
+if(NOT TABLE)
+  set(TABLE "bg_templates")
+endif()
+file(GLOB files RELATIVE ${DIR} ${DIR}/${GLOB})
 list(SORT files)
-set(body "/* generated from templates/ by tools/embed_templates.cmake; do not edit */\n#include <stddef.h>\n")
+set(body "/* generated from the ${GLOB} files of ${DIR} by tools/embed_templates.cmake; do not edit */\n#include <stddef.h>\n")
 set(table "")
 set(i 0)
 foreach(f ${files})
@@ -13,6 +20,6 @@ foreach(f ${files})
   math(EXPR i "${i}+1")
 endforeach()
 string(APPEND body "typedef struct { const char *name; const char *text; } BgTemplate;\n")
-string(APPEND body "const BgTemplate bg_templates[] = {\n${table}  {NULL, NULL}\n};\n")
+string(APPEND body "const BgTemplate ${TABLE}[] = {\n${table}  {NULL, NULL}\n};\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(RENAME ${OUT}.tmp ${OUT})

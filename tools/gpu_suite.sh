@@ -158,6 +158,29 @@ modes() {
 }
 export -f modes
 step exec_modes 120 bash -c modes
+# Code-level schedules in every execution mode (the fused cooperative kernel runs them too):
+# gcn_bin, gcn_full and indgcn_bin on Cora with their bspmm_mm at lanes=8 and lanes=16 (and one
+# with launch knobs beside), the logits byte for byte against the CPU reference's.
+sched_modes() {
+    local d=$BGNN_DATA_DIR/cora name ex w inst s m
+    for name in gcn_bin gcn_full indgcn_bin; do
+        ex=examples/$name.bgnn w=examples/weights/${name}_cora.safetensors
+        inst=$("$BUILD/bgnnc" "$ex" --emit=ir | grep -m1 -oE '^%[0-9]+ += bspmm_mm' | grep -oE '[0-9]+')
+        [[ -n $inst ]] || { echo "$name: no bspmm_mm"; return 1; }
+        "$BUILD/bgnnc" run "$ex" --data "$d" --weights "$w" --target cpu --logits "$OUT/sched_cpu.npy" >/dev/null || return 1
+        for s in lanes=8 lanes=16 lanes=8,block=64,grid=2; do
+            for m in auto coop graph launches; do
+                BGNN_EXEC=$m "$BUILD/bgnnc" run "$ex" --data "$d" --weights "$w" --target gpu --tune-db off \
+                    --sched "$inst:$s" --repeat 200 --logits "$OUT/sched_gpu.npy" | grep -E "^time" | sed "s|^|$name %$inst:$s $m: |" || return 1
+                cmp "$OUT/sched_cpu.npy" "$OUT/sched_gpu.npy" || { echo "$name $s $m: logits differ from the CPU's"; return 1; }
+            done
+        done
+    done
+    rm -f "$OUT/sched_cpu.npy" "$OUT/sched_gpu.npy"
+    echo "sched_modes: 36 runs, logits identical to the CPU reference"
+}
+export -f sched_modes
+step sched_modes 240 bash -c sched_modes
 # Every Cora example with its trained weights: the product's time (auto mode) and each separate
 # kernel alone (--profile: median of 500), the latency budget of docs/performance.md.
 profiles() {

@@ -440,15 +440,17 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         bg_cg_steps_range(&em, m, in, 0, in->npro, nm, &k);
         bg_cg_steps_range(&epi, m, in, in->npro, in->nsteps, nm, &k);
         char *ems = bg_sb_take(&em), *epis = bg_sb_take(&epi);
+        char lanes[16] = ""; /* lanes= of the schedule: a template argument only when set */
+        if (in->attrs.sched.lanes) snprintf(lanes, sizeof lanes, ", %d", (int)in->attrs.sched.lanes);
         if (adjf) {
-            bg_emit_line(e, "bgnn::bspmm_mm_adjf<'%c', '%c', '%c', '%c', %lld, %lld, %s>(rows, %s, %s, %s, %s, %s, %s, %s, %s);",
-                         pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), nm[0], nm[1], nm[2],
-                         nm[3], nm[4], nm[5], ems, epis);
+            bg_emit_line(e, "bgnn::bspmm_mm_adjf<'%c', '%c', '%c', '%c', %lld, %lld, %s%s>(rows, %s, %s, %s, %s, %s, %s, %s, %s);",
+                         pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), lanes, nm[0], nm[1],
+                         nm[2], nm[3], nm[4], nm[5], ems, epis);
         } else {
             bool unit = g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
-            bg_emit_line(e, "bgnn::bspmm_mm_adjb<'%c', '%c', '%c', '%c', %lld, %lld, %s, %s, %d>(rows, %s, %s, %s, %s, %s, %s, %s, %s, %s);",
+            bg_emit_line(e, "bgnn::bspmm_mm_adjb<'%c', '%c', '%c', '%c', %lld, %lld, %s, %s, %d%s>(rows, %s, %s, %s, %s, %s, %s, %s, %s, %s);",
                          pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), tf(unit),
-                         (int)in->attrs.method, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], ems, epis);
+                         (int)in->attrs.method, lanes, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], ems, epis);
         }
         free(ems);
         free(epis);

@@ -473,7 +473,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             arg(l, use_value(&c, x));
             bool bb = m->insts[x].type.kind == BG_TY_B1 && m->insts[w].type.kind == BG_TY_B1;
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
-            l->threads_per_row = 32; /* one warp per row (mm_spmm.cuh) */
+            /* one warp per row (mm_spmm.cuh), or lanes= of them */
+            l->threads_per_row = in->attrs.sched.lanes ? in->attrs.sched.lanes : 32;
             break;
         }
         case BG_OP_READOUT:

@@ -1,6 +1,6 @@
 /* sched.c - the schedule space of a module's graph and matrix ops (docs/tuning.md): which
  * knobs an instruction's launch has (threads per block, blocks per SM, the fast aggregation's
- * work items, the features product's kernel, the code-level method and path), their points,
+ * work items, the features product's kernel, the code-level lanes a row, method and path), their points,
  * their text form (IR dump, tuning database, bgnnc --sched) and the op key the tuning database
  * files a record under.  Every point computes the same bits; plan_build.c turns a point into
  * the launch's shape and refuses an invalid one. */
@@ -18,6 +18,7 @@ static const int grids[] = {0, 1, 2, 4, 8, 16};
 static const int chunks[] = {0, 256, 512, 1024};
 static const int group_vals[] = {0, 1, -1};
 static const int fb_vals[] = {BG_SCHED_FB_AUTO, BG_SCHED_FB_ROWS, BG_SCHED_FB_TILED, BG_SCHED_FB_SPARSE};
+static const int lanes_vals[] = {0, 8, 16};
 static const int methods[] = {BG_METHOD_AUTO, BG_METHOD_IFELSE, BG_METHOD_ANDNOT, BG_METHOD_POPC2};
 static const int paths[] = {BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC};
 static const char *const fb_names[] = {"auto", "rows", "tiled", "sparse"};
@@ -69,12 +70,12 @@ static const char *kind_name(Kind k) {
 bool bg_sched_tunable(const BgModule *m, const BgInst *in) { return kind_of(m, in) != K_NONE; }
 
 bool bg_sched_is_default(const BgSched *s) {
-    return !s->block && !s->grid && !s->fb && !s->chunk && !s->group;
+    return !s->block && !s->grid && !s->fb && !s->chunk && !s->group && !s->lanes;
 }
 
 bool bg_sched_eq(const BgSchedPoint *a, const BgSchedPoint *b) {
     return a->s.block == b->s.block && a->s.grid == b->s.grid && a->s.fb == b->s.fb && a->s.chunk == b->s.chunk &&
-           a->s.group == b->s.group && a->method == b->method && a->path == b->path;
+           a->s.group == b->s.group && a->s.lanes == b->s.lanes && a->method == b->method && a->path == b->path;
 }
 
 BgSchedPoint bg_sched_point(const BgInst *in) {
@@ -118,6 +119,9 @@ bool bg_sched_valid(const BgModule *m, const BgInst *in, const BgSchedPoint *pt,
     if (s->group < -1 || s->group > 1) BAD("group=%d", s->group);
     if (s->fb > BG_SCHED_FB_SPARSE) BAD("fb=%d", s->fb);
     if (k != K_BMM_INPUT && s->fb) BAD("fb applies to a product of the model's input features only");
+    if (s->lanes && s->lanes != 8 && s->lanes != 16) BAD("lanes=%d: 8 or 16 lanes a row", s->lanes);
+    if (s->lanes && (k != K_MM_SPMM || in->type.dim[1] > 8))
+        BAD("lanes applies to a bspmm_mm of at most 8 outputs only");
     if (pt->method != BG_METHOD_AUTO && !has_method(in)) BAD("method applies to aggregations only");
     if (pt->path != BG_BMM_PATH_AUTO && k != K_BMM_BB) BAD("path applies to bmm.BB* with a b1 weight");
     /* kernels that need 256-thread blocks: the tiled FB product (also the alternative of the
@@ -130,7 +134,7 @@ bool bg_sched_valid(const BgModule *m, const BgInst *in, const BgSchedPoint *pt,
 }
 
 /* ---- the axes of the space --------------------------------------------------------------- */
-typedef enum { AX_BLOCK, AX_GRID, AX_CHUNK, AX_GROUP, AX_FB, AX_METHOD, AX_PATH, AX_COUNT } Axis;
+typedef enum { AX_BLOCK, AX_GRID, AX_CHUNK, AX_GROUP, AX_FB, AX_LANES, AX_METHOD, AX_PATH, AX_COUNT } Axis;
 
 static int axis_values(Axis a, const int **v) {
     switch (a) {
@@ -139,6 +143,7 @@ static int axis_values(Axis a, const int **v) {
     case AX_CHUNK: *v = chunks; return (int)(sizeof chunks / sizeof *chunks);
     case AX_GROUP: *v = group_vals; return (int)(sizeof group_vals / sizeof *group_vals);
     case AX_FB: *v = fb_vals; return (int)(sizeof fb_vals / sizeof *fb_vals);
+    case AX_LANES: *v = lanes_vals; return (int)(sizeof lanes_vals / sizeof *lanes_vals);
     case AX_METHOD: *v = methods; return (int)(sizeof methods / sizeof *methods);
     default: *v = paths; return (int)(sizeof paths / sizeof *paths);
     }
@@ -151,6 +156,7 @@ static void axis_set(BgSchedPoint *p, Axis a, int v) {
     case AX_CHUNK: p->s.chunk = (uint16_t)v; break;
     case AX_GROUP: p->s.group = (int8_t)v; break;
     case AX_FB: p->s.fb = (uint8_t)v; break;
+    case AX_LANES: p->s.lanes = (uint8_t)v; break;
     case AX_METHOD: p->method = (BgMethod)v; break;
     default: p->path = (BgBmmPath)v; break;
     }
@@ -164,6 +170,7 @@ static bool axis_applies(const BgModule *m, const BgInst *in, Axis a, int sm) {
     case AX_CHUNK:
     case AX_GROUP: return k == K_SPMM_FAST;
     case AX_FB: return k == K_BMM_INPUT;
+    case AX_LANES: return k == K_MM_SPMM && in->type.dim[1] <= 8;
     case AX_METHOD: return method_matters(m, in) && k != K_SPMM_BITS;
     default: return k == K_BMM_BB && sm >= 80;
     }
@@ -205,6 +212,7 @@ void bg_sched_str(const BgSchedPoint *pt, char *buf, size_t n) {
     if (s->chunk) bg_sb_printf(&o, " chunk=%d", s->chunk);
     if (s->group) bg_sb_printf(&o, " group=%s", s->group > 0 ? "always" : "never");
     if (s->fb) bg_sb_printf(&o, " fb=%s", fb_names[s->fb]);
+    if (s->lanes) bg_sb_printf(&o, " lanes=%d", s->lanes);
     if (pt->method) bg_sb_printf(&o, " method=%s", method_names[pt->method]);
     if (pt->path) bg_sb_printf(&o, " path=%s", path_names[pt->path]);
     char *t = bg_sb_take(&o);
@@ -251,11 +259,12 @@ bool bg_sched_parse(const char *text, BgSchedPoint *pt, char *err, size_t n) {
         else if (strcmp(k, "group") == 0 && (strcmp(v, "always") == 0 || strcmp(v, "never") == 0))
             pt->s.group = (int8_t)(v[0] == 'a' ? 1 : -1);
         else if (strcmp(k, "fb") == 0 && (c = choice(v, fb_names, 4)) > 0) pt->s.fb = (uint8_t)c;
+        else if (strcmp(k, "lanes") == 0 && number(v, 8, 16, &x) && (x == 8 || x == 16)) pt->s.lanes = (uint8_t)x;
         else if (strcmp(k, "method") == 0 && (c = choice(v, method_names, 4)) > 0) pt->method = (BgMethod)c;
         else if (strcmp(k, "path") == 0 && (c = choice(v, path_names, 3)) > 0) pt->path = (BgBmmPath)c;
         else {
             snprintf(err, n, "'%.24s=%.24s': unknown key or value out of range (block=32..1024 in 32s, grid=1..64, "
-                     "chunk=32..%d, group=always|never, fb=rows|tiled|sparse, method=ifelse|andnot|popc2, path=popc|tc)",
+                     "chunk=32..%d, group=always|never, fb=rows|tiled|sparse, lanes=8|16, method=ifelse|andnot|popc2, path=popc|tc)",
                      k, v, BG_PLAN_BSPMM_CHUNK);
             return false;
         }
@@ -326,7 +335,7 @@ bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d) {
 }
 
 int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x) {
-    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb"};
+    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb", "lanes"};
     int applied = 0;
     for (int i = 0; model && i < m->ninsts; i++) {
         BgInst *in = &m->insts[i];
@@ -336,18 +345,22 @@ int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x
         const char *sp = strchr(op, ' ');
         sp = sp ? strchr(sp + 1, ' ') : NULL;
         snprintf(fam, sizeof fam, "%.*s", sp ? (int)(sp - op) : (int)strlen(op), op);
+        double xx[BG_SCHED_MODEL_NFEAT];
+        memcpy(xx, x, sizeof xx);
+        bg_sched_model_widths(op, xx);
         BgSchedPoint pt = bg_sched_point(in);
         bool any = false;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             int v;
-            if (!bg_sched_model_predict(model, fam, knobs[k], x, &v)) continue;
+            if (!bg_sched_model_predict(model, fam, knobs[k], xx, &v)) continue;
             any = true;
             switch (k) {
             case 0: pt.s.block = (uint16_t)(v > 0 ? v : 0); break;
             case 1: pt.s.grid = (uint8_t)(v > 0 && v <= 64 ? v : 0); break;
             case 2: pt.s.chunk = (uint16_t)(v > 0 ? v : 0); break;
             case 3: pt.s.group = (int8_t)(v < 0 ? -1 : v > 0 ? 1 : 0); break;
-            default: pt.s.fb = (uint8_t)(v >= 0 && v <= BG_SCHED_FB_SPARSE ? v : 0); break;
+            case 4: pt.s.fb = (uint8_t)(v >= 0 && v <= BG_SCHED_FB_SPARSE ? v : 0); break;
+            default: pt.s.lanes = (uint8_t)(v == 8 || v == 16 ? v : 0); break;
             }
         }
         /* a point this instruction cannot take (the model saw another kernel): the default */

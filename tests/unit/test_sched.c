@@ -16,6 +16,7 @@
 #include "tune_db.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -229,7 +230,7 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         "bgnn-sched-model 1\ntree f x\tspeed\t1\nleaf 0 64\n",                  /* no such knob */
         "bgnn-sched-model 1\ntree f x\tblock\t2\nleaf 0 64\n",                  /* a node missing */
         "bgnn-sched-model 1\ntree f x\tblock\t1\nleaf 0 64",                     /* no final newline */
-        "bgnn-sched-model 1\ntree f x\tblock\t3\nnode 0 9 1 1 2\nleaf 1 1\nleaf 2 2\n", /* feature 9 */
+        "bgnn-sched-model 1\ntree f x\tblock\t3\nnode 0 10 1 1 2\nleaf 1 1\nleaf 2 2\n", /* feature 10 */
         "bgnn-sched-model 1\ntree f x\tblock\t1\nleaf 0 99999\n",               /* value out of range */
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
@@ -249,6 +250,41 @@ static void check_predictor(const char *srcdir, const char *tmp) {
     BgSchedModel *none = bg_sched_model_load(path, &d); /* missing: empty, no warning */
     CHECK(none && bg_sched_model_ntrees(none) == 0);
     bg_sched_model_free(none);
+    /* the built-in models (plan/models/): every one parses; BGNN_SCHED_MODEL=builtin gives an
+     * H200 the repository's, a GPU without one none; by default a GPU gets its own model file
+     * when there is one, else none */
+    {
+        char *name = NULL;
+        BgSchedModel *h = bg_sched_model_builtin("NVIDIA H200", 90, &name);
+        CHECK(bg_sched_model_ntrees(h) > 0);
+        CHECK(name && strcmp(name, "built-in NVIDIA_H200_sm90.model") == 0);
+        free(name);
+        bg_sched_model_free(h);
+        BgSchedModel *u = bg_sched_model_builtin("Imaginary GPU 9000", 90, &name);
+        CHECK(u && bg_sched_model_ntrees(u) == 0 && name == NULL);
+        bg_sched_model_free(u);
+        char tdir[600];
+        snprintf(tdir, sizeof tdir, "%s/sched_tune_dir", getenv("BGNN_TEST_TMP") ? getenv("BGNN_TEST_TMP") : "/tmp");
+        mkdir(tdir, 0755);
+        setenv("BGNN_TUNE_DIR", tdir, 1);
+        char *own = bg_sched_model_path(NULL, "NVIDIA H200", 90);
+        unlink(own);
+        BgSchedModel *g0 = bg_sched_model_for_gpu(NULL, "NVIDIA H200", 90, &name, &d); /* opt-in only */
+        CHECK(bg_sched_model_ntrees(g0) == 0 && name == NULL);
+        bg_sched_model_free(g0);
+        BgSchedModel *g1 = bg_sched_model_for_gpu("builtin", "NVIDIA H200", 90, &name, &d);
+        CHECK(bg_sched_model_ntrees(g1) > 0 && name && strncmp(name, "built-in ", 9) == 0);
+        free(name);
+        bg_sched_model_free(g1);
+        write_text(own, "bgnn-sched-model 1\ntree bspmm.BBB fast\tblock\t1\nleaf 0 64\n");
+        BgSchedModel *g2 = bg_sched_model_for_gpu(NULL, "NVIDIA H200", 90, &name, &d);
+        CHECK(bg_sched_model_ntrees(g2) == 1 && name && strcmp(name, own) == 0);
+        free(name);
+        bg_sched_model_free(g2);
+        unlink(own);
+        free(own);
+        unsetenv("BGNN_TUNE_DIR");
+    }
     /* a trained model (CI: tools/train_predictor.py on the H200 records) */
     const char *trained = getenv("BGNN_SCHED_MODEL_FILE");
     if (trained && *trained) {
@@ -276,6 +312,45 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         printf("trained model %s: %d trees, %d instructions of the examples set\n", trained, bg_sched_model_ntrees(t),
                napplied);
         CHECK(napplied > 0);
+        /* the C walk gives the trainer's predictions: every case it wrote with --expect */
+        const char *expect = getenv("BGNN_SCHED_EXPECT_FILE");
+        FILE *ef = expect && *expect ? fopen(expect, "r") : NULL;
+        CHECK(!expect || !*expect || ef);
+        static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb", "lanes"};
+        int ncases = 0, nsame = 0;
+        char line[1024];
+        while (ef && fgets(line, sizeof line, ef)) {
+            char *save = NULL, *fam = strtok_r(line, "\t\n", &save);
+            double xe[BG_SCHED_MODEL_NFEAT];
+            int want[6];
+            bool ok = fam != NULL;
+            for (int k = 0; ok && k < BG_SCHED_MODEL_NFEAT; k++) {
+                char *f = strtok_r(NULL, "\t\n", &save);
+                ok = f != NULL;
+                if (ok) xe[k] = strtod(f, NULL);
+            }
+            for (int k = 0; ok && k < 6; k++) {
+                char *f = strtok_r(NULL, "\t\n", &save);
+                ok = f != NULL;
+                if (ok) want[k] = atoi(f);
+            }
+            CHECK(ok);
+            if (!ok) continue;
+            bool same = true;
+            for (int k = 0; k < 6; k++) {
+                int got = 0;
+                if (!bg_sched_model_predict(t, fam, knobs[k], xe, &got)) got = 0;
+                same &= got == want[k];
+            }
+            ncases++;
+            nsame += same;
+        }
+        if (ef) {
+            fclose(ef);
+            printf("trained model: %d of %d cases predicted as tools/train_predictor.py predicts them\n", nsame, ncases);
+            CHECK(ncases > 0);
+            CHECK_EQ_INT(nsame, ncases);
+        }
         bg_sched_model_free(t);
     }
     CHECK_EQ_INT(d.nerrors, 0);

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# predictor_bench.sh - issue 17 point 4's data: exhaustive tuning records of gcn_bin over a
+# corpus of graphs, for training the learned schedule predictor and for judging it on graphs
+# it never saw (docs/tuning.md "The learned predictor").  One command on a GPU machine:
+#
+#   OUT=/some/dir bench/predictor_bench.sh [--set train|test|all] [--reps R] [--budget S] [--only LIST]
+#
+# Builds bgnnc and bgnn_graphgen (Release, $BUILD, default build-pred/), generates the set's
+# graphs (tools/graphgen.c, 128 dense features, seed 7 for training and 11 for the held-out set,
+# so no held-out graph is a training graph), and runs `bgnnc tune --exhaustive --knobs
+# block,grid,chunk,group,fb,lanes --dry-run` on each: every point of every tunable op but the method and path
+# of bench/gcn_bin_f128.bgnn (Planetoid's graphs: their own gcn_bin models), each point timed
+# alone (median of R runs, CUDA events) and checked bit for bit against the default plan.
+# Records: records/SET_NAME.tsv in $OUT/records.tgz (cli/tune.c's --records lines; one file a
+# graph, so a graph is its file; the tune logs in $OUT/logs.tgz; PRED_KEEP_RAW=1 also keeps
+# them unpacked in $OUT/raw), then tools/train_predictor.py trains on the train files and scores the
+# test files.  The table last: graph, nodes, entries, points measured, seconds.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/predictor-bench-out}
+BUILD=${BUILD:-$ROOT/build-pred}
+DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+SET=all REPS=30 BUDGET=120 ONLY=""
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --set) SET=$2; shift 2 ;;
+    --reps) REPS=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --only) ONLY=",$2,"; shift 2 ;;
+    *) echo "predictor_bench.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[[ $SET == train || $SET == test || $SET == all ]] || { echo "predictor_bench.sh: --set train, test or all" >&2; exit 2; }
+RAW=$OUT/raw   # records/ and logs/ (archived into $OUT/records.tgz and $OUT/logs.tgz)
+[[ -n ${PRED_KEEP_RAW:-} ]] || RAW=$(mktemp -d)
+mkdir -p "$RAW/records" "$RAW/logs"
+. bench/tools_build.sh
+tools_build "$RAW/logs/build.log" predictor_bench.sh
+trap 'rm -rf "$TMP"; [[ -n ${PRED_KEEP_RAW:-} ]] || rm -rf "$RAW"' EXIT
+. bench/planetoid_setup.sh
+
+dense="--features 128 --density 1"
+# set name generator-arguments (train: seed 7; test: seed 11 and parameters of their own)
+CORPUS=(
+    "train rmat_n4096_d8_a57        rmat --nodes 4096 --degree 8 --skew 0.57,0.19,0.19,0.05"
+    "train rmat_n16384_d16_a45      rmat --nodes 16384 --degree 16 --skew 0.45,0.25,0.25,0.05"
+    "train rmat_n16384_d16_a75      rmat --nodes 16384 --degree 16 --skew 0.75,0.1,0.1,0.05"
+    "train rmat_n65536_d4_a57       rmat --nodes 65536 --degree 4 --skew 0.57,0.19,0.19,0.05"
+    "train rmat_n65536_d16_a57      rmat --nodes 65536 --degree 16 --skew 0.57,0.19,0.19,0.05"
+    "train rmat_n65536_d32_a65      rmat --nodes 65536 --degree 32 --skew 0.65,0.15,0.15,0.05"
+    "train rmat_n131072_d8_a70      rmat --nodes 131072 --degree 8 --skew 0.7,0.12,0.12,0.06"
+    "train er_n1000_d4              er --nodes 1000 --degree 4"
+    "train er_n10000_d16            er --nodes 10000 --degree 16"
+    "train er_n50000_d2             er --nodes 50000 --degree 2"
+    "train er_n100000_d24           er --nodes 100000 --degree 24"
+    "train grid2d_n1024             grid --nodes 1024"
+    "train grid2d_n65536            grid --nodes 65536"
+    "train grid3d_n32768            grid --nodes 32768 --dims 3"
+    "train grid2d_diag_n16384       grid --nodes 16384 --diag"
+    "train powerlaw_n10000_d8_g18   powerlaw --nodes 10000 --degree 8 --gamma 1.8"
+    "train powerlaw_n50000_d16_g21  powerlaw --nodes 50000 --degree 16 --gamma 2.1"
+    "train powerlaw_n100000_d8_g30  powerlaw --nodes 100000 --degree 8 --gamma 3.0"
+    "train ba_n2000_d4              ba --nodes 2000 --degree 4"
+    "train ba_n50000_d8             ba --nodes 50000 --degree 8"
+    "train ba_n100000_d16           ba --nodes 100000 --degree 16"
+    "train sbm_n5000_d16_b8_m05     sbm --nodes 5000 --degree 16 --blocks 8 --mix 0.05"
+    "train sbm_n20000_d64_b16_m02   sbm --nodes 20000 --degree 64 --blocks 16 --mix 0.02"
+    "train sbm_n50000_d8_b32_m10    sbm --nodes 50000 --degree 8 --blocks 32 --mix 0.1"
+    "train cora                     planetoid"
+    "train citeseer                 planetoid"
+    "train pubmed                   planetoid"
+    "test  rmat_n32768_d12_a60      rmat --nodes 32768 --degree 12 --skew 0.6,0.17,0.17,0.06"
+    "test  rmat_n98304_d6_a67       rmat --nodes 98304 --degree 6 --skew 0.67,0.14,0.14,0.05"
+    "test  er_n20000_d8             er --nodes 20000 --degree 8"
+    "test  er_n150000_d4            er --nodes 150000 --degree 4"
+    "test  grid2d_n40000            grid --nodes 40000"
+    "test  grid3d_diag_n27000       grid --nodes 27000 --dims 3 --diag"
+    "test  powerlaw_n30000_d12_g23  powerlaw --nodes 30000 --degree 12 --gamma 2.3"
+    "test  powerlaw_n150000_d6_g27  powerlaw --nodes 150000 --degree 6 --gamma 2.7"
+    "test  ba_n10000_d12            ba --nodes 10000 --degree 12"
+    "test  ba_n75000_d6             ba --nodes 75000 --degree 6"
+    "test  sbm_n10000_d32_b12_m05   sbm --nodes 10000 --degree 32 --blocks 12 --mix 0.05"
+    "test  sbm_n80000_d12_b24_m15   sbm --nodes 80000 --degree 12 --blocks 24 --mix 0.15"
+)
+"$B" gen-weights bench/gcn_bin_f128.bgnn --seed 1 -o "$TMP/f128_w.safetensors" >/dev/null ||
+    { echo "predictor_bench.sh: gen-weights failed"; exit 1; }
+
+# the set's synthetic graphs, generated in parallel (each a pure function of its arguments)
+gen_list=()
+for row in "${CORPUS[@]}"; do
+    read -r set name kind args <<<"$row"
+    [[ $SET != all && $set != "$SET" ]] && continue
+    [[ -n $ONLY && $ONLY != *",$name,"* ]] && continue
+    [[ $kind == planetoid ]] && continue
+    seed=7; [[ $set == test ]] && seed=11
+    gen_list+=("$kind $args $dense --seed $seed --out $TMP/$name")
+done
+printf '%s\n' "${gen_list[@]}" | xargs -P "$(nproc)" -I{} sh -c "$GG {} >/dev/null" ||
+    { echo "predictor_bench.sh: graph generation failed"; exit 1; }
+
+TABLE=()
+start=$(date +%s)
+for row in "${CORPUS[@]}"; do
+    read -r set name kind args <<<"$row"
+    [[ $SET != all && $set != "$SET" ]] && continue
+    [[ -n $ONLY && $ONLY != *",$name,"* ]] && continue
+    if [[ $kind == planetoid ]]; then
+        read -r dir model w < <(planetoid_setup "$name") || continue
+    else
+        dir=$TMP/$name model=bench/gcn_bin_f128.bgnn w=$TMP/f128_w.safetensors
+    fi
+    rec=$RAW/records/${set}_$name.tsv log=$RAW/logs/tune_${set}_$name.log
+    rm -f "$rec"
+    t0=$(date +%s.%N)
+    "$B" tune "$model" --data "$dir" --weights "$w" --exhaustive --knobs block,grid,chunk,group,fb,lanes \
+        --reps "$REPS" --budget "$BUDGET" --records "$rec" --dry-run >"$log" 2>&1 ||
+        { echo "predictor_bench.sh: bgnnc tune failed on $name (see $log)"; tail -n 3 "$log"; }
+    t1=$(date +%s.%N)
+    npts=$(wc -l <"$rec" 2>/dev/null || echo 0)
+    row=$(awk -F'\t' 'NR == 1 {print $3, $4}' "$rec" 2>/dev/null)
+    TABLE+=("$(printf '%-5s %-26s %-22s %5s points %6.1f s' "$set" "$name" "${row:-?}" "$npts" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')")")
+    echo "${TABLE[-1]}"
+    # the device tool brings back a few files: the records and logs as two archives, remade
+    # after every graph so a run cut short keeps what it measured
+    tar czf "$OUT/records.tgz" -C "$RAW" records && tar czf "$OUT/logs.tgz" -C "$RAW" logs
+done
+{
+    echo "GPU: $GPU; gcn_bin exhaustive launch-level tuning records (reps $REPS, budget $BUDGET s a graph), $(($(date +%s) - start)) s in all"
+    echo "set   graph                      N E                    points  seconds"
+    printf '%s\n' "${TABLE[@]}"
+} | tee "$OUT/predictor_table.txt"
