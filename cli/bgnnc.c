@@ -35,7 +35,7 @@ static const char usage_text[] =
     "                 [--profile] [--json]\n"
     "                 [--fp-strict] [--tune-db FILE|off] [--sched INST:SCHEDULE]\n"
     "       bgnnc tune MODEL.bgnn (--data DIR | --dataset NAME) [--weights FILE] [--budget SECONDS] [--reps R] [--db FILE]\n"
-    "                  [--records FILE] [--exhaustive] [--dry-run] [--quiet]\n"
+    "                  [--records FILE] [--exhaustive] [--knobs LIST] [--dry-run] [--quiet]\n"
     "       bgnnc tune --variants MODEL.bgnn [-o DIR]\n"
     "       bgnnc gen-weights MODEL.bgnn --seed N -o WEIGHTS.safetensors\n"
     "       bgnnc --list-passes | --help | --version\n"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # sched.sh - schedules from the command line (docs/tuning.md), without a GPU: `bgnnc --sched`
-# puts a point into the IR dump (sched(...), method=) and the manifest (grid=, fb=, the graph's
+# puts a point into the IR dump (sched(...), method=; lanes= also as the kernel call's template
+# argument) and the manifest (grid=, fb=, the graph's
 # chunk= and group=) of the generated CUDA; a point an instruction cannot take, or a malformed
 # one, is an error naming it (exit 1) with no output file; `bgnnc tune` refuses bad arguments
 # with a usage error (exit 2) and, where no GPU is usable, fails with the driver's message
@@ -18,6 +19,14 @@ ir=$("$bgnnc" "$m" --emit=ir --sched=11:block=128,grid=4,chunk=512,group=never -
 grep -q '^%11 .*sched(block=128 grid=4 chunk=512 group=never)' <<<"$ir" || fail "no sched(...) on %11: $ir"
 grep -q '^%13 .*method=popc2' <<<"$ir" || fail "no method=popc2 on %13"
 "$bgnnc" "$m" --emit=cuda --sched=11:chunk=512,group=always --sched=10:fb=sparse -o "$work/m.cu" || fail "emit cuda: exit $?"
+# lanes= (a code-level knob of bspmm_mm): in the IR, a template argument of the kernel's call only
+# when set, and refused where it does not apply
+ir=$("$bgnnc" "$m" --emit=ir --sched=13:lanes=16,block=64) || fail "--sched lanes: exit $?"
+grep -q '^%13 .*sched(block=64 lanes=16)' <<<"$ir" || fail "no sched(block=64 lanes=16) on %13"
+cu=$("$bgnnc" "$m" --emit=cuda --sched=13:lanes=8) || fail "emit cuda lanes=8: exit $?"
+grep -q "bspmm_mm_adjb<.*, 0, 8>(" <<<"$cu" || fail "lanes=8 not in the kernel's call"
+cu=$("$bgnnc" "$m" --emit=cuda) || fail "emit cuda: exit $?"
+grep -q "bspmm_mm_adjb<.*, false, 0>(" <<<"$cu" || fail "the default call changed"
 # the manifest is embedded as bytes: decode them back to text
 python3 - "$work/m.cu" >"$work/manifest.txt" <<'PY' || fail "cannot decode the manifest"
 import re, sys
@@ -39,6 +48,8 @@ bad 1 "has no schedule" "$m" --emit=ir --sched=3:block=128
 bad 1 "unknown key or value" "$m" --emit=ir --sched=11:block=100
 bad 1 "expected INST:SCHEDULE" "$m" --emit=ir --sched=block=64
 bad 1 "chunk and group apply" "$m" --emit=ir --sched=13:chunk=512
+bad 1 "lanes applies to a bspmm_mm" "$m" --emit=ir --sched=11:lanes=8
+bad 1 "unknown key or value" "$m" --emit=ir --sched=13:lanes=4
 "$bgnnc" "$m" --emit=ir --sched=11:grid=999 -o "$work/bad.ir" >/dev/null 2>&1 && fail "grid=999 accepted"
 [[ -e $work/bad.ir ]] && fail "a refused --sched left an output file"
 # the CPU reference takes --sched (same logits), and refuses a bad one
@@ -78,6 +89,7 @@ bad 2 "no model file" tune
 bad 2 "unknown option" tune "$m" --data "$work" --bogus
 bad 2 "--budget must be" tune "$m" --data "$work" --budget -3
 bad 2 "--reps must be" tune "$m" --data "$work" --reps 1.5
+bad 2 "--knobs takes a comma list" tune "$m" --data "$work" --knobs block,speed
 bad 2 "is required" tune "$m"
 if ! "$bgnnc" run "$m" --dataset cora --weights x --target auto 2>/dev/null | grep -q "^gpu "; then
     export BGNN_TUNE_DIR=$work/tunedb
