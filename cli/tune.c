@@ -63,12 +63,24 @@ static bool over_budget(const Tuner *t) {
     return (t->budget_s > 0 && now - t->t0 > t->budget_s) || (t->deadline > 0 && now > t->deadline);
 }
 
+enum { KNOB_BLOCK = 1, KNOB_GRID = 2, KNOB_CHUNK = 4, KNOB_GROUP = 8, KNOB_FB = 16, KNOB_METHOD = 32, KNOB_PATH = 64,
+       KNOB_LANES = 128 };
+#define KNOB_CODE (KNOB_METHOD | KNOB_PATH | KNOB_LANES) /* the knobs that change the generated code */
+static const char *const knob_names[] = {"block", "grid", "chunk", "group", "fb", "method", "path", "lanes"};
+
+/* The KNOB_* bits in which two points differ. */
+static unsigned knobs_differing(const BgSchedPoint *a, const BgSchedPoint *b) {
+    return (a->s.block != b->s.block ? KNOB_BLOCK : 0u) | (a->s.grid != b->s.grid ? KNOB_GRID : 0u) |
+           (a->s.chunk != b->s.chunk ? KNOB_CHUNK : 0u) | (a->s.group != b->s.group ? KNOB_GROUP : 0u) |
+           (a->s.fb != b->s.fb ? KNOB_FB : 0u) | (a->method != b->method ? KNOB_METHOD : 0u) |
+           (a->path != b->path ? KNOB_PATH : 0u) | (a->s.lanes != b->s.lanes ? KNOB_LANES : 0u);
+}
+
 /* Does gm's code differ from what m now asks for (a lanes, method or path changed)? */
 static bool needs_code(const Tuner *t) {
     for (int i = 0; i < t->m->ninsts; i++) {
         const BgSchedPoint p = bg_sched_point(&t->m->insts[i]);
-        if (p.method != t->compiled[i].method || p.path != t->compiled[i].path || p.s.lanes != t->compiled[i].s.lanes)
-            return true;
+        if (knobs_differing(&p, &t->compiled[i]) & KNOB_CODE) return true;
     }
     return false;
 }
@@ -144,18 +156,6 @@ static double measure(Tuner *t, int li, const char *what) {
     return r;
 }
 
-enum { KNOB_BLOCK = 1, KNOB_GRID = 2, KNOB_CHUNK = 4, KNOB_GROUP = 8, KNOB_FB = 16, KNOB_METHOD = 32, KNOB_PATH = 64,
-       KNOB_LANES = 128 };
-static const char *const knob_names[] = {"block", "grid", "chunk", "group", "fb", "method", "path", "lanes"};
-
-/* The KNOB_* bits in which two points differ. */
-static unsigned knobs_differing(const BgSchedPoint *a, const BgSchedPoint *b) {
-    return (a->s.block != b->s.block ? KNOB_BLOCK : 0u) | (a->s.grid != b->s.grid ? KNOB_GRID : 0u) |
-           (a->s.chunk != b->s.chunk ? KNOB_CHUNK : 0u) | (a->s.group != b->s.group ? KNOB_GROUP : 0u) |
-           (a->s.fb != b->s.fb ? KNOB_FB : 0u) | (a->method != b->method ? KNOB_METHOD : 0u) |
-           (a->path != b->path ? KNOB_PATH : 0u) | (a->s.lanes != b->s.lanes ? KNOB_LANES : 0u);
-}
-
 /* --knobs LIST (comma-separated knob names) -> KNOB_* bits; 0 for a bad list. */
 static unsigned parse_knobs(const char *list) {
     unsigned bits = 0;
@@ -172,11 +172,8 @@ static unsigned parse_knobs(const char *list) {
     return bits;
 }
 
-/* Knobs in which two points differ. */
-static int ndiff(const BgSchedPoint *a, const BgSchedPoint *b) {
-    return (a->s.block != b->s.block) + (a->s.grid != b->s.grid) + (a->s.fb != b->s.fb) + (a->s.chunk != b->s.chunk) +
-           (a->s.group != b->s.group) + (a->s.lanes != b->s.lanes) + (a->method != b->method) + (a->path != b->path);
-}
+/* How many knobs two points differ in. */
+static int ndiff(const BgSchedPoint *a, const BgSchedPoint *b) { return __builtin_popcount(knobs_differing(a, b)); }
 
 typedef struct Result {
     int inst, launch;
@@ -206,10 +203,10 @@ static bool tune_inst(Tuner *t, int i, int li, double default_ms, Result *res) {
     for (int round = 0; round < (t->exhaustive ? 1 : 3); round++) {
         bool improved = false;
         const BgSchedPoint base = best;
-        /* the points of the loaded code first, then those that need a compile (method, path) */
+        /* the points of the loaded code first, then those that need a compile (lanes, method, path) */
         for (int kk = 1; kk < 2 * n && !over_budget(t); kk++) {
             const int k = kk < n ? kk : kk - n + 1;
-            const bool code = pts[k].method != base.method || pts[k].path != base.path || pts[k].s.lanes != base.s.lanes;
+            const bool code = (knobs_differing(&pts[k], &base) & KNOB_CODE) != 0;
             if (k >= n || code != (kk >= n)) continue;
             if (seen[k] || (!t->exhaustive && ndiff(&pts[k], &base) != 1)) continue;
             if (knobs_differing(&pts[k], &pts[0]) & ~t->knobs) continue; /* a knob --knobs leaves alone */

@@ -55,9 +55,11 @@ static char *dupn(const char *s, size_t n) {
     return r;
 }
 
+const char *const bg_sched_model_knobs[BG_SCHED_MODEL_NKNOBS] = {"block", "grid", "chunk", "group", "fb", "lanes"};
+
 /* Parses the text; false with why and the line on the first problem. */
 static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why, size_t nw) {
-    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb", "lanes"};
+    const char *const *knobs = bg_sched_model_knobs;
     if (memchr(text, 0, len)) {
         snprintf(why, nw, "a NUL byte");
         return false;
@@ -116,7 +118,7 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
             return false;
         }
         bool known = false;
-        for (int k = 0; k < 6; k++) known |= (size_t)(t2 - t1 - 1) == strlen(knobs[k]) && !strncmp(t1 + 1, knobs[k], strlen(knobs[k]));
+        for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) known |= (size_t)(t2 - t1 - 1) == strlen(knobs[k]) && !strncmp(t1 + 1, knobs[k], strlen(knobs[k]));
         if (!known) {
             snprintf(why, nw, "unknown knob");
             return false;
@@ -199,20 +201,15 @@ BgSchedModel *bg_sched_model_builtin(const char *gpu_name, int sm, char **name) 
 BgSchedModel *bg_sched_model_for_gpu(const char *path, const char *gpu_name, int sm, char **source, BgDiagSink *d) {
     if (source) *source = NULL;
     if (path && strcmp(path, "builtin") == 0) return bg_sched_model_builtin(gpu_name, sm, source);
+    /* the named file, else the GPU's own (a missing one: an empty model, without a warning; the
+     * built-in one is opt-in) */
     char *own = path && *path ? NULL : bg_sched_model_path(NULL, gpu_name, sm);
     const char *file = path && *path ? path : own;
-    FILE *f = file ? fopen(file, "rb") : NULL;
-    BgSchedModel *m;
-    if (f || (path && *path)) {
-        if (f) fclose(f);
-        m = bg_sched_model_load(file, d);
-        if (source) {
-            BgStrBuf o = {0};
-            bg_sb_printf(&o, "%s", file);
-            *source = bg_sb_take(&o);
-        }
-    } else {
-        m = calloc(1, sizeof *m); /* no model: the defaults (the built-in one is opt-in) */
+    BgSchedModel *m = bg_sched_model_load(file, d);
+    if (source && file && bg_sched_model_ntrees(m) > 0) {
+        BgStrBuf o = {0};
+        bg_sb_printf(&o, "%s", file);
+        *source = bg_sb_take(&o);
     }
     free(own);
     return m;

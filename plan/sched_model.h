@@ -21,6 +21,10 @@
 
 #define BG_SCHED_MODEL_MAX_FILE (4u << 20)
 #define BG_SCHED_MODEL_NFEAT 10
+#define BG_SCHED_MODEL_NKNOBS 6
+
+/* The knobs a model predicts, in the order of their trees' values (bg_sched_apply_model). */
+extern const char *const bg_sched_model_knobs[BG_SCHED_MODEL_NKNOBS];
 
 typedef struct BgSchedModel BgSchedModel;
 

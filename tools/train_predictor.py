@@ -183,27 +183,26 @@ class Predictor:
                 for ki, knob in enumerate(KNOBS):
                     if all(v[ki] == 0 for v in labels.values()):
                         continue
-                    nodes = export_tree(obj, lambda i, ki=ki: labels[i][ki])
+                    nodes = export_tree(obj, lambda i, ki=ki: labels[i][ki])  # labels: the leaves' schedules
                     out.append(f"tree {fam}\t{knob}\t{len(nodes)}")
                     out.extend(nodes)
             else:
                 for knob in KNOBS:
                     if knob in obj:
-                        nodes = export_tree(obj[knob], int)  # int: a class is the knob's value
+                        c = obj[knob]  # a class is the knob's value: the leaf's majority class
+                        nodes = export_tree(c, lambda i, c=c: c.classes_[int(c.tree_.value[i][0].argmax())])
                         out.append(f"tree {fam}\t{knob}\t{len(nodes)}")
                         out.extend(nodes)
         return out
 
 
-def export_tree(clf, value_of):
-    """value_of(leaf id) for a joint tree (a dict of leaf schedules), value_of(class) for a knob tree."""
+def export_tree(clf, leaf_value):
+    """The tree's lines; leaf_value(node id) is a leaf's value."""
     t = clf.tree_
     lines = []
-    joint = not isinstance(value_of, type)
     for i in range(t.node_count):
         if t.children_left[i] == -1:
-            v = value_of(i) if joint else value_of(clf.classes_[int(t.value[i][0].argmax())])
-            lines.append(f"leaf {i} {int(v)}")
+            lines.append(f"leaf {i} {int(leaf_value(i))}")
         else:
             lines.append(f"node {i} {int(t.feature[i])} {float(t.threshold[i]):.17g} {t.children_left[i]} {t.children_right[i]}")
     return lines

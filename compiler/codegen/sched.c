@@ -99,6 +99,9 @@ static bool method_matters(const BgModule *m, const BgInst *in) {
     return has_method(in) && act == 'B' && in->prec[1] == 'B';
 }
 
+/* lanes= (mm_spmm.cuh's mm_spmm_group_rows): a bspmm_mm of at most MSW_CB = 8 outputs. */
+static bool lanes_apply(const BgInst *in, Kind k) { return k == K_MM_SPMM && in->type.dim[1] <= 8; }
+
 bool bg_sched_valid(const BgModule *m, const BgInst *in, const BgSchedPoint *pt, char *why, size_t n) {
     Kind k = kind_of(m, in);
     const BgSched *s = &pt->s;
@@ -120,7 +123,7 @@ bool bg_sched_valid(const BgModule *m, const BgInst *in, const BgSchedPoint *pt,
     if (s->fb > BG_SCHED_FB_SPARSE) BAD("fb=%d", s->fb);
     if (k != K_BMM_INPUT && s->fb) BAD("fb applies to a product of the model's input features only");
     if (s->lanes && s->lanes != 8 && s->lanes != 16) BAD("lanes=%d: 8 or 16 lanes a row", s->lanes);
-    if (s->lanes && (k != K_MM_SPMM || in->type.dim[1] > 8))
+    if (s->lanes && !lanes_apply(in, k))
         BAD("lanes applies to a bspmm_mm of at most 8 outputs only");
     if (pt->method != BG_METHOD_AUTO && !has_method(in)) BAD("method applies to aggregations only");
     if (pt->path != BG_BMM_PATH_AUTO && k != K_BMM_BB) BAD("path applies to bmm.BB* with a b1 weight");
@@ -170,7 +173,7 @@ static bool axis_applies(const BgModule *m, const BgInst *in, Axis a, int sm) {
     case AX_CHUNK:
     case AX_GROUP: return k == K_SPMM_FAST;
     case AX_FB: return k == K_BMM_INPUT;
-    case AX_LANES: return k == K_MM_SPMM && in->type.dim[1] <= 8;
+    case AX_LANES: return lanes_apply(in, k);
     case AX_METHOD: return method_matters(m, in) && k != K_SPMM_BITS;
     default: return k == K_BMM_BB && sm >= 80;
     }
@@ -335,7 +338,7 @@ bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d) {
 }
 
 int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x) {
-    static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb", "lanes"};
+    const char *const *knobs = bg_sched_model_knobs; /* the switch below follows their order */
     int applied = 0;
     for (int i = 0; model && i < m->ninsts; i++) {
         BgInst *in = &m->insts[i];
@@ -350,7 +353,7 @@ int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x
         bg_sched_model_widths(op, xx);
         BgSchedPoint pt = bg_sched_point(in);
         bool any = false;
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) {
             int v;
             if (!bg_sched_model_predict(model, fam, knobs[k], xx, &v)) continue;
             any = true;

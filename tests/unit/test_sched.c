@@ -316,20 +316,19 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         const char *expect = getenv("BGNN_SCHED_EXPECT_FILE");
         FILE *ef = expect && *expect ? fopen(expect, "r") : NULL;
         CHECK(!expect || !*expect || ef);
-        static const char *const knobs[] = {"block", "grid", "chunk", "group", "fb", "lanes"};
         int ncases = 0, nsame = 0;
         char line[1024];
         while (ef && fgets(line, sizeof line, ef)) {
             char *save = NULL, *fam = strtok_r(line, "\t\n", &save);
             double xe[BG_SCHED_MODEL_NFEAT];
-            int want[6];
+            int want[BG_SCHED_MODEL_NKNOBS];
             bool ok = fam != NULL;
             for (int k = 0; ok && k < BG_SCHED_MODEL_NFEAT; k++) {
                 char *f = strtok_r(NULL, "\t\n", &save);
                 ok = f != NULL;
                 if (ok) xe[k] = strtod(f, NULL);
             }
-            for (int k = 0; ok && k < 6; k++) {
+            for (int k = 0; ok && k < BG_SCHED_MODEL_NKNOBS; k++) {
                 char *f = strtok_r(NULL, "\t\n", &save);
                 ok = f != NULL;
                 if (ok) want[k] = atoi(f);
@@ -337,9 +336,9 @@ static void check_predictor(const char *srcdir, const char *tmp) {
             CHECK(ok);
             if (!ok) continue;
             bool same = true;
-            for (int k = 0; k < 6; k++) {
+            for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) {
                 int got = 0;
-                if (!bg_sched_model_predict(t, fam, knobs[k], xe, &got)) got = 0;
+                if (!bg_sched_model_predict(t, fam, bg_sched_model_knobs[k], xe, &got)) got = 0;
                 same &= got == want[k];
             }
             ncases++;
