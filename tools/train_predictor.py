@@ -40,6 +40,7 @@ Nodes are numbered 0..NODES-1 in scikit-learn's order, the root first.
 """
 import argparse
 import math
+import os
 import re
 import sys
 import warnings
@@ -267,6 +268,10 @@ def main():
     ap.add_argument("--expect", help="write every case's features and predicted knobs (tests/unit/test_sched.c "
                     "checks that the C side predicts the same)")
     a = ap.parse_args()
+    inputs = {os.path.realpath(p) for p in a.records + a.test}
+    for flag, out in (("-o", a.out), ("--report", a.report), ("--expect", a.expect)):
+        if out and os.path.realpath(out) in inputs:
+            sys.exit(f"train_predictor.py: {flag} {out} would overwrite an input records file; choose another path")
     train, gpus, nrec = read(a.records)
     test, tgpus, _ = read(a.test) if a.test else ([], set(), 0)
     if len(gpus | tgpus) != 1:

@@ -1,0 +1,53 @@
+"""test_train_predictor.py - tools/train_predictor.py (the learned schedule predictor's trainer,
+docs/tuning.md) on the committed H200 corpus records: it trains, scores the held-out graphs,
+and refuses an output path (-o, --report, --expect) that is one of its input records files,
+leaving that file as it was."""
+import glob
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from conftest import ROOT
+
+pytest.importorskip("sklearn")
+
+TOOL = os.path.join(ROOT, "tools", "train_predictor.py")
+RECORDS = os.path.join(ROOT, "docs", "logs", "predictor_records_h200_2026-11-26.tgz")
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pred")
+    with tarfile.open(RECORDS) as t:
+        t.extractall(d, filter="data")
+    return sorted(glob.glob(str(d / "records" / "train_*.tsv"))), sorted(glob.glob(str(d / "records" / "test_*.tsv")))
+
+
+def run(*args):
+    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True)
+
+
+def test_trains_and_scores(records, tmp_path):
+    train, test = records
+    model, report = tmp_path / "m.model", tmp_path / "r.md"
+    r = run(*train, "-o", str(model), "--test", *test, "--report", str(report))
+    assert r.returncode == 0, r.stderr
+    assert model.read_text().startswith("bgnn-sched-model 1\n")
+    assert "12 (" in report.read_text() and "learned predictor" in report.read_text()
+
+
+@pytest.mark.parametrize("flag", ["-o", "--report", "--expect"])
+def test_refuses_to_overwrite_an_input(records, flag, tmp_path):
+    train, test = records
+    victim = test[0]
+    before = open(victim, "rb").read()
+    args = [*train, "-o", str(tmp_path / "m.model") if flag != "-o" else victim, "--test", *test]
+    if flag != "-o":
+        args += [flag, victim]
+    r = run(*args)
+    assert r.returncode != 0
+    assert "would overwrite an input records file" in r.stderr
+    assert open(victim, "rb").read() == before
