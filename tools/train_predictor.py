@@ -65,6 +65,17 @@ def features(cols, op):
             width_log2(op, "k"), width_log2(op, "c")]
 
 
+# A dense product's time depends on the sizes only: the bmm families see log2 N and the widths
+# (the other features are zeroed, so no split uses them and a graph's degrees cannot steer them).
+DENSE_FEATURES = (0, 8, 9)
+
+
+def family_x(fam, x):
+    if fam.startswith("bmm."):
+        return [v if i in DENSE_FEATURES else 0.0 for i, v in enumerate(x)]
+    return x
+
+
 def knobs_of(sched):
     """The schedule text (bg_sched_str) -> {knob: value}, defaults 0 (method/path: not predicted)."""
     v = {k: 0 for k in KNOBS}
@@ -90,6 +101,7 @@ class Case:
     def __init__(self, graph, op, x, tdef):
         self.graph, self.op, self.x, self.tdef = graph, op, x, tdef
         self.fam = " ".join(op.split()[:2])
+        self.x = family_x(self.fam, x)
         self.times = {key_of(knobs_of("default")): tdef}
 
     def finish(self):

@@ -1,5 +1,5 @@
 """test_train_predictor.py - tools/train_predictor.py (the learned schedule predictor's trainer,
-docs/tuning.md) on the committed H200 corpus records: it trains, scores the held-out graphs,
+docs/tuning.md) on the committed H100 corpus records: it trains, scores the held-out graphs,
 and refuses an output path (-o, --report, --expect) that is one of its input records files,
 leaving that file as it was."""
 import glob
@@ -15,7 +15,7 @@ from conftest import ROOT
 pytest.importorskip("sklearn")
 
 TOOL = os.path.join(ROOT, "tools", "train_predictor.py")
-RECORDS = os.path.join(ROOT, "docs", "logs", "predictor_records_h200_2026-11-26.tgz")
+RECORDS = os.path.join(ROOT, "docs", "logs", "predictor_records_h100_2026-11-26.tgz")
 
 
 @pytest.fixture(scope="module")

@@ -251,13 +251,13 @@ static void check_predictor(const char *srcdir, const char *tmp) {
     CHECK(none && bg_sched_model_ntrees(none) == 0);
     bg_sched_model_free(none);
     /* the built-in models (plan/models/): every one parses; BGNN_SCHED_MODEL=builtin gives an
-     * H200 the repository's, a GPU without one none; by default a GPU gets its own model file
+     * H100 the repository's, a GPU without one none; by default a GPU gets its own model file
      * when there is one, else none */
     {
         char *name = NULL;
-        BgSchedModel *h = bg_sched_model_builtin("NVIDIA H200", 90, &name);
+        BgSchedModel *h = bg_sched_model_builtin("NVIDIA H100 80GB HBM3", 90, &name);
         CHECK(bg_sched_model_ntrees(h) > 0);
-        CHECK(name && strcmp(name, "built-in NVIDIA_H200_sm90.model") == 0);
+        CHECK(name && strcmp(name, "built-in NVIDIA_H100_80GB_HBM3_sm90.model") == 0);
         free(name);
         bg_sched_model_free(h);
         BgSchedModel *u = bg_sched_model_builtin("Imaginary GPU 9000", 90, &name);
@@ -272,7 +272,7 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         BgSchedModel *g0 = bg_sched_model_for_gpu(NULL, "NVIDIA H200", 90, &name, &d); /* opt-in only */
         CHECK(bg_sched_model_ntrees(g0) == 0 && name == NULL);
         bg_sched_model_free(g0);
-        BgSchedModel *g1 = bg_sched_model_for_gpu("builtin", "NVIDIA H200", 90, &name, &d);
+        BgSchedModel *g1 = bg_sched_model_for_gpu("builtin", "NVIDIA H100 80GB HBM3", 90, &name, &d);
         CHECK(bg_sched_model_ntrees(g1) > 0 && name && strncmp(name, "built-in ", 9) == 0);
         free(name);
         bg_sched_model_free(g1);
@@ -285,7 +285,7 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         free(own);
         unsetenv("BGNN_TUNE_DIR");
     }
-    /* a trained model (CI: tools/train_predictor.py on the H200 records) */
+    /* a trained model (CI: tools/train_predictor.py on the H100 records) */
     const char *trained = getenv("BGNN_SCHED_MODEL_FILE");
     if (trained && *trained) {
         BgSchedModel *t = bg_sched_model_load(trained, &d);
