@@ -3,9 +3,10 @@
 # docs/tuning.md): `bgnnc tune --variants` writes every type-correct variant, then each runs with
 # the model's weights (its float tensors; b1 parameters are their signs, as for the model
 # itself: the variants are not retrained here) for the test accuracy, and on a GPU for the time
-# (`bgnnc run --target gpu --repeat 1000`, CUDA events median); the table ends with the Pareto
+# (`bgnnc run --target gpu --repeat 1000 --json`, CUDA events median, in us to 0.01); the table ends with the Pareto
 # front (no other variant at least as accurate and faster; without a GPU: with at least as
-# many 1-bit operands).
+# many 1-bit operands).  VARIANTS_ACC=no skips the accuracy runs (the GPU machine's part of
+# tools/train/variants.py: time only; the accuracy of each trained variant is measured there).
 #
 #   bench/variants_bench.sh MODEL.bgnn DATA_DIR WEIGHTS [OUT_DIR]     (BGNNC: the bgnnc to use)
 set -uo pipefail
@@ -20,11 +21,12 @@ rows=()
 while read -r id desc; do
     f=$(ls "$out"/*_"$id".bgnn)
     bits=$(grep "^$id " "$out/variants.txt" | grep -oE "[0-9]+ of [0-9]+ operands" | awk '{print $1}')
-    acc=$("$B" run "$f" --data "$data" --weights "$weights" --target cpu 2>&1 | grep -oE "test [0-9.]+%" | head -1 | tr -d 'test %')
+    acc=-
+    [[ ${VARIANTS_ACC:-yes} == no ]] || acc=$("$B" run "$f" --data "$data" --weights "$weights" --target cpu 2>&1 | grep -oE "test [0-9.]+%" | head -1 | tr -d 'test %')
     t=-
     if [[ $gpu == yes ]]; then
-        t=$("$B" run "$f" --data "$data" --weights "$weights" --target gpu --repeat 1000 2>&1 |
-            grep -oE "inference [0-9.]+ ms" | awk '{printf "%.1f", $2 * 1000}')
+        t=$("$B" run "$f" --data "$data" --weights "$weights" --target gpu --repeat 1000 --json 2>/dev/null |
+            awk '/"inference":/ {printf "%.2f", $2 * 1000}')
     fi
     mark=$(grep "^$id " "$out/variants.txt" | grep -q "(the model)" && echo " (the model)")
     rows+=("$id|${acc:--}|$t|$bits|$desc$mark")
