@@ -99,7 +99,7 @@ class Case:
     """One (graph, op): its features, the default's time, every point's time, the label."""
 
     def __init__(self, graph, op, x, tdef):
-        self.graph, self.op, self.x, self.tdef = graph, op, x, tdef
+        self.graph, self.op, self.tdef = graph, op, tdef
         self.fam = " ".join(op.split()[:2])
         self.x = family_x(self.fam, x)
         self.times = {key_of(knobs_of("default")): tdef}

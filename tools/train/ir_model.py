@@ -135,6 +135,8 @@ class IRModel(nn.Module):
                 w.zero_()
             self.latent[key] = nn.Parameter(w)
             self.names[i.id] = ('param', name, key, tr)
+        # each param.scale's weight, resolved once
+        self.scale_of = {i.id: self._param_id(i.operands[0]) for i in self.insts if i.op == 'param.scale'}
 
     def weight_io(self, vid):
         _, _, key, tr = self.names[vid]
@@ -189,7 +191,7 @@ class IRModel(nn.Module):
                 if v is not None and shape_of(i.type)[0] == 'b1':
                     v = SignSTEFn.apply(v)   # the weight STE: g where |w| <= 1
             elif i.op == 'param.scale':
-                w = self.weight_io(self._param_id(a[0]))
+                w = self.weight_io(self.scale_of[i.id])
                 v = w.abs().mean(dim=0)
             elif b == 'batchnorm':
                 v = self.bns[i.id.strip('%')](env[a[0]])

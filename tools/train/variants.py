@@ -46,12 +46,16 @@ def list_variants(bgnnc, model, outdir):
 
 
 def bgnn_accuracy(bgnnc, model, data_dir, weights):
-    r = subprocess.run([bgnnc, 'run', model, '--data', data_dir, '--weights', weights, '--target', 'cpu'],
+    """(train, val, test) % of `bgnnc run --target cpu --json` on the exported tensors"""
+    r = subprocess.run([bgnnc, 'run', model, '--data', data_dir, '--weights', weights, '--target', 'cpu', '--json'],
                        capture_output=True, text=True)
-    m = re.search(r'train ([0-9.]+)%\s+val ([0-9.]+)%\s+test ([0-9.]+)%', r.stdout)
-    if r.returncode != 0 or not m:
+    try:
+        acc = json.loads(r.stdout)['accuracy'] if r.returncode == 0 else None
+    except (ValueError, KeyError):
+        acc = None
+    if not acc:
         raise RuntimeError('bgnnc run %s: %s' % (model, (r.stderr or r.stdout).strip()))
-    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+    return float(acc['train']), float(acc['val']), float(acc['test'])
 
 
 def train_variant(args, ds, v, seed, weights_path):
@@ -88,13 +92,19 @@ def train_variant(args, ds, v, seed, weights_path):
     return best[0]
 
 
+_DATASETS = {}  # a worker's datasets, read once (with their graphs) for all the tasks it runs
+
+
 def train_task(task):
     """one (variant, seed): train, export, score; run in a worker process"""
     import torch
     import bgnn_ref
     args, v, s, w = task
     torch.set_num_threads(args.threads)
-    ds = bgnn_ref.Dataset(args.data_dir, args.dataset)
+    key = (args.data_dir, args.dataset)
+    if key not in _DATASETS:
+        _DATASETS[key] = bgnn_ref.Dataset(args.data_dir, args.dataset)
+    ds = _DATASETS[key]
     t0 = time.time()
     epoch = train_variant(args, ds, v, s, w)
     tra, val, test = bgnn_accuracy(args.bgnnc, v['file'], os.path.join(args.data_dir, args.dataset), w)
