@@ -113,6 +113,8 @@ def train_task(task):
 
 def cmd_train(args):
     from concurrent.futures import ProcessPoolExecutor
+    import bgnn_ref
+    args.data_dir = args.data_dir or bgnn_ref.default_data_dir()
     tmp = tempfile.mkdtemp(prefix='bgnn_variants_')
     variants = list_variants(args.bgnnc, args.model, tmp)
     if args.only:
@@ -170,6 +172,10 @@ def pareto(points):
 
 
 def cmd_report(args):
+    inputs = {os.path.realpath(p) for p in args.results}
+    for flag, out in (('--md', args.md), ('--png', args.png)):
+        if out and os.path.realpath(out) in inputs:
+            sys.exit('variants.py: %s %s would overwrite an input results file; choose another path' % (flag, out))
     groups = []
     for path in args.results:
         with open(path) as f:
@@ -241,13 +247,12 @@ def cmd_report(args):
 
 
 def main(argv=None):
-    import bgnn_ref
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest='cmd', required=True)
     t = sub.add_parser('train')
     t.add_argument('--model', required=True)
     t.add_argument('--dataset', required=True, choices=['cora', 'citeseer'])
-    t.add_argument('--data-dir', default=bgnn_ref.default_data_dir())
+    t.add_argument('--data-dir', default=None, help='default: bgnn_ref.default_data_dir() (../shared/data)')
     t.add_argument('--bgnnc', default='build/bgnnc')
     t.add_argument('--seeds', type=int, default=2)
     t.add_argument('--epochs', type=int, default=300)
