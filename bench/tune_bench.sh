@@ -2,7 +2,7 @@
 # tune_bench.sh - issue 17's `bgnnc tune` acceptance run, one command on a GPU machine
 # (docs/tuning.md, docs/performance.md "Tuning"):
 #
-#   OUT=/some/dir bench/tune_bench.sh [--budget SECONDS] [--graphs LIST]
+#   OUT=/some/dir bench/tune_bench.sh [--budget SECONDS] [--graphs LIST] [--model FILE]
 #
 # Builds bgnnc and bgnn_graphgen (Release, $BUILD, default build-tune/), then for each graph:
 # Cora, CiteSeer and PubMed with their gcn_bin models (as bench/latency_budget.sh prepares them),
@@ -10,7 +10,7 @@
 # weights): `bgnnc tune` (its log: every point measured, each checked bit for bit against the
 # default plan) into a fresh database $OUT/tune.db, then `bgnnc run --repeat 1000` with
 # `--tune-db off`, with the database, and with the learned predictor alone (no database, the
-# built-in model: BGNN_SCHED_MODEL=builtin), alternately twice; the table last gives the default, tuned
+# built-in model, BGNN_SCHED_MODEL=builtin, or --model FILE), alternately twice; the table last gives the default, tuned
 # and predicted end-to-end medians (CUDA events; the better of the two alternations each) and
 # their ratios to the default.  --graphs: a comma list of names (cora, citeseer, pubmed, and the synthetic ones below).
 set -uo pipefail
@@ -20,10 +20,12 @@ OUT=${OUT:-$ROOT/tune-bench-out}
 BUILD=${BUILD:-$ROOT/build-tune}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
 BUDGET=60
+MODEL_FILE=builtin
 ONLY=""
 while [[ $# -gt 0 ]]; do
     case $1 in
     --budget) BUDGET=$2; shift 2 ;;
+    --model) MODEL_FILE=$(realpath "$2"); shift 2 ;;
     --graphs) ONLY=",$2,"; shift 2 ;;
     *) echo "tune_bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -69,7 +71,7 @@ for name in cora citeseer pubmed $SYNTH; do
         "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db off >"$OUT/run_${name}_default$pass.log" 2>&1
         "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db "$DB" >"$OUT/run_${name}_tuned$pass.log" 2>&1
         # the learned predictor alone: no database (a file that does not exist), the built-in model
-        BGNN_SCHED_MODEL=builtin "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db "$TMP/no.tune" >"$OUT/run_${name}_predicted$pass.log" 2>&1
+        BGNN_SCHED_MODEL=$MODEL_FILE "$B" run "$model" --data "$dir" --weights "$w" --target gpu --repeat 1000 --tune-db "$TMP/no.tune" >"$OUT/run_${name}_predicted$pass.log" 2>&1
     done
     def=$(min2 "$(median_us "$d1")" "$(median_us "$d2")")
     tun=$(min2 "$(median_us "$t1")" "$(median_us "$t2")")

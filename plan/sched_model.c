@@ -1,4 +1,6 @@
-/* sched_model.c - reads the learned schedule predictor's trees (sched_model.h) and walks them. */
+/* sched_model.c - reads the learned schedule predictor's trees (sched_model.h) and walks them:
+ * classification trees give a knob's value, a family's boosted regression trees rank its
+ * candidate points by predicted time. */
 #include "sched_model.h"
 #include "tune_db.h"
 
@@ -19,9 +21,36 @@ typedef struct Tree {
     int n;
 } Tree;
 
+/* one tree of a boosted regression: feature -1 is a leaf of that value */
+typedef struct RNode {
+    int feature;
+    double threshold;
+    int left, right;
+    double value;
+} RNode;
+
+typedef struct RTree {
+    RNode *nodes;
+    int n;
+} RTree;
+
+/* a family's gradient-boosted trees (tools/train_predictor.py, kind gbdt) and its candidates */
+typedef struct Regress {
+    char *family;
+    int (*points)[BG_SCHED_MODEL_NKNOBS];
+    int npoints;
+    RTree *trees;
+    int ntrees;
+    double rate, init;
+    double keep;                                          /* the default's margin (log time) */
+    double lo[BG_SCHED_MODEL_NFEAT], hi[BG_SCHED_MODEL_NFEAT]; /* outside: the default */
+} Regress;
+
 struct BgSchedModel {
     Tree *trees;
     int n;
+    Regress *regs;
+    int nregs;
 };
 
 char *bg_sched_model_path(const char *dir, const char *gpu_name, int sm) {
@@ -45,6 +74,15 @@ static void free_trees(BgSchedModel *m) {
     free(m->trees);
     m->trees = NULL;
     m->n = 0;
+    for (int i = 0; i < m->nregs; i++) {
+        for (int t = 0; t < m->regs[i].ntrees; t++) free(m->regs[i].trees[t].nodes);
+        free(m->regs[i].trees);
+        free(m->regs[i].points);
+        free(m->regs[i].family);
+    }
+    free(m->regs);
+    m->regs = NULL;
+    m->nregs = 0;
 }
 
 static char *dupn(const char *s, size_t n) {
@@ -68,6 +106,10 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
     *line = 0;
     Tree *cur = NULL;
     int expect = 0; /* node lines still owed to cur */
+    int version = 1;
+    Regress *reg = NULL; /* the regression being read */
+    int owed_points = 0, owed_trees = 0, owed_rnodes = 0;
+    bool owed_range = false;
     if (len == 0 || text[len - 1] != '\n') {
         snprintf(why, nw, "the file does not end in a newline");
         return false;
@@ -75,13 +117,83 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
     for (char *ln = strtok_r(text, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
         (*line)++;
         if (*line == 1) {
-            if (strcmp(ln, "bgnn-sched-model 1") != 0) {
-                snprintf(why, nw, "expected 'bgnn-sched-model 1'");
+            if (strcmp(ln, "bgnn-sched-model 1") != 0 && strcmp(ln, "bgnn-sched-model 2") != 0) {
+                snprintf(why, nw, "expected 'bgnn-sched-model 1' or 'bgnn-sched-model 2'");
                 return false;
             }
+            version = ln[17] - '0';
             continue;
         }
         if (ln[0] == '#') continue;
+        if (owed_range) {
+            char *p = ln + 6;
+            bool ok = strncmp(ln, "range ", 6) == 0;
+            for (int f = 0; ok && f < 2 * BG_SCHED_MODEL_NFEAT; f++) {
+                char *e = NULL;
+                const double v = strtod(p, &e);
+                ok = e != p && isfinite(v);
+                (f % 2 ? reg->hi : reg->lo)[f / 2] = v;
+                p = e;
+            }
+            while (ok && *p == ' ') p++;
+            if (!ok || *p) {
+                snprintf(why, nw, "expected 'range' and %d numbers (each feature's low and high)", 2 * BG_SCHED_MODEL_NFEAT);
+                return false;
+            }
+            owed_range = false;
+            continue;
+        }
+        if (owed_points > 0) {
+            int *k = reg->points[reg->npoints - owed_points];
+            char tail;
+            if (sscanf(ln, "point %d %d %d %d %d %d %c", &k[0], &k[1], &k[2], &k[3], &k[4], &k[5], &tail) != 6 ||
+                k[0] < 0 || k[0] > 1024 || k[1] < 0 || k[1] > 64 || k[2] < 0 || k[2] > 4096 || k[3] < -1 || k[3] > 1 ||
+                k[4] < 0 || k[4] > 3 || (k[5] != 0 && k[5] != 8 && k[5] != 16)) {
+                snprintf(why, nw, "expected 'point BLOCK GRID CHUNK GROUP FB LANES' (block 0..1024, grid 0..64, "
+                         "chunk 0..4096, group -1..1, fb 0..3, lanes 0, 8 or 16)");
+                return false;
+            }
+            owed_points--;
+            continue;
+        }
+        if (owed_rnodes > 0) {
+            RTree *rt = &reg->trees[reg->ntrees - owed_trees - 1];
+            const int id = rt->n - owed_rnodes;
+            int gid, f, l, r;
+            double t, v;
+            char tail;
+            if (sscanf(ln, "node %d %d %lf %d %d %c", &gid, &f, &t, &l, &r, &tail) == 5) {
+                if (gid != id || f < 0 || f >= BG_SCHED_MODEL_NPFEAT || !isfinite(t) || l <= id || r <= id ||
+                    l >= rt->n || r >= rt->n) {
+                    snprintf(why, nw, "bad node (id %d, feature 0..%d, children after it and below %d)", id,
+                             BG_SCHED_MODEL_NPFEAT - 1, rt->n);
+                    return false;
+                }
+                rt->nodes[id] = (RNode){f, t, l, r, 0};
+            } else if (sscanf(ln, "value %d %lf %c", &gid, &v, &tail) == 2 && gid == id && isfinite(v)) {
+                rt->nodes[id] = (RNode){-1, 0, 0, 0, v};
+            } else {
+                snprintf(why, nw, "expected node %d of the regression tree ('node' or 'value ID VALUE')", id);
+                return false;
+            }
+            owed_rnodes--;
+            continue;
+        }
+        if (owed_trees > 0) {
+            int nn = 0;
+            char tail;
+            if (sscanf(ln, "rtree %d %c", &nn, &tail) != 1 || nn < 1 || nn > 100000) {
+                snprintf(why, nw, "expected 'rtree NODES' (%d trees of the regression still owed)", owed_trees);
+                return false;
+            }
+            RTree *rt = &reg->trees[reg->ntrees - owed_trees];
+            rt->nodes = calloc((size_t)nn, sizeof *rt->nodes);
+            if (!rt->nodes) return false;
+            rt->n = nn;
+            owed_trees--;
+            owed_rnodes = nn;
+            continue;
+        }
         if (expect > 0) {
             Node *nd = &cur->nodes[cur->n - expect];
             const int id = cur->n - expect;
@@ -112,6 +224,31 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
         char *t1 = strchr(ln, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
         int nn = 0;
         char tail;
+        if (strncmp(ln, "regress ", 8) == 0) {
+            int np = 0, nt = 0;
+            double rate = 0, init = 0, keep = 0;
+            if (version < 2 || !t1 || t1 == ln + 8 ||
+                sscanf(t1 + 1, "%d\t%d\t%lf\t%lf\t%lf %c", &np, &nt, &rate, &init, &keep, &tail) != 5 || np < 1 ||
+                np > 100000 || nt < 1 || nt > 100000 || !isfinite(rate) || !isfinite(init) || !isfinite(keep) ||
+                keep < 0) {
+                snprintf(why, nw, version < 2 ? "'regress' needs 'bgnn-sched-model 2'"
+                                              : "expected 'regress FAMILY<TAB>POINTS<TAB>TREES<TAB>RATE<TAB>INIT<TAB>MARGIN'");
+                return false;
+            }
+            Regress *nr = realloc(m->regs, sizeof *nr * (size_t)(m->nregs + 1));
+            if (!nr) return false;
+            m->regs = nr;
+            reg = &m->regs[m->nregs++];
+            *reg = (Regress){.family = dupn(ln + 8, (size_t)(t1 - ln - 8)), .npoints = np, .ntrees = nt, .rate = rate,
+                             .init = init, .keep = keep};
+            reg->points = calloc((size_t)np, sizeof *reg->points);
+            reg->trees = calloc((size_t)nt, sizeof *reg->trees);
+            if (!reg->family || !reg->points || !reg->trees) return false;
+            owed_range = true;
+            owed_points = np;
+            owed_trees = nt;
+            continue;
+        }
         if (strncmp(ln, "tree ", 5) != 0 || !t1 || !t2 || t1 == ln + 5 || sscanf(t2 + 1, "%d %c", &nn, &tail) != 1 ||
             nn < 1 || nn > 100000) {
             snprintf(why, nw, "expected 'tree FAMILY<TAB>KNOB<TAB>NODES'");
@@ -138,8 +275,8 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
         snprintf(why, nw, "empty file");
         return false;
     }
-    if (expect > 0) {
-        snprintf(why, nw, "the last tree lacks %d node lines", expect);
+    if (expect > 0 || owed_range || owed_points > 0 || owed_trees > 0 || owed_rnodes > 0) {
+        snprintf(why, nw, "the last %s is cut short", expect > 0 ? "tree" : "regression");
         return false;
     }
     return true;
@@ -201,10 +338,19 @@ BgSchedModel *bg_sched_model_builtin(const char *gpu_name, int sm, char **name) 
 BgSchedModel *bg_sched_model_for_gpu(const char *path, const char *gpu_name, int sm, char **source, BgDiagSink *d) {
     if (source) *source = NULL;
     if (path && strcmp(path, "builtin") == 0) return bg_sched_model_builtin(gpu_name, sm, source);
-    /* the named file, else the GPU's own (a missing one: an empty model, without a warning; the
-     * built-in one is opt-in) */
+    if (path && strcmp(path, "off") == 0) return calloc(1, sizeof(BgSchedModel));
+    /* the named file, else the GPU's own, else the built-in one of the GPU (none: an empty model,
+     * without a warning) */
     char *own = path && *path ? NULL : bg_sched_model_path(NULL, gpu_name, sm);
     const char *file = path && *path ? path : own;
+    if (own) {
+        FILE *f = fopen(own, "rb");
+        if (f) fclose(f);
+        else {
+            free(own);
+            return bg_sched_model_builtin(gpu_name, sm, source);
+        }
+    }
     BgSchedModel *m = bg_sched_model_load(file, d);
     if (source && file && bg_sched_model_ntrees(m) > 0) {
         BgStrBuf o = {0};
@@ -215,7 +361,11 @@ BgSchedModel *bg_sched_model_for_gpu(const char *path, const char *gpu_name, int
     return m;
 }
 
-int bg_sched_model_ntrees(const BgSchedModel *m) { return m ? m->n : 0; }
+int bg_sched_model_ntrees(const BgSchedModel *m) {
+    int n = m ? m->n : 0;
+    for (int i = 0; m && i < m->nregs; i++) n += m->regs[i].ntrees;
+    return n;
+}
 
 void bg_sched_model_features(const BgGraphFeatures *f, double x[BG_SCHED_MODEL_NFEAT]) {
     x[0] = log2((double)(f->n > 1 ? f->n : 1));
@@ -256,6 +406,78 @@ bool bg_sched_model_predict(const BgSchedModel *m, const char *family, const cha
         return true;
     }
     return false;
+}
+
+void bg_sched_model_point_features(const double x[BG_SCHED_MODEL_NFEAT], const int knobs[BG_SCHED_MODEL_NKNOBS],
+                                   double out[BG_SCHED_MODEL_NPFEAT]) {
+    /* tools/train_predictor.py point_features: the same operations in the same order */
+    static const int dflt[BG_SCHED_MODEL_NKNOBS] = {256, 64, 2048, 0, 0, 32};
+    double lg[BG_SCHED_MODEL_NKNOBS];
+    for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) lg[k] = log2((double)(knobs[k] > 0 ? knobs[k] : dflt[k]));
+    memcpy(out, x, sizeof(double) * BG_SCHED_MODEL_NFEAT);
+    out[10] = lg[0];
+    out[11] = lg[1];
+    out[12] = lg[2];
+    out[13] = (double)knobs[3];
+    out[14] = (double)knobs[4];
+    out[15] = lg[5];
+    out[16] = x[0] + lg[5] - lg[0] - lg[1];
+}
+
+int bg_sched_model_ranked(const BgSchedModel *m, const char *family, const double x[BG_SCHED_MODEL_NFEAT],
+                          int (*out)[BG_SCHED_MODEL_NKNOBS], int max) {
+    const Regress *r = NULL;
+    for (int i = 0; m && i < m->nregs && !r; i++)
+        if (strcmp(m->regs[i].family, family) == 0) r = &m->regs[i];
+    if (!r) return 0;
+    double *pred = bg_xmalloc(sizeof *pred * (size_t)r->npoints);
+    int *order = bg_xmalloc(sizeof *order * (size_t)r->npoints);
+    for (int p = 0; p < r->npoints; p++) {
+        double f[BG_SCHED_MODEL_NPFEAT];
+        bg_sched_model_point_features(x, r->points[p], f);
+        double y = r->init; /* scikit-learn's sum: init, then + rate x leaf, tree by tree */
+        for (int t = 0; t < r->ntrees; t++) {
+            const RNode *nd = r->trees[t].nodes;
+            int k = 0;
+            while (nd[k].feature >= 0) k = (double)(float)f[nd[k].feature] <= nd[k].threshold ? nd[k].left : nd[k].right;
+            y += r->rate * nd[k].value;
+        }
+        pred[p] = y;
+        order[p] = p;
+    }
+    /* insertion sort by (prediction, file order): stable, a few hundred points */
+    for (int i = 1; i < r->npoints; i++) {
+        const int o = order[i];
+        int j = i;
+        while (j > 0 && pred[order[j - 1]] > pred[o]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = o;
+    }
+    /* the default first when x lies outside the training graphs' range, or when no point is
+     * predicted faster than the default by more than the margin (tools/train_predictor.py ranked) */
+    int dflt = -1;
+    for (int p = 0; p < r->npoints && dflt < 0; p++) {
+        bool zero = true;
+        for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) zero &= r->points[p][k] == 0;
+        if (zero) dflt = p;
+    }
+    if (dflt >= 0) {
+        bool far = false;
+        for (int f = 0; f < BG_SCHED_MODEL_NFEAT; f++) far |= x[f] < r->lo[f] || x[f] > r->hi[f];
+        if (far || pred[order[0]] > pred[dflt] - r->keep) {
+            int j = 0;
+            while (order[j] != dflt) j++;
+            for (; j > 0; j--) order[j] = order[j - 1];
+            order[0] = dflt;
+        }
+    }
+    const int n = r->npoints < max ? r->npoints : max;
+    for (int i = 0; i < n; i++) memcpy(out[i], r->points[order[i]], sizeof out[i]);
+    free(pred);
+    free(order);
+    return n;
 }
 
 void bg_sched_model_free(BgSchedModel *m) {

@@ -4,7 +4,8 @@ small decision trees on `bgnnc tune --records` files and writes them as a text m
 side (plan/sched_model.c) reads and applies with no Python; scores it on graphs it never saw.
 
     tools/train_predictor.py TRAIN.tsv [...] -o MODEL [--test TEST.tsv ...] [--depth D|auto]
-                             [--kind joint|knob|auto] [--report FILE.md]
+                             [--kind regret|joint|knob|gbdt|auto] [--setting FAMILY=KIND:DEPTH ...]
+                             [--report FILE.md] [--expect FILE]
 
 Records: one TSV line per schedule point measured (cli/tune.c): gpu, graph key, N, entries, mean
 degree, its coefficient of variation, largest degree, skewness, hub fraction, span, op key,
@@ -16,27 +17,43 @@ Model: per op family (the op key's first two fields, "bspmm.BBB fast") the knobs
 chunk, group and fb (values as in the schedule text, 0 = default).  Features: those of
 loaders/graph_features.c (log2 N, log2 entries, mean degree, its cv, log2(1 + largest degree),
 skewness, hub fraction, span) and the op's widths (log2 of the key's k= and c=), the vector of
-bg_sched_model_features + bg_sched_model_widths.  Two kinds of tree (scikit-learn's
-DecisionTreeClassifier, fixed random_state, so the file is a function of the records):
-  joint  one tree per family whose classes are whole schedules, written as one tree per knob
-         with the same splits (each leaf: that knob's value of the leaf's schedule), so the
-         knobs predicted together are a point that was measured together;
-  knob   one tree per (family, knob), each knob on its own.
---depth and --kind `auto` (the default) choose by leave-one-graph-out cross-validation over the
-training graphs only (the share of (graph, op) within 10% of the best measured); the test
-graphs are scored once, with the chosen setting, beside the fixed heuristics (the default plan).
+bg_sched_model_features + bg_sched_model_widths.  Kinds of model (scikit-learn, fixed
+random_state, so the file is a function of the records):
+  joint  one classification tree per family whose classes are whole schedules, written as one
+         tree per knob with the same splits (each leaf: that knob's value of the leaf's
+         schedule), so the knobs predicted together are a point that was measured together;
+  regret the same splits, each leaf the schedule of least total log slowdown over its cases;
+  knob   one classification tree per (family, knob), each knob on its own;
+  gbdt   a regression: gradient-boosted trees (GradientBoostingRegressor, GBDT_TREES trees of
+         the depth) fitted to log(time / default time) of every point measured, from the graph's
+         features and the point's (point_features); the predicted schedule is the family's
+         candidate point (every point measured for the family in training) of the least
+         predicted time.  It learns from every point, not only each case's fastest, so a few
+         graphs teach it more than a classifier of their labels.
+--depth and --kind `auto` (the default) choose per family by leave-one-graph-out cross-validation
+over the training graphs only (the least geometric-mean slowdown over the best, then the share
+within 10%); --setting fixes one family's instead (CI uses it: the gbdt cross-validation takes
+minutes).  The test graphs are scored once, with the chosen settings, beside the fixed
+heuristics (the default plan).
 
 A predicted point that was not measured for a graph (the instruction cannot take it, or a block
 larger than the kernel's registers allow) counts as the default, which is what the runtime runs
-then (bg_sched_apply_model).
+then (bg_sched_apply_model); a gbdt family takes its candidates in order of predicted time and
+uses the first one measured, as the runtime takes the first one the instruction can run.
 
-Model file (text, every line ends in '\\n'):
-    bgnn-sched-model 1
+Model file (text, every line ends in '\\n'; plan/sched_model.h):
+    bgnn-sched-model 2
     # gpu: NAME; graphs G; records R; ...
-    tree FAMILY<TAB>KNOB<TAB>NODES
+    tree FAMILY<TAB>KNOB<TAB>NODES            (a classification tree: joint, regret, knob)
     node ID FEATURE THRESHOLD LEFT RIGHT      (float32(x[FEATURE]) <= THRESHOLD: LEFT, else RIGHT)
     leaf ID VALUE
-Nodes are numbered 0..NODES-1 in scikit-learn's order, the root first.
+    regress FAMILY<TAB>POINTS<TAB>TREES<TAB>RATE<TAB>INIT     (a gbdt family)
+    point BLOCK GRID CHUNK GROUP FB LANES     (POINTS lines: the candidates, KNOBS order, 0 = default)
+    rtree NODES                               (TREES times, each followed by its NODES lines)
+    node ID FEATURE THRESHOLD LEFT RIGHT      (FEATURE of point_features)
+    value ID VALUE
+Nodes are numbered 0..NODES-1 in scikit-learn's order, the root first.  A gbdt prediction is
+INIT, then + RATE x the leaf's VALUE of each tree in order, in doubles, as scikit-learn sums it.
 """
 import argparse
 import math
@@ -68,6 +85,25 @@ def features(cols, op):
 # A dense product's time depends on the sizes only: the bmm families see log2 N and the widths
 # (the other features are zeroed, so no split uses them and a graph's degrees cannot steer them).
 DENSE_FEATURES = (0, 8, 9)
+
+
+GBDT_TREES, GBDT_RATE = 200, 0.1
+GBDT_DEPTHS = (3, 4)
+# a gbdt family keeps the default unless a point is predicted faster by more than exp(KEEP): the
+# margin is chosen per family by cross-validation (0 = always the least predicted time)
+GBDT_KEEPS = (0.0, 0.05, 0.1)
+RANGE_SLACK = 0.1
+# a knob's value when the schedule leaves it at the default, for point_features
+POINT_DEFAULTS = {"block": 256, "grid": 64, "chunk": 2048, "lanes": 32}
+
+
+def point_features(x, k):
+    """x (the case's features) and the point's: log2 of block, grid (blocks per SM), chunk and
+    lanes (their defaults as POINT_DEFAULTS), group, fb, and log2(N x lanes / (block x grid)):
+    how many rows of work each thread slot gets.  plan/sched_model.c computes the same."""
+    d = dict(zip(KNOBS, k))
+    lb, lg, lc, ll = (math.log2(d[n] if d[n] > 0 else POINT_DEFAULTS[n]) for n in ("block", "grid", "chunk", "lanes"))
+    return list(x) + [lb, lg, lc, float(d["group"]), float(d["fb"]), ll, x[0] + ll - lb - lg]
 
 
 def family_x(fam, x):
@@ -138,8 +174,8 @@ def read(paths):
 
 
 class Predictor:
-    def __init__(self, train, kinds, depths):
-        """kinds, depths: one setting for every family, or a dict of them by family."""
+    def __init__(self, train, kinds, depths, keeps=0.0):
+        """kinds, depths, keeps (gbdt's margin): one setting for every family, or a dict by family."""
         from sklearn.tree import DecisionTreeClassifier  # tools/setup_python.sh installs it
         self.trees = {}
         fams = {}
@@ -149,6 +185,22 @@ class Predictor:
             kind = kinds[fam] if isinstance(kinds, dict) else kinds
             depth = depths[fam] if isinstance(depths, dict) else depths
             xs = [c.x for c in cs]
+            if kind == "gbdt":
+                from sklearn.ensemble import GradientBoostingRegressor
+                points = sorted(set(k for c in cs for k in c.times))
+                px = [point_features(c.x, k) for c in cs for k in sorted(c.times)]
+                py = [math.log(c.times[k] / c.tdef) for c in cs for k in sorted(c.times)]
+                reg = GradientBoostingRegressor(n_estimators=GBDT_TREES, max_depth=depth, learning_rate=GBDT_RATE,
+                                                random_state=0).fit(px, py)
+                # the training graphs' range of each feature: a graph outside it keeps the default
+                # (trees extrapolate flat, from the nearest graphs, which a far graph is not like)
+                lo = [min(c.x[i] for c in cs) for i in range(len(cs[0].x))]
+                hi = [max(c.x[i] for c in cs) for i in range(len(cs[0].x))]
+                w = [b - a for a, b in zip(lo, hi)]  # widened by a tenth of the width on each side
+                lo, hi = [a - RANGE_SLACK * d for a, d in zip(lo, w)], [b + RANGE_SLACK * d for b, d in zip(hi, w)]
+                keep = keeps[fam] if isinstance(keeps, dict) else keeps
+                self.trees[fam] = ("gbdt", reg, (points, lo, hi, keep))
+                continue
             if kind in ("joint", "regret"):
                 labels = sorted(set(c.label for c in cs))
                 if len(labels) == 1 and labels[0] == key_of(knobs_of("default")):
@@ -181,10 +233,33 @@ class Predictor:
                     per[knob] = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(xs, ys)
                 self.trees[fam] = ("knob", per, None)
 
-    def predict(self, c):
+    def ranked(self, c, keep=None):
+        """A gbdt family's candidates in order of predicted time (ties: the file's order); the
+        default first when c lies outside the training range or no point beats the default's
+        prediction by more than the margin (plan/sched_model.c bg_sched_model_ranked)."""
+        _, reg, (points, lo, hi, k0) = self.trees[c.fam]
+        keep = k0 if keep is None else keep
+        pred = reg.predict([point_features(c.x, k) for k in points])
+        order = [points[i] for i in sorted(range(len(points)), key=lambda i: (pred[i], i))]
+        dflt = key_of(knobs_of("default"))
+        if dflt in points:
+            far = any(v < a or v > b for v, a, b in zip(c.x, lo, hi))
+            if far or pred[points.index(order[0])] > pred[points.index(dflt)] - keep:
+                order.remove(dflt)
+                order.insert(0, dflt)
+        return order
+
+    def predict(self, c, measured_only=True, keep=None):
+        """The schedule for case c; a gbdt family's first candidate measured for c (the runtime: the
+        first one the instruction can run), or with measured_only False its first candidate."""
         t = self.trees.get(c.fam)
         if t is None:
             return key_of(knobs_of("default"))
+        if t[0] == "gbdt":
+            order = self.ranked(c, keep)
+            if not measured_only:
+                return order[0]
+            return next((k for k in order if k in c.times), key_of(knobs_of("default")))
         if t[0] == "joint":
             return t[2][int(t[1].apply([c.x])[0])]
         return tuple(int(t[1][k].predict([c.x])[0]) if k in t[1] else 0 for k in KNOBS)
@@ -192,6 +267,22 @@ class Predictor:
     def export(self):
         out = []
         for fam, (kind, obj, labels) in sorted(self.trees.items()):
+            if kind == "gbdt":  # labels: the candidate points, the features' range, the margin
+                points, lo, hi, keep = labels
+                init = float(obj.init_.constant_.ravel()[0])  # the mean: squared error's first guess
+                out.append(f"regress {fam}\t{len(points)}\t{len(obj.estimators_)}\t{obj.learning_rate!r}\t{init!r}\t{keep!r}")
+                out.append("range " + " ".join(f"{a!r} {b!r}" for a, b in zip(lo, hi)))
+                out.extend("point " + " ".join(str(v) for v in k) for k in points)
+                for est in obj.estimators_[:, 0]:
+                    t = est.tree_
+                    out.append(f"rtree {t.node_count}")
+                    for i in range(t.node_count):
+                        if t.children_left[i] == -1:
+                            out.append(f"value {i} {float(t.value[i][0][0])!r}")
+                        else:
+                            out.append(f"node {i} {int(t.feature[i])} {float(t.threshold[i]):.17g} "
+                                       f"{t.children_left[i]} {t.children_right[i]}")
+                continue
             if kind == "joint":
                 for ki, knob in enumerate(KNOBS):
                     if all(v[ki] == 0 for v in labels.values()):
@@ -254,19 +345,32 @@ def graph_name(g):
     return re.sub(r"^(train|test)_|\.tsv$", "", base)
 
 
+def held_out_score(train, g, kind, depth, keeps):
+    """For each margin of keeps: (cases within 10%, sum of log slowdowns, cases) on graph g of a
+    model fitted without it (one fit: the margin only changes the choice)."""
+    held = [c for c in train if c.graph == g]
+    p = Predictor([c for c in train if c.graph != g], kind, depth)
+    out = []
+    for k in keeps:
+        s, gm, _ = score(held, lambda c: p.predict(c, keep=k))
+        out.append((s * len(held), math.log(gm) * len(held), len(held)))
+    return out
+
+
 def cross_validate(train, kind, depth):
+    """{margin: (share within 10%, geometric-mean slowdown)}; classification kinds: margin 0 only."""
     graphs = sorted(set(c.graph for c in train))
-    hits = total = 0
-    logs = 0.0
-    for g in graphs:
-        fit = [c for c in train if c.graph != g]
-        held = [c for c in train if c.graph == g]
-        p = Predictor(fit, kind, depth)
-        s, gm, _ = score(held, p.predict)
-        hits += s * len(held)
-        logs += math.log(gm) * len(held)
-        total += len(held)
-    return hits / max(total, 1), math.exp(logs / max(total, 1))
+    keeps = GBDT_KEEPS if kind == "gbdt" else (0.0,)
+    if kind == "gbdt":  # seconds a fold: the folds in parallel
+        from joblib import Parallel, delayed  # scikit-learn's own dependency
+        parts = Parallel(n_jobs=-1)(delayed(held_out_score)(train, g, kind, depth, keeps) for g in graphs)
+    else:
+        parts = [held_out_score(train, g, kind, depth, keeps) for g in graphs]
+    res = {}
+    for j, k in enumerate(keeps):
+        hits, logs, total = (sum(p[j][i] for p in parts) for i in range(3))
+        res[k] = (hits / max(total, 1), math.exp(logs / max(total, 1)))
+    return res
 
 
 def main():
@@ -275,7 +379,9 @@ def main():
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--test", nargs="*", default=[])
     ap.add_argument("--depth", default="auto")
-    ap.add_argument("--kind", choices=["regret", "joint", "knob", "auto"], default="auto")
+    ap.add_argument("--kind", choices=["regret", "joint", "knob", "gbdt", "auto"], default="auto")
+    ap.add_argument("--setting", action="append", default=[], metavar="FAMILY=KIND:DEPTH",
+                    help="fix one family's kind and depth (no cross-validation for it)")
     ap.add_argument("--report")
     ap.add_argument("--expect", help="write every case's features and predicted knobs (tests/unit/test_sched.c "
                     "checks that the C side predicts the same)")
@@ -291,44 +397,68 @@ def main():
     overlap = set(graph_name(c.graph) for c in train) & set(graph_name(c.graph) for c in test)
     if overlap:
         sys.exit(f"graphs in both the training and the test records: {', '.join(sorted(overlap))}")
-    kinds = ["regret", "joint", "knob"] if a.kind == "auto" else [a.kind]
+    kinds = ["regret", "joint", "knob", "gbdt"] if a.kind == "auto" else [a.kind]
     depths = [2, 3, 4, 5, 6] if a.depth == "auto" else [int(a.depth)]
+    fixed = {}
+    for st in a.setting:
+        m = re.fullmatch(r"(.+)=(regret|joint|knob|gbdt):(\d+)(?::([0-9.]+))?", st)
+        if not m:
+            sys.exit(f"train_predictor.py: --setting '{st}': expected FAMILY=KIND:DEPTH[:MARGIN], KIND "
+                     "regret|joint|knob|gbdt")
+        fixed[m.group(1)] = (m.group(2), int(m.group(3)), float(m.group(4) or 0))
     # per op family, the tree kind and depth by cross-validation on the training graphs: the least
     # mean slowdown (geometric) over the best, then the most cases within 10%, then the shallower
     # tree (a setting that is often near the best but now and then far off loses: a user pays the
     # slowdown)
     fams = sorted(set(c.fam for c in train))
-    cv, kind, depth = {}, {}, {}
+    unknown = set(fixed) - set(fams)
+    if unknown:
+        sys.exit(f"train_predictor.py: --setting for a family not in the records: {', '.join(sorted(unknown))}")
+    settings = [(k, d) for k in kinds for d in depths if k != "gbdt" or a.depth != "auto" or d in GBDT_DEPTHS]
+    cv, kind, depth, keep = {}, {}, {}, {}
     for f in fams:
+        if f in fixed:
+            kind[f], depth[f], keep[f] = fixed[f]
+            continue
         mine = [c for c in train if c.fam == f]
-        for k in kinds:
-            for d in depths:
-                cv[(f, k, d)] = cross_validate(mine, k, d) if len(kinds) * len(depths) > 1 else (math.nan, math.nan)
-        kind[f], depth[f] = max(((k, d) for k in kinds for d in depths),
-                                key=lambda kd: (-round(cv[(f,) + kd][1], 6), cv[(f,) + kd][0], -kd[1]))
-    model = Predictor(train, kind, depth)
+        if len(settings) == 1:
+            (kind[f], depth[f]), keep[f] = settings[0], 0.0
+            continue
+        for k, d in settings:
+            for kp, r in cross_validate(mine, k, d).items():
+                cv[(f, k, d, kp)] = r
+        cands = [key[1:] for key in cv if key[0] == f]
+        kind[f], depth[f], keep[f] = max(cands, key=lambda s: (-round(cv[(f,) + s][1], 6), cv[(f,) + s][0], -s[1], -s[2]))
+    model = Predictor(train, kind, depth, keep)
     gpu = next(iter(gpus))
     ngraphs = len(set(c.graph for c in train))
-    chosen = "; ".join(f"{f}: {kind[f]} trees, depth {depth[f]}" for f in fams)
-    out = ["bgnn-sched-model 1", f"# gpu: {gpu}; graphs {ngraphs}; records {nrec}; {chosen}"]
+    chosen = "; ".join(f"{f}: {kind[f]}, depth {depth[f]}" + (f", margin {keep[f]}" if kind[f] == "gbdt" else "")
+                       for f in fams)
+    out = ["bgnn-sched-model 2", f"# gpu: {gpu}; graphs {ngraphs}; records {nrec}; {chosen}"]
     out.extend(model.export())
     with open(a.out, "w") as f:
         f.write("\n".join(out) + "\n")
-    ntrees = sum(1 for l in out if l.startswith("tree "))
+    ntrees = sum(1 for l in out if l.startswith(("tree ", "rtree ")))
     print(f"{a.out}: {len(train)} (graph, op) labels of {ngraphs} graphs from {nrec} records; {ntrees} trees ({chosen})")
     rep = []
-    if len(kinds) * len(depths) > 1:
+    if cv:
         rep.append("Leave-one-graph-out cross-validation on the training graphs, per op family: share of (graph, op) "
                    "within 10% of the best / geometric-mean time over the best (the chosen setting in bold):")
         rep.append("")
         rep.append("| family | trees | " + " | ".join(f"depth {d}" for d in depths) + " |")
         rep.append("|---|---|" + "---|" * len(depths))
         for f in fams:
-            for k in kinds:
+            rows = sorted(set((key[1], key[3]) for key in cv if key[0] == f), key=lambda r: (kinds.index(r[0]), r[1]))
+            for k, kp in rows:
                 cells = []
                 for d in depths:
-                    t = f"{100 * cv[(f, k, d)][0]:.1f}% / {cv[(f, k, d)][1]:.3f}"
-                    cells.append(f"**{t}**" if (k, d) == (kind[f], depth[f]) else t)
+                    r = cv.get((f, k, d, kp))
+                    if r is None:
+                        cells.append("")
+                        continue
+                    t = f"{100 * r[0]:.1f}% / {r[1]:.3f}"
+                    cells.append(f"**{t}**" if (k, d, kp) == (kind[f], depth[f], keep[f]) else t)
+                k = f"{k}, margin {kp}" if k == "gbdt" else k
                 rep.append(f"| {f} | {k} | " + " | ".join(cells) + " |")
         rep.append("")
     if test:
@@ -351,7 +481,7 @@ def main():
     if a.expect:  # family, the 10 features, the predicted knob values (KNOBS order; 0 = default)
         with open(a.expect, "w") as f:
             for c in sorted(train + test, key=lambda c: (graph_name(c.graph), c.op)):
-                p = model.predict(c)
+                p = model.predict(c, measured_only=False)
                 f.write("\t".join([c.fam] + [repr(v) for v in c.x] + [str(v) for v in p]) + "\n")
     text = "\n".join(rep)
     if a.report:

@@ -337,9 +337,23 @@ bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d) {
     return true;
 }
 
+/* Knob k (bg_sched_model_knobs order) of pt set to a model's value v (out of range: the default). */
+static void set_knob(BgSchedPoint *pt, int k, int v) {
+    switch (k) {
+    case 0: pt->s.block = (uint16_t)(v > 0 && v <= 1024 ? v : 0); break;
+    case 1: pt->s.grid = (uint8_t)(v > 0 && v <= 64 ? v : 0); break;
+    case 2: pt->s.chunk = (uint16_t)(v > 0 && v <= 4096 ? v : 0); break;
+    case 3: pt->s.group = (int8_t)(v < 0 ? -1 : v > 0 ? 1 : 0); break;
+    case 4: pt->s.fb = (uint8_t)(v >= 0 && v <= BG_SCHED_FB_SPARSE ? v : 0); break;
+    default: pt->s.lanes = (uint8_t)(v == 8 || v == 16 ? v : 0); break;
+    }
+}
+
 int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x) {
-    const char *const *knobs = bg_sched_model_knobs; /* the switch below follows their order */
+    const char *const *knobs = bg_sched_model_knobs; /* set_knob follows their order */
     int applied = 0;
+    enum { MAXPTS = 4096 };
+    int (*ranked)[BG_SCHED_MODEL_NKNOBS] = model ? bg_xmalloc(sizeof *ranked * MAXPTS) : NULL;
     for (int i = 0; model && i < m->ninsts; i++) {
         BgInst *in = &m->insts[i];
         if (!bg_sched_tunable(m, in)) continue;
@@ -351,20 +365,27 @@ int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x
         double xx[BG_SCHED_MODEL_NFEAT];
         memcpy(xx, x, sizeof xx);
         bg_sched_model_widths(op, xx);
+        /* a regression: the candidate of least predicted time that this instruction can take */
+        const int nr = bg_sched_model_ranked(model, fam, xx, ranked, MAXPTS);
+        bool done = false;
+        for (int r = 0; r < nr && !done; r++) {
+            BgSchedPoint pt = bg_sched_point(in);
+            for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) set_knob(&pt, k, ranked[r][k]);
+            if (bg_sched_valid(m, in, &pt, NULL, 0)) {
+                bg_sched_set(in, &pt);
+                applied++;
+                done = true;
+            }
+        }
+        if (nr > 0) continue;
+        /* classification trees: each knob's value */
         BgSchedPoint pt = bg_sched_point(in);
         bool any = false;
         for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) {
             int v;
             if (!bg_sched_model_predict(model, fam, knobs[k], xx, &v)) continue;
             any = true;
-            switch (k) {
-            case 0: pt.s.block = (uint16_t)(v > 0 ? v : 0); break;
-            case 1: pt.s.grid = (uint8_t)(v > 0 && v <= 64 ? v : 0); break;
-            case 2: pt.s.chunk = (uint16_t)(v > 0 ? v : 0); break;
-            case 3: pt.s.group = (int8_t)(v < 0 ? -1 : v > 0 ? 1 : 0); break;
-            case 4: pt.s.fb = (uint8_t)(v >= 0 && v <= BG_SCHED_FB_SPARSE ? v : 0); break;
-            default: pt.s.lanes = (uint8_t)(v == 8 || v == 16 ? v : 0); break;
-            }
+            set_knob(&pt, k, v);
         }
         /* a point this instruction cannot take (the model saw another kernel): the default */
         if (any && bg_sched_valid(m, in, &pt, NULL, 0)) {
@@ -372,5 +393,6 @@ int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x
             applied++;
         }
     }
+    free(ranked);
     return applied;
 }

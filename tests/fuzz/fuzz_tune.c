@@ -1,7 +1,7 @@
 /* fuzz_tune.c - the two files the schedule tuner leaves for later runs, on hostile bytes: the
  * tuning database (plan/tune_db.c: bg_tune_db_load, every record then found by its key) and the
  * learned predictor's trees (plan/sched_model.c: bg_sched_model_load, every tree walked at a
- * few feature vectors: a walk must end inside the tree). */
+ * few feature vectors: a walk must end inside the tree; a regression's candidates ranked). */
 #include "fuzz_util.h"
 #include "sched_model.h"
 #include "tune_db.h"
@@ -25,6 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             int v;
             (void)bg_sched_model_predict(m, "bspmm.BBB fast", knobs[k], xs[j], &v);
         }
+    int ranked[8][BG_SCHED_MODEL_NKNOBS];
+    for (int j = 0; j < 3; j++)
+        if (bg_sched_model_ranked(m, "bspmm.BBB fast", xs[j], ranked, 8) > 8) abort();
     bg_sched_model_free(m);
     free(bg_diag_render(&d));
     bg_diag_free(&d);

@@ -281,6 +281,9 @@ def tune_seeds():
     put(t, "bad_model_cycle.model", b"bgnn-sched-model 1\ntree f x\tblock\t2\nnode 0 0 1 0 1\nleaf 1 64\n")
     put(t, "bad_model_feature.model", b"bgnn-sched-model 1\ntree f x\tblock\t3\nnode 0 9 1 1 2\nleaf 1 1\nleaf 2 2\n")
     put(t, "bad_model_missing.model", b"bgnn-sched-model 1\ntree f x\tblock\t2\nleaf 0 64\n")
+    put(t, "model_regress.model", b"bgnn-sched-model 2\nregress bspmm.BBB fast\t2\t2\t0.1\t0.25\t0.05\n"
+        b"range 0 20 0 30 0 100 0 10 0 20 -50 200 0 1 0 1 0 20 0 20\npoint 0 0 0 0 0 0\npoint 128 0 512 1 0 0\n"
+        b"rtree 3\nnode 0 10 7.5 1 2\nvalue 1 -1\nvalue 2 1\nrtree 3\nnode 0 16 4 1 2\nvalue 1 0.5\nvalue 2 -0.5\n")
 
 
 def model_seeds():

@@ -33,10 +33,22 @@ def run(*args):
 def test_trains_and_scores(records, tmp_path):
     train, test = records
     model, report = tmp_path / "m.model", tmp_path / "r.md"
-    r = run(*train, "-o", str(model), "--test", *test, "--report", str(report))
+    # fixed settings (the gbdt cross-validation of the default `auto` takes minutes); few trees
+    r = run(*train, "-o", str(model), "--test", *test, "--report", str(report), "--setting", "bmm.FBB fb_rows=knob:3",
+            "--setting", "bspmm.BBB fast=joint:3", "--setting", "bspmm_mm.FBF mm_spmm=gbdt:2:0.1")
     assert r.returncode == 0, r.stderr
-    assert model.read_text().startswith("bgnn-sched-model 1\n")
+    text = model.read_text()
+    assert text.startswith("bgnn-sched-model 2\n")
+    assert "\ntree bmm.FBB fb_rows\t" in text and "\nregress bspmm_mm.FBF mm_spmm\t" in text and "\nrange " in text
     assert "12 (" in report.read_text() and "learned predictor" in report.read_text()
+
+
+def test_refuses_a_bad_setting(records, tmp_path):
+    train, test = records
+    r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "bspmm.BBB fast=forest:3")
+    assert r.returncode != 0 and "expected FAMILY=KIND:DEPTH" in r.stderr
+    r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "no such family=knob:3")
+    assert r.returncode != 0 and "not in the records" in r.stderr
 
 
 @pytest.mark.parametrize("flag", ["-o", "--report", "--expect"])
@@ -44,7 +56,8 @@ def test_refuses_to_overwrite_an_input(records, flag, tmp_path):
     train, test = records
     victim = test[0]
     before = open(victim, "rb").read()
-    args = [*train, "-o", str(tmp_path / "m.model") if flag != "-o" else victim, "--test", *test]
+    args = [*train, "-o", str(tmp_path / "m.model") if flag != "-o" else victim, "--test", *test, "--kind", "knob",
+            "--depth", "3"]
     if flag != "-o":
         args += [flag, victim]
     r = run(*args)

@@ -223,15 +223,68 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         bg_arena_free(pa);
     }
     bg_sched_model_free(sm);
+    /* a boosted regression: two trees over the point features; the candidates ranked by
+     * init + rate x the leaves.  Tree 1 splits on log2 lanes (feature 15): lanes 8 -> -1, else
+     * +1; tree 2 on log2 block (10): block <= 128 -> -0.5, else 0.  So lanes=8 block=128 (-1.5)
+     * before lanes=8 (-1), then block=128 (0.5), then the default (1) */
+    write_text(path, "bgnn-sched-model 2\n"
+                     "regress bspmm_mm.FBF mm_spmm\t4\t2\t1\t0.25\t0\n"
+                     "range 0 20 0 30 0 100 0 10 0 20 -50 200 0 1 0 1 0 20 0 20\n"
+                     "point 0 0 0 0 0 0\npoint 128 0 0 0 0 0\npoint 0 0 0 0 0 8\npoint 128 0 0 0 0 8\n"
+                     "rtree 3\nnode 0 15 3.5 1 2\nvalue 1 -1\nvalue 2 1\n"
+                     "rtree 3\nnode 0 10 7.5 1 2\nvalue 1 -0.5\nvalue 2 0\n");
+    sm = bg_sched_model_load(path, &d);
+    CHECK_EQ_INT(d.n, 0);
+    CHECK_EQ_INT(bg_sched_model_ntrees(sm), 2);
+    {
+        int rk[8][BG_SCHED_MODEL_NKNOBS];
+        CHECK_EQ_INT(bg_sched_model_ranked(sm, "bspmm_mm.FBF mm_spmm", x, rk, 8), 4);
+        CHECK(rk[0][0] == 128 && rk[0][5] == 8 && rk[1][0] == 0 && rk[1][5] == 8);
+        CHECK(rk[2][0] == 128 && rk[2][5] == 0 && rk[3][0] == 0 && rk[3][5] == 0);
+        CHECK_EQ_INT(bg_sched_model_ranked(sm, "bspmm_mm.FBF mm_spmm", x, rk, 2), 2);
+        CHECK_EQ_INT(bg_sched_model_ranked(sm, "bspmm.BBB fast", x, rk, 8), 0);
+        double far[BG_SCHED_MODEL_NFEAT];
+        memcpy(far, x, sizeof far);
+        far[3] = 11; /* cv of the degree beyond the range: the default first */
+        CHECK_EQ_INT(bg_sched_model_ranked(sm, "bspmm_mm.FBF mm_spmm", far, rk, 8), 4);
+        CHECK(rk[0][0] == 0 && rk[0][5] == 0 && rk[1][0] == 128 && rk[1][5] == 8);
+        double pf[BG_SCHED_MODEL_NPFEAT];
+        const int kn[BG_SCHED_MODEL_NKNOBS] = {128, 4, 0, 1, 0, 8};
+        bg_sched_model_point_features(x, kn, pf);
+        CHECK(pf[10] == 7 && pf[11] == 2 && pf[12] == 11 && pf[13] == 1 && pf[14] == 0 && pf[15] == 3);
+        CHECK(pf[16] == x[0] + 3 - 7 - 2);
+        BgArena *ra = bg_arena_new();
+        BgModule *rm = bg_compile_file(ra, mpath, NULL, &d);
+        CHECK(rm != NULL);
+        if (rm) {
+            CHECK_EQ_INT(bg_sched_apply_model(rm, sm, x), 1); /* gcn_bin's bspmm_mm */
+            for (int i = 0; i < rm->ninsts; i++)
+                if (rm->insts[i].op == BG_OP_BSPMM_MM)
+                    CHECK(rm->insts[i].attrs.sched.block == 128 && rm->insts[i].attrs.sched.lanes == 8);
+        }
+        bg_arena_free(ra);
+    }
+    bg_sched_model_free(sm);
     /* damage: one warning each, no trees */
     static const char *const bad[] = {
-        "bgnn-sched-model 2\n",
+        "bgnn-sched-model 3\n",
         "bgnn-sched-model 1\ntree f x\tblock\t2\nnode 0 0 1 0 1\nleaf 1 64\n", /* a child before its parent */
         "bgnn-sched-model 1\ntree f x\tspeed\t1\nleaf 0 64\n",                  /* no such knob */
         "bgnn-sched-model 1\ntree f x\tblock\t2\nleaf 0 64\n",                  /* a node missing */
         "bgnn-sched-model 1\ntree f x\tblock\t1\nleaf 0 64",                     /* no final newline */
         "bgnn-sched-model 1\ntree f x\tblock\t3\nnode 0 10 1 1 2\nleaf 1 1\nleaf 2 2\n", /* feature 10 */
         "bgnn-sched-model 1\ntree f x\tblock\t1\nleaf 0 99999\n",               /* value out of range */
+        "bgnn-sched-model 1\nregress f x\t1\t1\t0.1\t0\t0\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\npoint 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n", /* v1 */
+        "bgnn-sched-model 2\nregress f x\t2\t1\t0.1\t0\t0\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\npoint 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n", /* a point short */
+        "bgnn-sched-model 2\nregress f x\t1\t1\t0.1\t0\t0\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\npoint 0 0 0 0 0 7\nrtree 1\nvalue 0 1\n", /* lanes 7 */
+        "bgnn-sched-model 2\nregress f x\t1\t2\t0.1\t0\t0\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\npoint 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n", /* a tree short */
+        "bgnn-sched-model 2\nregress f x\t1\t1\t0.1\t0\t0\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\npoint 0 0 0 0 0 0\nrtree 3\nnode 0 17 1 1 2\n"
+        "value 1 0\nvalue 2 1\n",                                                    /* feature 17 */
+        "bgnn-sched-model 2\nregress f x\t1\t1\t0.1\t0\t0\npoint 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n", /* no range */
+        "bgnn-sched-model 2\nregress f x\t1\t1\t0.1\t0\t0\nrange 0 1\npoint 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n",
+        "bgnn-sched-model 2\nregress f x\t1\t1\t0.1\t0\t-1\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\n"
+        "point 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n", /* a negative margin */
+        "bgnn-sched-model 2\nregress f x\t1\t1\tnan\t0\t0\nrange 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1\npoint 0 0 0 0 0 0\nrtree 1\nvalue 0 1\n", /* rate */
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         write_text(path, bad[k]);
@@ -269,7 +322,17 @@ static void check_predictor(const char *srcdir, const char *tmp) {
         setenv("BGNN_TUNE_DIR", tdir, 1);
         char *own = bg_sched_model_path(NULL, "NVIDIA H200", 90);
         unlink(own);
-        BgSchedModel *g0 = bg_sched_model_for_gpu(NULL, "NVIDIA H200", 90, &name, &d); /* opt-in only */
+        BgSchedModel *g0 = bg_sched_model_for_gpu(NULL, "NVIDIA H200", 90, &name, &d); /* no built-in one */
+        CHECK(bg_sched_model_ntrees(g0) == 0 && name == NULL);
+        bg_sched_model_free(g0);
+        char *hown = bg_sched_model_path(NULL, "NVIDIA H100 80GB HBM3", 90);
+        unlink(hown);
+        free(hown);
+        g0 = bg_sched_model_for_gpu(NULL, "NVIDIA H100 80GB HBM3", 90, &name, &d); /* the built-in one by default */
+        CHECK(bg_sched_model_ntrees(g0) > 0 && name && strncmp(name, "built-in ", 9) == 0);
+        free(name);
+        bg_sched_model_free(g0);
+        g0 = bg_sched_model_for_gpu("off", "NVIDIA H100 80GB HBM3", 90, &name, &d);
         CHECK(bg_sched_model_ntrees(g0) == 0 && name == NULL);
         bg_sched_model_free(g0);
         BgSchedModel *g1 = bg_sched_model_for_gpu("builtin", "NVIDIA H100 80GB HBM3", 90, &name, &d);
@@ -336,9 +399,12 @@ static void check_predictor(const char *srcdir, const char *tmp) {
             CHECK(ok);
             if (!ok) continue;
             bool same = true;
+            int first[1][BG_SCHED_MODEL_NKNOBS];
+            const bool regress = bg_sched_model_ranked(t, fam, xe, first, 1) == 1;
             for (int k = 0; k < BG_SCHED_MODEL_NKNOBS; k++) {
                 int got = 0;
-                if (!bg_sched_model_predict(t, fam, bg_sched_model_knobs[k], xe, &got)) got = 0;
+                if (regress) got = first[0][k];
+                else if (!bg_sched_model_predict(t, fam, bg_sched_model_knobs[k], xe, &got)) got = 0;
                 same &= got == want[k];
             }
             ncases++;
