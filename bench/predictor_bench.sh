@@ -9,7 +9,8 @@
 # graphs (tools/graphgen.c, 128 dense features, seed 7 for training and 11 for the held-out set,
 # so no held-out graph is a training graph), and runs `bgnnc tune --exhaustive --knobs
 # block,grid,chunk,group,fb,lanes --dry-run` on each: every point of every tunable op but the method and path
-# of bench/gcn_bin_f128.bgnn (Planetoid's graphs: their own gcn_bin models), each point timed
+# of bench/gcn_bin_f128.bgnn (Planetoid's graphs: their own gcn_bin models; the TU datasets,
+# each whole dataset as one block-diagonal batch, with 128 dense features), each point timed
 # alone (median of R runs, CUDA events) and checked bit for bit against the default plan.
 # Records: records/SET_NAME.tsv in $OUT/records.tgz (cli/tune.c's --records lines; one file a
 # graph, so a graph is its file; the tune logs in $OUT/logs.tgz; PRED_KEEP_RAW=1 also keeps
@@ -82,6 +83,10 @@ CORPUS=(
     "train cora                     planetoid"
     "train citeseer                 planetoid"
     "train pubmed                   planetoid"
+    "train tu_mutag                 tu mutag"
+    "train tu_enzymes               tu enzymes"
+    "train tu_proteins              tu proteins"
+    "train tu_nci1                  tu nci1"
     "test  rmat_n32768_d12_a60      rmat --nodes 32768 --degree 12 --skew 0.6,0.17,0.17,0.06"
     "test  rmat_n98304_d6_a67       rmat --nodes 98304 --degree 6 --skew 0.67,0.14,0.14,0.05"
     "test  er_n20000_d8             er --nodes 20000 --degree 8"
@@ -104,7 +109,7 @@ for row in "${CORPUS[@]}"; do
     read -r set name kind args <<<"$row"
     [[ $SET != all && $set != "$SET" ]] && continue
     [[ -n $ONLY && $ONLY != *",$name,"* ]] && continue
-    [[ $kind == planetoid ]] && continue
+    [[ $kind == planetoid || $kind == tu ]] && continue
     seed=7; [[ $set == test ]] && seed=11
     gen_list+=("$kind $args $dense --seed $seed --out $TMP/$name")
 done
@@ -119,6 +124,13 @@ for row in "${CORPUS[@]}"; do
     [[ -n $ONLY && $ONLY != *",$name,"* ]] && continue
     if [[ $kind == planetoid ]]; then
         read -r dir model w < <(planetoid_setup "$name") || continue
+    elif [[ $kind == tu ]]; then
+        # a whole TU dataset as one batch: its block-diagonal graph (graph_ptr left out: the
+        # node-level model), 128 dense features as the synthetic graphs have
+        dir=$TMP/$name model=bench/gcn_bin_f128.bgnn w=$TMP/f128_w.safetensors
+        mkdir -p "$dir" && cp "$DATA/$args/graph.mtx" "$dir/" ||
+            { echo "predictor_bench.sh: no $DATA/$args/graph.mtx (tools/prepare_carry.sh)"; continue; }
+        python3 bench/make_features.py "$(awk '!/^%/ {print $1; exit}' "$dir/graph.mtx")" 128 "$dir/features.npy" 1
     else
         dir=$TMP/$name model=bench/gcn_bin_f128.bgnn w=$TMP/f128_w.safetensors
     fi
