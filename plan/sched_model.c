@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a node of either kind of tree: feature -1 is a leaf of that value (a classification's knob
+ * value, an integer, or a regression's term) */
 typedef struct Node {
-    int feature; /* -1: a leaf */
+    int feature;
     double threshold;
-    int left, right, value;
+    int left, right;
+    double value;
 } Node;
 
 typedef struct Tree {
@@ -21,16 +24,8 @@ typedef struct Tree {
     int n;
 } Tree;
 
-/* one tree of a boosted regression: feature -1 is a leaf of that value */
-typedef struct RNode {
-    int feature;
-    double threshold;
-    int left, right;
-    double value;
-} RNode;
-
 typedef struct RTree {
-    RNode *nodes;
+    Node *nodes;
     int n;
 } RTree;
 
@@ -94,6 +89,29 @@ static char *dupn(const char *s, size_t n) {
 }
 
 const char *const bg_sched_model_knobs[BG_SCHED_MODEL_NKNOBS] = {"block", "grid", "chunk", "group", "fb", "lanes"};
+
+/* A split line "node ID FEATURE THRESHOLD LEFT RIGHT" as node id of a tree of n nodes over
+ * nfeat features: 1 (parsed into *nd), 0 (not a split line), -1 (a bad one: why says). */
+static int parse_split(const char *ln, int id, int n, int nfeat, Node *nd, char *why, size_t nw) {
+    int gid, f, l, r;
+    double t;
+    char tail;
+    if (sscanf(ln, "node %d %d %lf %d %d %c", &gid, &f, &t, &l, &r, &tail) != 5) return 0;
+    if (gid != id || f < 0 || f >= nfeat || !isfinite(t) || l <= id || r <= id || l >= n || r >= n) {
+        snprintf(why, nw, "bad node (id %d, feature 0..%d, children after it and below %d)", id, nfeat - 1, n);
+        return -1;
+    }
+    *nd = (Node){f, t, l, r, 0};
+    return 1;
+}
+
+/* The leaf a tree gives x.  Children come after their parent: this ends.  The feature is
+ * compared as a float, as scikit-learn's trees compare it (they take X as float32). */
+static const Node *walk(const Node *nodes, const double *x) {
+    int k = 0;
+    while (nodes[k].feature >= 0) k = (double)(float)x[nodes[k].feature] <= nodes[k].threshold ? nodes[k].left : nodes[k].right;
+    return &nodes[k];
+}
 
 /* Parses the text; false with why and the line on the first problem. */
 static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why, size_t nw) {
@@ -159,22 +177,17 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
         if (owed_rnodes > 0) {
             RTree *rt = &reg->trees[reg->ntrees - owed_trees - 1];
             const int id = rt->n - owed_rnodes;
-            int gid, f, l, r;
-            double t, v;
+            int gid;
+            double v;
             char tail;
-            if (sscanf(ln, "node %d %d %lf %d %d %c", &gid, &f, &t, &l, &r, &tail) == 5) {
-                if (gid != id || f < 0 || f >= BG_SCHED_MODEL_NPFEAT || !isfinite(t) || l <= id || r <= id ||
-                    l >= rt->n || r >= rt->n) {
-                    snprintf(why, nw, "bad node (id %d, feature 0..%d, children after it and below %d)", id,
-                             BG_SCHED_MODEL_NPFEAT - 1, rt->n);
+            const int split = parse_split(ln, id, rt->n, BG_SCHED_MODEL_NPFEAT, &rt->nodes[id], why, nw);
+            if (split < 0) return false;
+            if (split == 0) { /* a leaf */
+                if (sscanf(ln, "value %d %lf %c", &gid, &v, &tail) != 2 || gid != id || !isfinite(v)) {
+                    snprintf(why, nw, "expected node %d of the regression tree ('node' or 'value ID VALUE')", id);
                     return false;
                 }
-                rt->nodes[id] = (RNode){f, t, l, r, 0};
-            } else if (sscanf(ln, "value %d %lf %c", &gid, &v, &tail) == 2 && gid == id && isfinite(v)) {
-                rt->nodes[id] = (RNode){-1, 0, 0, 0, v};
-            } else {
-                snprintf(why, nw, "expected node %d of the regression tree ('node' or 'value ID VALUE')", id);
-                return false;
+                rt->nodes[id] = (Node){-1, 0, 0, 0, v};
             }
             owed_rnodes--;
             continue;
@@ -197,26 +210,20 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
         if (expect > 0) {
             Node *nd = &cur->nodes[cur->n - expect];
             const int id = cur->n - expect;
-            int gid, f, l, r, v;
-            double t;
+            int gid, v;
             char tail;
-            if (sscanf(ln, "node %d %d %lf %d %d %c", &gid, &f, &t, &l, &r, &tail) == 5) {
-                if (gid != id || f < 0 || f >= BG_SCHED_MODEL_NFEAT || !isfinite(t) || l <= id || r <= id ||
-                    l >= cur->n || r >= cur->n) {
-                    snprintf(why, nw, "bad node (id %d, feature 0..%d, children after it and below %d)", id,
-                             BG_SCHED_MODEL_NFEAT - 1, cur->n);
+            const int split = parse_split(ln, id, cur->n, BG_SCHED_MODEL_NFEAT, nd, why, nw);
+            if (split < 0) return false;
+            if (split == 0) { /* a leaf */
+                if (sscanf(ln, "leaf %d %d %c", &gid, &v, &tail) != 2) {
+                    snprintf(why, nw, "expected node %d of the tree", id);
                     return false;
                 }
-                *nd = (Node){f, t, l, r, 0};
-            } else if (sscanf(ln, "leaf %d %d %c", &gid, &v, &tail) == 2) {
                 if (gid != id || v < -1 || v > 4096) {
                     snprintf(why, nw, "bad leaf (id %d, value -1..4096)", id);
                     return false;
                 }
                 *nd = (Node){-1, 0, 0, 0, v};
-            } else {
-                snprintf(why, nw, "expected node %d of the tree", id);
-                return false;
             }
             expect--;
             continue;
@@ -282,12 +289,15 @@ static bool parse(BgSchedModel *m, char *text, size_t len, int *line, char *why,
     return true;
 }
 
-BgSchedModel *bg_sched_model_load(const char *path, BgDiagSink *d) {
+/* bg_sched_model_load; *missing: whether there was no file at path (an empty model, no warning) */
+static BgSchedModel *load(const char *path, BgDiagSink *d, bool *missing) {
     BgSchedModel *m = calloc(1, sizeof *m);
+    *missing = true;
     if (!m || !path) return m;
     FILE *f = fopen(path, "rb");
     if (!f) return m; /* no model: the defaults */
     fclose(f);
+    *missing = false;
     BgDiagSink quiet;
     bg_diag_init(&quiet);
     size_t len = 0;
@@ -303,6 +313,11 @@ BgSchedModel *bg_sched_model_load(const char *path, BgDiagSink *d) {
     }
     free(text);
     return m;
+}
+
+BgSchedModel *bg_sched_model_load(const char *path, BgDiagSink *d) {
+    bool missing;
+    return load(path, d, &missing);
 }
 
 /* the files plan/models/NAME.model, embedded at build time (tools/embed_templates.cmake) */
@@ -343,15 +358,13 @@ BgSchedModel *bg_sched_model_for_gpu(const char *path, const char *gpu_name, int
      * without a warning) */
     char *own = path && *path ? NULL : bg_sched_model_path(NULL, gpu_name, sm);
     const char *file = path && *path ? path : own;
-    if (own) {
-        FILE *f = fopen(own, "rb");
-        if (f) fclose(f);
-        else {
-            free(own);
-            return bg_sched_model_builtin(gpu_name, sm, source);
-        }
+    bool missing;
+    BgSchedModel *m = load(file, d, &missing);
+    if (own && missing) {
+        free(own);
+        bg_sched_model_free(m);
+        return bg_sched_model_builtin(gpu_name, sm, source);
     }
-    BgSchedModel *m = bg_sched_model_load(file, d);
     if (source && file && bg_sched_model_ntrees(m) > 0) {
         BgStrBuf o = {0};
         bg_sb_printf(&o, "%s", file);
@@ -397,12 +410,7 @@ bool bg_sched_model_predict(const BgSchedModel *m, const char *family, const cha
     for (int i = 0; m && i < m->n; i++) {
         const Tree *t = &m->trees[i];
         if (strcmp(t->family, family) != 0 || strcmp(t->knob, knob) != 0) continue;
-        int k = 0;
-        /* children come after their parent: this ends.  The feature is compared as a float, as
-         * scikit-learn's trees compare it (they take X as float32) */
-        while (t->nodes[k].feature >= 0)
-            k = (double)(float)x[t->nodes[k].feature] <= t->nodes[k].threshold ? t->nodes[k].left : t->nodes[k].right;
-        *value = t->nodes[k].value;
+        *value = (int)walk(t->nodes, x)->value;
         return true;
     }
     return false;
@@ -436,12 +444,7 @@ int bg_sched_model_ranked(const BgSchedModel *m, const char *family, const doubl
         double f[BG_SCHED_MODEL_NPFEAT];
         bg_sched_model_point_features(x, r->points[p], f);
         double y = r->init; /* scikit-learn's sum: init, then + rate x leaf, tree by tree */
-        for (int t = 0; t < r->ntrees; t++) {
-            const RNode *nd = r->trees[t].nodes;
-            int k = 0;
-            while (nd[k].feature >= 0) k = (double)(float)f[nd[k].feature] <= nd[k].threshold ? nd[k].left : nd[k].right;
-            y += r->rate * nd[k].value;
-        }
+        for (int t = 0; t < r->ntrees; t++) y += r->rate * walk(r->trees[t].nodes, f)->value;
         pred[p] = y;
         order[p] = p;
     }

@@ -47,7 +47,8 @@ Model file (text, every line ends in '\\n'; plan/sched_model.h):
     tree FAMILY<TAB>KNOB<TAB>NODES            (a classification tree: joint, regret, knob)
     node ID FEATURE THRESHOLD LEFT RIGHT      (float32(x[FEATURE]) <= THRESHOLD: LEFT, else RIGHT)
     leaf ID VALUE
-    regress FAMILY<TAB>POINTS<TAB>TREES<TAB>RATE<TAB>INIT     (a gbdt family)
+    regress FAMILY<TAB>POINTS<TAB>TREES<TAB>RATE<TAB>INIT<TAB>MARGIN     (a gbdt family)
+    range LO0 HI0 ... LO9 HI9                 (the features' range, widened; outside it: the default)
     point BLOCK GRID CHUNK GROUP FB LANES     (POINTS lines: the candidates, KNOBS order, 0 = default)
     rtree NODES                               (TREES times, each followed by its NODES lines)
     node ID FEATURE THRESHOLD LEFT RIGHT      (FEATURE of point_features)
@@ -188,8 +189,9 @@ class Predictor:
             if kind == "gbdt":
                 from sklearn.ensemble import GradientBoostingRegressor
                 points = sorted(set(k for c in cs for k in c.times))
-                px = [point_features(c.x, k) for c in cs for k in sorted(c.times)]
-                py = [math.log(c.times[k] / c.tdef) for c in cs for k in sorted(c.times)]
+                rows = [(c, k) for c in cs for k in sorted(c.times)]  # sorted: the fit depends on the order
+                px = [point_features(c.x, k) for c, k in rows]
+                py = [math.log(c.times[k] / c.tdef) for c, k in rows]
                 reg = GradientBoostingRegressor(n_estimators=GBDT_TREES, max_depth=depth, learning_rate=GBDT_RATE,
                                                 random_state=0).fit(px, py)
                 # the training graphs' range of each feature: a graph outside it keeps the default
@@ -240,14 +242,15 @@ class Predictor:
         _, reg, (points, lo, hi, k0) = self.trees[c.fam]
         keep = k0 if keep is None else keep
         pred = reg.predict([point_features(c.x, k) for k in points])
-        order = [points[i] for i in sorted(range(len(points)), key=lambda i: (pred[i], i))]
+        order = sorted(range(len(points)), key=lambda i: (pred[i], i))
         dflt = key_of(knobs_of("default"))
         if dflt in points:
+            d = points.index(dflt)
             far = any(v < a or v > b for v, a, b in zip(c.x, lo, hi))
-            if far or pred[points.index(order[0])] > pred[points.index(dflt)] - keep:
-                order.remove(dflt)
-                order.insert(0, dflt)
-        return order
+            if far or pred[order[0]] > pred[d] - keep:
+                order.remove(d)
+                order.insert(0, d)
+        return [points[i] for i in order]
 
     def predict(self, c, measured_only=True, keep=None):
         """The schedule for case c; a gbdt family's first candidate measured for c (the runtime: the
@@ -274,39 +277,34 @@ class Predictor:
                 out.append("range " + " ".join(f"{a!r} {b!r}" for a, b in zip(lo, hi)))
                 out.extend("point " + " ".join(str(v) for v in k) for k in points)
                 for est in obj.estimators_[:, 0]:
-                    t = est.tree_
-                    out.append(f"rtree {t.node_count}")
-                    for i in range(t.node_count):
-                        if t.children_left[i] == -1:
-                            out.append(f"value {i} {float(t.value[i][0][0])!r}")
-                        else:
-                            out.append(f"node {i} {int(t.feature[i])} {float(t.threshold[i]):.17g} "
-                                       f"{t.children_left[i]} {t.children_right[i]}")
+                    out.append(f"rtree {est.tree_.node_count}")
+                    out.extend(export_tree(est, lambda i, t=est.tree_: f"value {i} {float(t.value[i][0][0])!r}"))
                 continue
             if kind == "joint":
                 for ki, knob in enumerate(KNOBS):
                     if all(v[ki] == 0 for v in labels.values()):
                         continue
-                    nodes = export_tree(obj, lambda i, ki=ki: labels[i][ki])  # labels: the leaves' schedules
+                    nodes = export_tree(obj, lambda i, ki=ki: f"leaf {i} {int(labels[i][ki])}")  # labels: the leaves' schedules
                     out.append(f"tree {fam}\t{knob}\t{len(nodes)}")
                     out.extend(nodes)
             else:
                 for knob in KNOBS:
                     if knob in obj:
                         c = obj[knob]  # a class is the knob's value: the leaf's majority class
-                        nodes = export_tree(c, lambda i, c=c: c.classes_[int(c.tree_.value[i][0].argmax())])
+                        nodes = export_tree(c, lambda i, c=c: f"leaf {i} {int(c.classes_[int(c.tree_.value[i][0].argmax())])}")
                         out.append(f"tree {fam}\t{knob}\t{len(nodes)}")
                         out.extend(nodes)
         return out
 
 
-def export_tree(clf, leaf_value):
-    """The tree's lines; leaf_value(node id) is a leaf's value."""
+def export_tree(clf, leaf_line):
+    """The tree's lines: its splits, and leaf_line(node id) for each leaf ("leaf ID VALUE" of a
+    classification, "value ID VALUE" of a regression)."""
     t = clf.tree_
     lines = []
     for i in range(t.node_count):
         if t.children_left[i] == -1:
-            lines.append(f"leaf {i} {int(leaf_value(i))}")
+            lines.append(leaf_line(i))
         else:
             lines.append(f"node {i} {int(t.feature[i])} {float(t.threshold[i]):.17g} {t.children_left[i]} {t.children_right[i]}")
     return lines
