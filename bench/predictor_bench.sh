@@ -99,6 +99,18 @@ CORPUS=(
     "test  ba_n75000_d6             ba --nodes 75000 --degree 6"
     "test  sbm_n10000_d32_b12_m05   sbm --nodes 10000 --degree 32 --blocks 12 --mix 0.05"
     "test  sbm_n80000_d12_b24_m15   sbm --nodes 80000 --degree 12 --blocks 24 --mix 0.15"
+    "test  rmat_n8192_d24_a55       rmat --nodes 8192 --degree 24 --skew 0.55,0.2,0.2,0.05"
+    "test  rmat_n163840_d10_a62     rmat --nodes 163840 --degree 10 --skew 0.62,0.16,0.16,0.06"
+    "test  er_n3000_d6              er --nodes 3000 --degree 6"
+    "test  er_n60000_d12            er --nodes 60000 --degree 12"
+    "test  grid2d_diag_n90000       grid --nodes 90000 --diag"
+    "test  grid3d_n64000            grid --nodes 64000 --dims 3"
+    "test  powerlaw_n5000_d10_g20   powerlaw --nodes 5000 --degree 10 --gamma 2.0"
+    "test  powerlaw_n60000_d8_g25   powerlaw --nodes 60000 --degree 8 --gamma 2.5"
+    "test  ba_n20000_d4             ba --nodes 20000 --degree 4"
+    "test  ba_n120000_d10           ba --nodes 120000 --degree 10"
+    "test  sbm_n30000_d16_b16_m08   sbm --nodes 30000 --degree 16 --blocks 16 --mix 0.08"
+    "test  sbm_n160000_d8_b32_m20   sbm --nodes 160000 --degree 8 --blocks 32 --mix 0.2"
 )
 "$B" gen-weights bench/gcn_bin_f128.bgnn --seed 1 -o "$TMP/f128_w.safetensors" >/dev/null ||
     { echo "predictor_bench.sh: gen-weights failed"; exit 1; }

@@ -4,13 +4,14 @@ small decision trees on `bgnnc tune --records` files and writes them as a text m
 side (plan/sched_model.c) reads and applies with no Python; scores it on graphs it never saw.
 
     tools/train_predictor.py TRAIN.tsv [...] -o MODEL [--test TEST.tsv ...] [--depth D|auto]
-                             [--kind regret|joint|knob|gbdt|auto] [--setting FAMILY=KIND:DEPTH ...]
+                             [--kind regret|joint|knob|gbdt|auto] [--setting FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]] ...]
                              [--report FILE.md] [--expect FILE]
 
 Records: one TSV line per schedule point measured (cli/tune.c): gpu, graph key, N, entries, mean
 degree, its coefficient of variation, largest degree, skewness, hub fraction, span, op key,
 schedule, time us, default us.  A graph is a (file, graph key) pair: bench/predictor_bench.sh
-writes one file a graph.  For every (graph, op key) the label is the fastest point measured,
+writes one file a graph; a file holding several timing passes of a graph keeps each point's least
+time.  For every (graph, op key) the label is the fastest point measured,
 unless it is within 2% of the default (bgnnc tune's rule): then the default.
 
 Model: per op family (the op key's first two fields, "bspmm.BBB fast") the knobs block, grid,
@@ -26,11 +27,12 @@ random_state, so the file is a function of the records):
   knob   one classification tree per (family, knob), each knob on its own;
   gbdt   a regression: gradient-boosted trees (GradientBoostingRegressor, GBDT_TREES trees of
          the depth) fitted to log(time / default time) of every point measured, from the graph's
-         features and the point's (point_features); the predicted schedule is the family's
+         features and the point's (point_features), each point weighted by (its case's best time /
+         its time) ** EMPHASIS (GBDT_EMPHASES; 0: unweighted); the predicted schedule is the family's
          candidate point (every point measured for the family in training) of the least
          predicted time.  It learns from every point, not only each case's fastest, so a few
          graphs teach it more than a classifier of their labels.
---depth and --kind `auto` (the default) choose per family by leave-one-graph-out cross-validation
+--depth and --kind `auto` (the default) choose per family (with gbdt's margin and emphasis) by leave-one-graph-out cross-validation
 over the training graphs only (the least geometric-mean slowdown over the best, then the share
 within 10%); --setting fixes one family's instead (CI uses it: the gbdt cross-validation takes
 minutes).  The test graphs are scored once, with the chosen settings, beside the fixed
@@ -93,6 +95,10 @@ GBDT_DEPTHS = (3, 4)
 # a gbdt family keeps the default unless a point is predicted faster by more than exp(KEEP): the
 # margin is chosen per family by cross-validation (0 = always the least predicted time)
 GBDT_KEEPS = (0.0, 0.05, 0.1)
+# a point's weight in the gbdt fit is (best time of its case / its time) ** EMPHASIS: what the
+# schedule needs right is the order of the points near each case's best, not how slow the slow
+# ones are (0 = every point alike); chosen per family by cross-validation
+GBDT_EMPHASES = (0, 1, 2, 3, 5, 8)
 RANGE_SLACK = 0.1
 # a knob's value when the schedule leaves it at the default, for point_features
 POINT_DEFAULTS = {"block": 256, "grid": 64, "chunk": 2048, "lanes": 32}
@@ -167,6 +173,8 @@ def read(paths):
                 e = cases.get((graph, c[10]))
                 if e is None:
                     e = cases[(graph, c[10])] = Case(graph, c[10], features(c[2:10], c[10]), float(c[13]))
+                if float(c[13]) < e.tdef:  # a graph timed in several passes: each point's least time
+                    e.tdef = e.times[key_of(knobs_of("default"))] = float(c[13])
                 k = key_of(knobs_of(c[11]))
                 e.times[k] = min(float(c[12]), e.times.get(k, math.inf))
     for e in cases.values():
@@ -175,8 +183,9 @@ def read(paths):
 
 
 class Predictor:
-    def __init__(self, train, kinds, depths, keeps=0.0):
-        """kinds, depths, keeps (gbdt's margin): one setting for every family, or a dict by family."""
+    def __init__(self, train, kinds, depths, keeps=0.0, emphs=0):
+        """kinds, depths, keeps (gbdt's margin), emphs (gbdt's emphasis on the points near each
+        case's best): one setting for every family, or a dict by family."""
         from sklearn.tree import DecisionTreeClassifier  # tools/setup_python.sh installs it
         self.trees = {}
         fams = {}
@@ -192,8 +201,10 @@ class Predictor:
                 rows = [(c, k) for c in cs for k in sorted(c.times)]  # sorted: the fit depends on the order
                 px = [point_features(c.x, k) for c, k in rows]
                 py = [math.log(c.times[k] / c.tdef) for c, k in rows]
+                emph = emphs[fam] if isinstance(emphs, dict) else emphs
+                pw = [(c.best / c.times[k]) ** emph for c, k in rows] if emph else None
                 reg = GradientBoostingRegressor(n_estimators=GBDT_TREES, max_depth=depth, learning_rate=GBDT_RATE,
-                                                random_state=0).fit(px, py)
+                                                random_state=0).fit(px, py, sample_weight=pw)
                 # the training graphs' range of each feature: a graph outside it keeps the default
                 # (trees extrapolate flat, from the nearest graphs, which a far graph is not like)
                 lo = [min(c.x[i] for c in cs) for i in range(len(cs[0].x))]
@@ -343,11 +354,11 @@ def graph_name(g):
     return re.sub(r"^(train|test)_|\.tsv$", "", base)
 
 
-def held_out_score(train, g, kind, depth, keeps):
+def held_out_score(train, g, kind, depth, keeps, emph=0):
     """For each margin of keeps: (cases within 10%, sum of log slowdowns, cases) on graph g of a
     model fitted without it (one fit: the margin only changes the choice)."""
     held = [c for c in train if c.graph == g]
-    p = Predictor([c for c in train if c.graph != g], kind, depth)
+    p = Predictor([c for c in train if c.graph != g], kind, depth, emphs=emph)
     out = []
     for k in keeps:
         s, gm, _ = score(held, lambda c: p.predict(c, keep=k))
@@ -356,18 +367,21 @@ def held_out_score(train, g, kind, depth, keeps):
 
 
 def cross_validate(train, kind, depth):
-    """{margin: (share within 10%, geometric-mean slowdown)}; classification kinds: margin 0 only."""
+    """{(margin, emphasis): (share within 10%, geometric-mean slowdown)}; classification kinds:
+    margin 0 and emphasis 0 only."""
     graphs = sorted(set(c.graph for c in train))
     keeps = GBDT_KEEPS if kind == "gbdt" else (0.0,)
-    if kind == "gbdt":  # seconds a fold: the folds in parallel
-        from joblib import Parallel, delayed  # scikit-learn's own dependency
-        parts = Parallel(n_jobs=-1)(delayed(held_out_score)(train, g, kind, depth, keeps) for g in graphs)
-    else:
-        parts = [held_out_score(train, g, kind, depth, keeps) for g in graphs]
+    emphs = GBDT_EMPHASES if kind == "gbdt" else (0,)
     res = {}
-    for j, k in enumerate(keeps):
-        hits, logs, total = (sum(p[j][i] for p in parts) for i in range(3))
-        res[k] = (hits / max(total, 1), math.exp(logs / max(total, 1)))
+    for e in emphs:
+        if kind == "gbdt":  # seconds a fold: the folds in parallel
+            from joblib import Parallel, delayed  # scikit-learn's own dependency
+            parts = Parallel(n_jobs=-1)(delayed(held_out_score)(train, g, kind, depth, keeps, e) for g in graphs)
+        else:
+            parts = [held_out_score(train, g, kind, depth, keeps) for g in graphs]
+        for j, k in enumerate(keeps):
+            hits, logs, total = (sum(p[j][i] for p in parts) for i in range(3))
+            res[(k, e)] = (hits / max(total, 1), math.exp(logs / max(total, 1)))
     return res
 
 
@@ -378,7 +392,7 @@ def main():
     ap.add_argument("--test", nargs="*", default=[])
     ap.add_argument("--depth", default="auto")
     ap.add_argument("--kind", choices=["regret", "joint", "knob", "gbdt", "auto"], default="auto")
-    ap.add_argument("--setting", action="append", default=[], metavar="FAMILY=KIND:DEPTH",
+    ap.add_argument("--setting", action="append", default=[], metavar="FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]]",
                     help="fix one family's kind and depth (no cross-validation for it)")
     ap.add_argument("--report")
     ap.add_argument("--expect", help="write every case's features and predicted knobs (tests/unit/test_sched.c "
@@ -399,11 +413,12 @@ def main():
     depths = [2, 3, 4, 5, 6] if a.depth == "auto" else [int(a.depth)]
     fixed = {}
     for st in a.setting:
-        m = re.fullmatch(r"(.+)=(regret|joint|knob|gbdt):(\d+)(?::([0-9.]+))?", st)
+        m = re.fullmatch(r"(.+)=(regret|joint|knob|gbdt):(\d+)(?::([0-9.]+)(?::([0-9.]+))?)?", st)
         if not m:
-            sys.exit(f"train_predictor.py: --setting '{st}': expected FAMILY=KIND:DEPTH[:MARGIN], KIND "
+            sys.exit(f"train_predictor.py: --setting '{st}': expected FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]], KIND "
                      "regret|joint|knob|gbdt")
-        fixed[m.group(1)] = (m.group(2), int(m.group(3)), float(m.group(4) or 0))
+        emph = float(m.group(5) or 0)
+        fixed[m.group(1)] = (m.group(2), int(m.group(3)), float(m.group(4) or 0), int(emph) if emph.is_integer() else emph)
     # per op family, the tree kind and depth by cross-validation on the training graphs: the least
     # mean slowdown (geometric) over the best, then the most cases within 10%, then the shallower
     # tree (a setting that is often near the best but now and then far off loses: a user pays the
@@ -413,25 +428,26 @@ def main():
     if unknown:
         sys.exit(f"train_predictor.py: --setting for a family not in the records: {', '.join(sorted(unknown))}")
     settings = [(k, d) for k in kinds for d in depths if k != "gbdt" or a.depth != "auto" or d in GBDT_DEPTHS]
-    cv, kind, depth, keep = {}, {}, {}, {}
+    cv, kind, depth, keep, emph = {}, {}, {}, {}, {}
     for f in fams:
         if f in fixed:
-            kind[f], depth[f], keep[f] = fixed[f]
+            kind[f], depth[f], keep[f], emph[f] = fixed[f]
             continue
         mine = [c for c in train if c.fam == f]
         if len(settings) == 1:
-            (kind[f], depth[f]), keep[f] = settings[0], 0.0
+            (kind[f], depth[f]), keep[f], emph[f] = settings[0], 0.0, 0
             continue
         for k, d in settings:
-            for kp, r in cross_validate(mine, k, d).items():
-                cv[(f, k, d, kp)] = r
+            for (kp, e), r in cross_validate(mine, k, d).items():
+                cv[(f, k, d, kp, e)] = r
         cands = [key[1:] for key in cv if key[0] == f]
-        kind[f], depth[f], keep[f] = max(cands, key=lambda s: (-round(cv[(f,) + s][1], 6), cv[(f,) + s][0], -s[1], -s[2]))
-    model = Predictor(train, kind, depth, keep)
+        kind[f], depth[f], keep[f], emph[f] = max(
+            cands, key=lambda s: (-round(cv[(f,) + s][1], 6), cv[(f,) + s][0], -s[1], -s[2], -s[3]))
+    model = Predictor(train, kind, depth, keep, emph)
     gpu = next(iter(gpus))
     ngraphs = len(set(c.graph for c in train))
-    chosen = "; ".join(f"{f}: {kind[f]}, depth {depth[f]}" + (f", margin {keep[f]}" if kind[f] == "gbdt" else "")
-                       for f in fams)
+    chosen = "; ".join(f"{f}: {kind[f]}, depth {depth[f]}" +
+                       (f", margin {keep[f]}, emphasis {emph[f]}" if kind[f] == "gbdt" else "") for f in fams)
     out = ["bgnn-sched-model 2", f"# gpu: {gpu}; graphs {ngraphs}; records {nrec}; {chosen}"]
     out.extend(model.export())
     with open(a.out, "w") as f:
@@ -446,17 +462,18 @@ def main():
         rep.append("| family | trees | " + " | ".join(f"depth {d}" for d in depths) + " |")
         rep.append("|---|---|" + "---|" * len(depths))
         for f in fams:
-            rows = sorted(set((key[1], key[3]) for key in cv if key[0] == f), key=lambda r: (kinds.index(r[0]), r[1]))
-            for k, kp in rows:
+            rows = sorted(set((key[1], key[3], key[4]) for key in cv if key[0] == f),
+                          key=lambda r: (kinds.index(r[0]), r[2], r[1]))
+            for k, kp, e in rows:
                 cells = []
                 for d in depths:
-                    r = cv.get((f, k, d, kp))
+                    r = cv.get((f, k, d, kp, e))
                     if r is None:
                         cells.append("")
                         continue
                     t = f"{100 * r[0]:.1f}% / {r[1]:.3f}"
-                    cells.append(f"**{t}**" if (k, d, kp) == (kind[f], depth[f], keep[f]) else t)
-                k = f"{k}, margin {kp}" if k == "gbdt" else k
+                    cells.append(f"**{t}**" if (k, d, kp, e) == (kind[f], depth[f], keep[f], emph[f]) else t)
+                k = f"{k}, emphasis {e}, margin {kp}" if k == "gbdt" else k
                 rep.append(f"| {f} | {k} | " + " | ".join(cells) + " |")
         rep.append("")
     if test:

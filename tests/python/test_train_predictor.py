@@ -43,10 +43,31 @@ def test_trains_and_scores(records, tmp_path):
     assert "12 (" in report.read_text() and "learned predictor" in report.read_text()
 
 
+def test_emphasis_weights_the_fit(records, tmp_path):
+    # a gbdt family's EMPHASIS weights each point by (its case's best / its time) ** EMPHASIS:
+    # the trees change, the model's comment names it, and 0 is the unweighted fit
+    train, _ = records
+    fixed = ["--setting", "bmm.FBB fb_rows=knob:2", "--setting", "bspmm.BBB fast=knob:2"]
+    texts = {}
+    for e in ("0", "3"):
+        out = tmp_path / f"e{e}.model"
+        r = run(*train, "-o", str(out), *fixed, "--setting", f"bspmm_mm.FBF mm_spmm=gbdt:2:0:{e}")
+        assert r.returncode == 0, r.stderr
+        texts[e] = out.read_text()
+    assert f"bspmm_mm.FBF mm_spmm: gbdt, depth 2, margin 0.0, emphasis 3" in texts["3"]
+    body = {e: [l for l in t.splitlines() if not l.startswith("#")] for e, t in texts.items()}
+    assert body["0"] != body["3"]
+    r = run(*train, "-o", str(tmp_path / "e4.model"), *fixed, "--setting", "bspmm_mm.FBF mm_spmm=gbdt:2")
+    assert r.returncode == 0, r.stderr
+    assert [l for l in (tmp_path / "e4.model").read_text().splitlines() if not l.startswith("#")] == body["0"]
+
+
 def test_refuses_a_bad_setting(records, tmp_path):
     train, test = records
     r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "bspmm.BBB fast=forest:3")
     assert r.returncode != 0 and "expected FAMILY=KIND:DEPTH" in r.stderr
+    r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "bspmm.BBB fast=gbdt:3:0.1:much")
+    assert r.returncode != 0 and "expected FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]]" in r.stderr
     r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "no such family=knob:3")
     assert r.returncode != 0 and "not in the records" in r.stderr
 
