@@ -3,7 +3,7 @@
 # corpus of graphs, for training the learned schedule predictor and for judging it on graphs
 # it never saw (docs/tuning.md "The learned predictor").  One command on a GPU machine:
 #
-#   OUT=/some/dir bench/predictor_bench.sh [--set train|test|all] [--reps R] [--budget S] [--only LIST]
+#   OUT=/some/dir bench/predictor_bench.sh [--set train|test|all] [--reps R] [--budget S] [--only LIST] [--passes P]
 #
 # Builds bgnnc and bgnn_graphgen (Release, $BUILD, default build-pred/), generates the set's
 # graphs (tools/graphgen.c, 128 dense features, seed 7 for training and 11 for the held-out set,
@@ -11,7 +11,9 @@
 # block,grid,chunk,group,fb,lanes --dry-run` on each: every point of every tunable op but the method and path
 # of bench/gcn_bin_f128.bgnn (Planetoid's graphs: their own gcn_bin models; the TU datasets,
 # each whole dataset as one block-diagonal batch, with 128 dense features), each point timed
-# alone (median of R runs, CUDA events) and checked bit for bit against the default plan.
+# alone (median of R runs, CUDA events) and checked bit for bit against the default plan, in P
+# whole passes a graph (default 1; tools/train_predictor.py keeps each point's least time: the
+# built-in model's records are two passes, docs/tuning.md).
 # Records: records/SET_NAME.tsv in $OUT/records.tgz (cli/tune.c's --records lines; one file a
 # graph, so a graph is its file; the tune logs in $OUT/logs.tgz; PRED_KEEP_RAW=1 also keeps
 # them unpacked in $OUT/raw), then tools/train_predictor.py trains on the train files and scores the
@@ -22,17 +24,20 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/predictor-bench-out}
 BUILD=${BUILD:-$ROOT/build-pred}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
-SET=all REPS=30 BUDGET=120 ONLY=""
+SET=all REPS=30 BUDGET=120 ONLY="" PASSES=1
 while [[ $# -gt 0 ]]; do
     case $1 in
     --set) SET=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --only) ONLY=",$2,"; shift 2 ;;
+    --passes) PASSES=$2; shift 2 ;;
     *) echo "predictor_bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 [[ $SET == train || $SET == test || $SET == all ]] || { echo "predictor_bench.sh: --set train, test or all" >&2; exit 2; }
+[[ $PASSES =~ ^[1-9][0-9]*$ ]] || { echo "predictor_bench.sh: --passes takes a whole number >= 1, not '$PASSES'" >&2; exit 2; }
+mkdir -p "$OUT" || exit 1
 RAW=$OUT/raw   # records/ and logs/ (archived into $OUT/records.tgz and $OUT/logs.tgz)
 [[ -n ${PRED_KEEP_RAW:-} ]] || RAW=$(mktemp -d)
 mkdir -p "$RAW/records" "$RAW/logs"
@@ -146,14 +151,18 @@ for row in "${CORPUS[@]}"; do
     else
         dir=$TMP/$name model=bench/gcn_bin_f128.bgnn w=$TMP/f128_w.safetensors
     fi
-    rec=$RAW/records/${set}_$name.tsv log=$RAW/logs/tune_${set}_$name.log
+    rec=$RAW/records/${set}_$name.tsv
     rm -f "$rec"
     t0=$(date +%s.%N)
-    "$B" tune "$model" --data "$dir" --weights "$w" --exhaustive --knobs block,grid,chunk,group,fb,lanes \
-        --reps "$REPS" --budget "$BUDGET" --records "$rec" --dry-run >"$log" 2>&1 ||
-        { echo "predictor_bench.sh: bgnnc tune failed on $name (see $log)"; tail -n 3 "$log"; }
+    for ((pass = 1; pass <= PASSES; pass++)); do  # every pass appends its lines to the graph's file
+        log=$RAW/logs/tune_${set}_$name.log
+        ((PASSES > 1)) && log=$RAW/logs/tune_${set}_${name}_pass$pass.log
+        "$B" tune "$model" --data "$dir" --weights "$w" --exhaustive --knobs block,grid,chunk,group,fb,lanes \
+            --reps "$REPS" --budget "$BUDGET" --records "$rec" --dry-run >"$log" 2>&1 ||
+            { echo "predictor_bench.sh: bgnnc tune failed on $name (see $log)"; tail -n 3 "$log"; }
+    done
     t1=$(date +%s.%N)
-    npts=$(wc -l <"$rec" 2>/dev/null || echo 0)
+    npts=$(($( (wc -l <"$rec") 2>/dev/null || echo 0) / PASSES))  # points a pass
     row=$(awk -F'\t' 'NR == 1 {print $3, $4}' "$rec" 2>/dev/null)
     TABLE+=("$(printf '%-5s %-26s %-22s %5s points %6.1f s' "$set" "$name" "${row:-?}" "$npts" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')")")
     echo "${TABLE[-1]}"
@@ -162,7 +171,7 @@ for row in "${CORPUS[@]}"; do
     tar czf "$OUT/records.tgz" -C "$RAW" records && tar czf "$OUT/logs.tgz" -C "$RAW" logs
 done
 {
-    echo "GPU: $GPU; gcn_bin exhaustive launch-level tuning records (reps $REPS, budget $BUDGET s a graph), $(($(date +%s) - start)) s in all"
+    echo "GPU: $GPU; gcn_bin exhaustive launch-level tuning records (reps $REPS, budget $BUDGET s a graph, $PASSES pass(es)), $(($(date +%s) - start)) s in all"
     echo "set   graph                      N E                    points  seconds"
     printf '%s\n' "${TABLE[@]}"
 } | tee "$OUT/predictor_table.txt"
