@@ -393,7 +393,7 @@ def main():
     ap.add_argument("--depth", default="auto")
     ap.add_argument("--kind", choices=["regret", "joint", "knob", "gbdt", "auto"], default="auto")
     ap.add_argument("--setting", action="append", default=[], metavar="FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]]",
-                    help="fix one family's kind and depth (no cross-validation for it)")
+                    help="fix one family's kind, depth, gbdt margin and emphasis (no cross-validation for it)")
     ap.add_argument("--report")
     ap.add_argument("--expect", help="write every case's features and predicted knobs (tests/unit/test_sched.c "
                     "checks that the C side predicts the same)")
@@ -413,7 +413,8 @@ def main():
     depths = [2, 3, 4, 5, 6] if a.depth == "auto" else [int(a.depth)]
     fixed = {}
     for st in a.setting:
-        m = re.fullmatch(r"(.+)=(regret|joint|knob|gbdt):(\d+)(?::([0-9.]+)(?::([0-9.]+))?)?", st)
+        num = r"\d+(?:\.\d+)?"
+        m = re.fullmatch(rf"(.+)=(regret|joint|knob|gbdt):(\d+)(?::({num})(?::({num}))?)?", st)
         if not m:
             sys.exit(f"train_predictor.py: --setting '{st}': expected FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]], KIND "
                      "regret|joint|knob|gbdt")

@@ -66,8 +66,9 @@ def test_refuses_a_bad_setting(records, tmp_path):
     train, test = records
     r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "bspmm.BBB fast=forest:3")
     assert r.returncode != 0 and "expected FAMILY=KIND:DEPTH" in r.stderr
-    r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "bspmm.BBB fast=gbdt:3:0.1:much")
-    assert r.returncode != 0 and "expected FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]]" in r.stderr
+    for bad in ("gbdt:3:0.1:much", "gbdt:3:0.1.2", "gbdt:3:0:1:2"):
+        r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "bspmm.BBB fast=" + bad)
+        assert r.returncode != 0 and "expected FAMILY=KIND:DEPTH[:MARGIN[:EMPHASIS]]" in r.stderr, bad
     r = run(*train, "-o", str(tmp_path / "m.model"), "--setting", "no such family=knob:3")
     assert r.returncode != 0 and "not in the records" in r.stderr
 
