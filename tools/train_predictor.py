@@ -9,9 +9,9 @@ side (plan/sched_model.c) reads and applies with no Python; scores it on graphs 
 
 Records: one TSV line per schedule point measured (cli/tune.c): gpu, graph key, N, entries, mean
 degree, its coefficient of variation, largest degree, skewness, hub fraction, span, op key,
-schedule, time us, default us.  A graph is a (file, graph key) pair: bench/predictor_bench.sh
-writes one file a graph; a file holding several timing passes of a graph keeps each point's least
-time.  For every (graph, op key) the label is the fastest point measured,
+schedule, time us, default us.  A graph is a (file name, graph key) pair: bench/predictor_bench.sh
+writes one file a graph; several timing passes of a graph (in one file, or in files of the same
+name in other folders) keep each point's least time.  For every (graph, op key) the label is the fastest point measured,
 unless it is within 2% of the default (bgnnc tune's rule): then the default.
 
 Model: per op family (the op key's first two fields, "bspmm.BBB fast") the knobs block, grid,
@@ -169,7 +169,7 @@ def read(paths):
                     sys.exit(f"{p}:{ln}: expected 14 tab-separated fields, got {len(c)}")
                 gpus.add(c[0])
                 nrec += 1
-                graph = (p, c[1])
+                graph = (os.path.basename(p), c[1])  # a graph's passes may lie in several folders
                 e = cases.get((graph, c[10]))
                 if e is None:
                     e = cases[(graph, c[10])] = Case(graph, c[10], features(c[2:10], c[10]), float(c[13]))
@@ -372,10 +372,11 @@ def cross_validate(train, kind, depth):
     graphs = sorted(set(c.graph for c in train))
     keeps = GBDT_KEEPS if kind == "gbdt" else (0.0,)
     emphs = GBDT_EMPHASES if kind == "gbdt" else (0,)
+    if kind == "gbdt":
+        from joblib import Parallel, delayed  # scikit-learn's own dependency
     res = {}
     for e in emphs:
         if kind == "gbdt":  # seconds a fold: the folds in parallel
-            from joblib import Parallel, delayed  # scikit-learn's own dependency
             parts = Parallel(n_jobs=-1)(delayed(held_out_score)(train, g, kind, depth, keeps, e) for g in graphs)
         else:
             parts = [held_out_score(train, g, kind, depth, keeps) for g in graphs]
