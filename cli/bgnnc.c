@@ -694,7 +694,7 @@ static int run_gpu(const RunArgs *ra) {
     }
     printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
     print_accuracy(&rep);
-    printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.3f ms (gpu, median of %ld, CUDA events)\n",
+    printf("time    %s %.2f ms%s, load %.2f ms, bind+upload %.2f ms, inference %.4f ms (gpu, median of %ld, CUDA events)\n",
            ra->cubin ? "cubin load" : "compile", t1 - t0,
            ra->cubin ? "" : ji.cache_hit ? " (cache hit)" : " (nvrtc)", t2 - t1, t3 - t2, median, ra->repeat);
     if (ra->requests > 1)
@@ -703,9 +703,11 @@ static int run_gpu(const RunArgs *ra) {
     if (ra->profile) {
         double *ms = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(double));
         if (bg_gpu_run_profile(&g, &gm, &run, NULL, (int)ra->repeat, ms, &d))
-            for (int i = 0; i < p->nlaunches; i++)
-                printf("kernel  %-26s %8.2f us  (alone, median of %ld)\n", p->launches[i].kernel, 1000 * ms[i],
-                       ra->repeat);
+            for (int i = 0; i < p->nlaunches; i++) { /* the variant that ran: plan.h BgPlanLaunch.alt */
+                const bool alt = run.use_alt && run.use_alt[i], csr = !alt && run.use_sparse && run.use_sparse[i];
+                printf("kernel  %-26s %8.2f us  (alone, median of %ld)%s\n", p->launches[i].kernel, 1000 * ms[i],
+                       ra->repeat, alt ? "  dense features: tiled" : csr ? "  features as CSR" : "");
+            }
         free(ms);
     }
     if (ra->logits) save_logits(ra->logits, &res, false, &d);

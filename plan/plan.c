@@ -76,6 +76,12 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt) {
     return tpt * (cols <= 32 ? (cols + 31) / 32 : (cols + 63) / 64);
 }
 
+int64_t bg_plan_fb_csr_lanes(int64_t cols) {
+    int64_t g = 2;
+    while (g < 32 && g * 8 < cols) g *= 2;
+    return g;
+}
+
 int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols) {
     if (cols < 1) cols = 1;
     const int64_t bm = cols > 128 ? 128 : 256;

@@ -308,6 +308,10 @@ int bg_plan_phases(const BgPlan *p, int *phase);
  * bench/bmm_bench.cu --fbt-tpr tries others. */
 #define BG_PLAN_FBT_TPT 12
 int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
+/* Lanes a row of the sparse variant of a features product (templates/bmm_fb_csr.cuh) for `cols`
+ * outputs: the power of two from 2 to 32 that gives each lane at most 8 outputs where it can
+ * (Cora's 64 outputs: 8 lanes, 4 rows a warp). */
+int64_t bg_plan_fb_csr_lanes(int64_t cols);
 /* Threads per row of the tensor-core BB product's launch (templates/bmm_bb_tc.cuh) for `cols`
  * outputs: about one 256-thread block per output tile of its TcShape (128 x 256 from cols >
  * 128, 256 x 128 from cols > 64, else 256 x 16 ceil(cols / 16)). */

@@ -288,16 +288,18 @@ static uint64_t nonzero_count(const void *src, size_t len) {
 
 /* Features x [rows][width] (host, nnz of them not +-0: nonzero_count) as the CSR block of the
  * sparse variants (templates/bmm_fb_csr.cuh: u32 rowptr[rows + 1], u32 col[nnz], float
- * val[nnz]; the values not +-0, a NaN kept) on the device in *out.  *out = 0 when the offsets
- * do not fit 32 bits (the other kernels run). */
+ * val[nnz], u32 order[rows]; the values not +-0, a NaN kept; order = the rows by their
+ * nonzeros, most first, ties by index) on the device in *out.  *out = 0 when the offsets do
+ * not fit 32 bits (the other kernels run). */
 static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, uint64_t nnz, BgCUdeviceptr *out,
                        BgDiagSink *d) {
     *out = 0;
     if (rows >= (int64_t)UINT32_MAX || nnz > (uint64_t)UINT32_MAX - 64) return true;
-    size_t words = (size_t)rows + 1 + 2 * (size_t)nnz;
+    size_t words = 2 * (size_t)rows + 1 + 2 * (size_t)nnz;
     uint32_t *h = bg_xcalloc(words, sizeof *h);
     uint32_t *col = h + rows + 1, e = 0;
     float *val = (float *)(col + nnz);
+    uint32_t *order = (uint32_t *)(val + nnz);
     for (int64_t r = 0; r < rows; r++) {
         h[r] = e;
         for (int64_t k = 0; k < width; k++) {
@@ -308,6 +310,12 @@ static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, ui
         }
     }
     h[rows] = e;
+    /* order: a counting sort by nonzeros, descending, stable */
+    uint32_t *start = bg_xcalloc((size_t)width + 2, sizeof *start);
+    for (int64_t r = 0; r < rows; r++) start[width - (h[r + 1] - h[r]) + 1]++;
+    for (int64_t c = 1; c <= width + 1; c++) start[c] += start[c - 1];
+    for (int64_t r = 0; r < rows; r++) order[start[width - (h[r + 1] - h[r])]++] = (uint32_t)r;
+    free(start);
     bool ok = bg_cuda_check(&g->cu, g->cu.cuMemAlloc_v2(out, words * sizeof *h), "cuMemAlloc (CSR features)", d);
     if (ok) ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(*out, h, words * sizeof *h), "cuMemcpyHtoD (CSR features)", d);
     if (!ok && *out) {
@@ -800,7 +808,8 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * (int64_t)(alt ? L->alt_tpr : L->threads_per_row);
+    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_fb_csr_lanes(gm->plan->bufs[L->args[0]].cols) : L->threads_per_row;
+    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * tpr;
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;
     int64_t grid = (th + bs - 1) / bs;

@@ -1,10 +1,11 @@
 // bmm_fb_csr.cuh - bmm.FB{F,B} of the model's input features held as CSR (their nonzeros
-// only), one warp per row: bmm_fb_rows.cuh's result, bit for bit, without reading the zeros.
+// only), a few lanes a row: bmm_fb_rows.cuh's result, bit for bit, without reading the zeros.
 //
 // The runtime builds the CSR when it uploads sparse features (runtime/exec.c, plan.h
 // BgPlanLaunch.alt) and passes it in place of the dense features:
-//     u32 rowptr[rows + 1]; u32 col[nnz]; float val[nnz]    (nnz = rowptr[rows])
-// one block of memory, the columns of a row ascending, every value not +-0 (a NaN is kept).
+//     u32 rowptr[rows + 1]; u32 col[nnz]; float val[nnz]; u32 order[rows]   (nnz = rowptr[rows])
+// one block of memory, the columns of a row ascending, every value not +-0 (a NaN is kept);
+// order lists the rows by their nonzeros, most first (ties by index).
 //
 // y[r,o] = sum over k ascending from +0.0f of v(w[k,o]) * x'[r,k], x' = pro(k, x[r,k]), the
 // terms with x' = +-0 skipped: bmm_fb_rows' order and rule.  The zeros the CSR leaves out give
@@ -14,11 +15,18 @@
 // lacking any of them in its CSR gets NaN sums (the GPU's NaN, the one the row kernel's adds
 // give) before its epilogue.
 //
-// Work: warp per row (grid-stride over warps); lane l owns outputs o = l, l + 32, ... (MJ =
-// ceil(M/32) accumulators).  A step loads 32 nonzeros of the row, one a lane, each with its
-// weight row (canonical b1 [K][ceil(M/32)]), all at once; then they are added in column order,
-// each value and weight row broadcast from its lane by __shfl_sync.  The first row's first step
-// is loaded before the block waits on its scan of s.
+// Work: G lanes a row (G = 2..32 by M: plan.c bg_plan_fb_csr_lanes, about 8 outputs a lane), so
+// a warp holds 32 / G rows; warps grid-stride over those row sets.  Lane g of a row's group owns
+// outputs o = g, g + G, ... (NO = ceil(M / G) running sums, each one fadd chain in column
+// order).  A step loads G nonzeros of the row, one a lane, each with its weight row (canonical
+// b1 [K][ceil(M/32)]), the next step's loaded while this one is added; the step's entries are
+// then added in column order, each value and weight row broadcast from its lane by __shfl_sync
+// within the group.  Every entry of a step is added, none skipped: an x' of +-0 (a zero scale,
+// or past the row's end, where the step pads with +0 and no weight bits) adds a +-0 term, which
+// leaves a sum that starts at +0.0f unchanged (bmm_fb_rows.cuh: a sum is never -0.0f), so the
+// bits are those of the row kernel, which skips them.  The row set runs for its longest row's
+// steps, so the rows are taken in `order`: a warp's rows have about the same length (little
+// padding), and the longest go first.  The first row's first step is loaded before the block waits on its scan of s.
 #ifndef BGNN_BMM_FB_CSR_CUH
 #define BGNN_BMM_FB_CSR_CUH
 
@@ -44,72 +52,120 @@ struct CsrZeroTerms<ProScl> {
     __device__ __forceinline__ static bool bad(const ProScl &p, long long k) { return !isfinite(p.s[k]); }
 };
 
-template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
+// Row r's outputs from its group of G lanes (lane g holds outputs g, g + G, ... in acc) through
+// the epilogue: floats, or each 32-column word or'ed over the group's lanes (padding bits 0).
+template <char Z, long long M, int G, int NO, class Epi>
+__device__ __forceinline__ void fb_csr_store(long long r, bool valid, void *yp, const float (&acc)[NO], unsigned g,
+                                             const Epi &epi) {
+    constexpr long long MW = words_of(M);
+    if constexpr (Z == 'B') {
+        u32 word[MW];
+#pragma unroll
+        for (int j = 0; j < (int)MW; j++) word[j] = 0u;
+#pragma unroll
+        for (int i = 0; i < NO; i++) {
+            const long long o = (long long)G * i + g;
+            if (valid && o < M) word[(G * i) >> 5] |= ep_bit(epi, r, o, acc[i]) << (((G * i) & 31) + g);
+        }
+#pragma unroll
+        for (int j = 0; j < (int)MW; j++) {
+#pragma unroll
+            for (int d = 1; d < G; d <<= 1) word[j] |= __shfl_xor_sync(0xffffffffu, word[j], d);
+            if (valid && g == (unsigned)(j % G)) ((u32 *)yp)[r * MW + j] = word[j];
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < NO; i++) {
+            const long long o = (long long)G * i + g;
+            if (valid && o < M) ((float *)yp)[r * M + o] = ep_val(epi, r, o, acc[i]);
+        }
+    }
+}
+
+// G: lanes per row (2, 4, 8, 16 or 32; plan.c bg_plan_fb_csr_lanes).
+template <char Z, long long K, long long M, int G, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float *csr, const u32 *w,
                                            Pro pro = Pro(), Epi epi = Epi()) {
     static_assert(CsrZeroTerms<Pro>::supported,
                   "bmm_fb_csr: a prologue whose zero terms it cannot account for");
+    static_assert(G == 2 || G == 4 || G == 8 || G == 16 || G == 32, "bmm_fb_csr: lanes per row");
     constexpr long long MW = words_of(M);
     constexpr int MJ = M > 0 ? (int)MW : 1;
+    constexpr int NO = M > 0 ? (int)((M + G - 1) / G) : 1; // outputs a lane
+    constexpr int RPW = 32 / G;                             // rows a warp
     if constexpr (M == 0) return;
     const u32 *rp = (const u32 *)csr, *col = rp + rows + 1;
     const float *val = (const float *)(col + rp[rows]);
-    const unsigned lane = threadIdx.x & 31u, sh = 31u - lane;
+    const u32 *order = (const u32 *)(val + rp[rows]);
+    const unsigned lane = threadIdx.x & 31u, g = lane % G;
+    // shift of output i's weight bit to the sign: bit ((G i) mod 32) + g of word (G i) / 32
+    u32 sh[NO];
+#pragma unroll
+    for (int i = 0; i < NO; i++) sh[i] = 31u - (((G * i) & 31) + g);
     const long long warps = thread_stride() >> 5;
-    // A step of a row: 32 of its nonzeros, lane l's value x' and weight row (all loaded at once).
+    // A step of a row: G of its nonzeros, lane g's value x' and weight row (all loaded at once);
+    // past the row's end x' = +0 and no weight bits: a +-0 term, which leaves the sum unchanged.
     struct Step {
         float xv;
-        u32 k, wv[MJ];
+        u32 wv[MJ];
     };
     auto load = [&](u32 e, u32 end, Step &st) {
-        st.k = e < end ? col[e] : 0u;
-        st.xv = e < end ? pro((long long)st.k, val[e]) : 0.0f;
+        const u32 k = e < end ? col[e] : 0u;
+        st.xv = e < end ? pro((long long)k, val[e]) : 0.0f;
 #pragma unroll
         for (int j = 0; j < MJ; j++) st.wv[j] = 0u;
-        if (st.xv != 0.0f) fb_rows_weights<MJ>(w + (long long)st.k * MW, st.wv);
+        if (e < end) fb_rows_weights<MJ>(w + (long long)k * MW, st.wv);
     };
-    long long r = thread_index() >> 5;
+    long long base = (thread_index() >> 5) * RPW;
+    long long r = base + lane / G < rows ? (long long)order[base + lane / G] : rows;
     u32 beg = 0, end = 0;
-    Step st;
+    Step cur;
     if (r < rows) { // the first row's first step, loaded before the scan below waits on its loads
         beg = rp[r];
         end = rp[r + 1];
-        load(beg + lane, end, st);
     }
+    load(beg + g, end, cur);
     bool any_bad = false; // a column whose zero term is NaN (ProScl with a non-finite scale)
     if constexpr (CsrZeroTerms<Pro>::checked) {
         bool b = false;
         for (long long k = threadIdx.x; k < K; k += blockDim.x) b |= CsrZeroTerms<Pro>::bad(pro, k);
         any_bad = __syncthreads_or(b) != 0;
     }
-    for (bool first = true; r < rows; r += warps, first = false) {
+    for (bool first = true; base < rows; base += warps * RPW, first = false) {
+        const bool valid = base + lane / G < rows;
+        if (!first) r = valid ? (long long)order[base + lane / G] : rows;
         if (!first) {
-            beg = rp[r];
-            end = rp[r + 1];
-            load(beg + lane, end, st);
+            beg = valid ? rp[r] : 0u;
+            end = valid ? rp[r + 1] : 0u;
+            load(beg + g, end, cur);
         }
-        float acc[MJ];
+        u32 steps = (end - beg + G - 1) / G; // the warp's longest row, in steps
 #pragma unroll
-        for (int j = 0; j < MJ; j++) acc[j] = 0.0f;
-        for (u32 e0 = beg; e0 < end; e0 += 32u) {
-            if (e0 != beg) load(e0 + lane, end, st);
-            u32 nz = __ballot_sync(0xffffffffu, st.xv != 0.0f); // NaN counts as nonzero
-            while (nz) { // in column order: lane b's value and weight row, broadcast
-                const int b = __ffs(nz) - 1;
-                nz &= nz - 1u;
-                const u32 nt = __float_as_uint(__shfl_sync(0xffffffffu, st.xv, b)) ^ 0x80000000u;
+        for (int d = 16; d >= 1; d >>= 1) steps = max(steps, __shfl_xor_sync(0xffffffffu, steps, d));
+        float acc[NO];
 #pragma unroll
-                for (int j = 0; j < MJ; j++)
-                    acc[j] = fadd(acc[j], signed_by_shifted(nt, __shfl_sync(0xffffffffu, st.wv[j], b), sh));
+        for (int i = 0; i < NO; i++) acc[i] = 0.0f;
+        for (u32 s = 0; s < steps; s++) {
+            Step nxt;
+            if (s + 1 < steps) load(beg + (s + 1) * G + g, end, nxt);
+#pragma unroll 8
+            for (int b = 0; b < G; b++) { // in column order: entry b's value and weight row
+                const u32 nt = __float_as_uint(__shfl_sync(0xffffffffu, cur.xv, b, G)) ^ 0x80000000u;
+                u32 wb[MJ];
+#pragma unroll
+                for (int j = 0; j < MJ; j++) wb[j] = __shfl_sync(0xffffffffu, cur.wv[j], b, G);
+#pragma unroll
+                for (int i = 0; i < NO; i++) acc[i] = fadd(acc[i], signed_by_shifted(nt, wb[(G * i) >> 5], sh[i]));
             }
+            if (s + 1 < steps) cur = nxt;
         }
         if constexpr (CsrZeroTerms<Pro>::checked) {
             if (any_bad) { // rare: is some column with a NaN zero term absent from this row?
                 bool nan = false;
-                for (long long k0 = 0; k0 < K && !nan; k0 += 32) {
-                    const long long k = k0 + lane;
+                for (long long k0 = 0; k0 < K; k0 += G) { // every group through all of K: no early exit
+                    const long long k = k0 + g;
                     bool miss = false;
-                    if (k < K && CsrZeroTerms<Pro>::bad(pro, k)) {
+                    if (valid && k < K && CsrZeroTerms<Pro>::bad(pro, k)) {
                         miss = true;
                         for (u32 e = beg; e < end; e++)
                             if (col[e] == (u32)k) {
@@ -117,14 +173,15 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
                                 break;
                             }
                     }
-                    nan = __any_sync(0xffffffffu, miss);
+                    const u32 grp = (__ballot_sync(0xffffffffu, miss) >> (lane - g)) & (G == 32 ? 0xffffffffu : ((1u << G) - 1u));
+                    nan |= grp != 0u;
                 }
                 if (nan)
 #pragma unroll
-                    for (int j = 0; j < MJ; j++) acc[j] = __uint_as_float(0x7fffffffu);
+                    for (int i = 0; i < NO; i++) acc[i] = __uint_as_float(0x7fffffffu);
             }
         }
-        fb_rows_store<Z, M, MJ>(r, yp, acc, lane, epi);
+        fb_csr_store<Z, M, G, NO>(r, valid, yp, acc, g, epi);
     }
 }
 

@@ -559,9 +559,10 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
     char *sa = step_args(m, in, l, nm, true);
-    bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
-                 (long long)bg_cg_kcols(m->insts[in->args[0]].type), (long long)bg_cg_kcols(in->type), nm[0], nm[1],
-                 nm[2], sa);
+    const long long cols = (long long)bg_cg_kcols(in->type);
+    bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
+                 (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
+                 nm[0], nm[1], nm[2], sa);
     free(sa);
     return true;
 }
@@ -734,8 +735,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
             if (alt == 2)
-                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row", i,
-                             l->threads_per_row);
+                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %lld threads per row", i,
+                             (long long)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols));
             BgNames names;
             bg_names_init(&names, a);
             bg_names_unique(&names, "n");

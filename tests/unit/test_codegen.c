@@ -303,7 +303,21 @@ out:
     bg_arena_free(a);
 }
 
+/* The sparse features product's lanes a row (plan.c bg_plan_fb_csr_lanes): a power of two from
+ * 2 to 32, at most 8 outputs a lane where 32 lanes allow it, no more lanes than that needs. */
+static void fb_csr_lanes(void) {
+    static const int64_t cols[] = {1, 7, 16, 17, 32, 33, 64, 65, 128, 200, 256, 257, 1000};
+    static const int64_t want[] = {2, 2, 2, 4, 4, 8, 8, 16, 16, 32, 32, 32, 32};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        const int64_t g = bg_plan_fb_csr_lanes(cols[i]);
+        CHECK_EQ_INT(g, want[i]);
+        CHECK(g == 32 || (cols[i] + g - 1) / g <= 8);
+        CHECK(g == 2 || (cols[i] + g / 2 - 1) / (g / 2) > 8);
+    }
+}
+
 int main(void) {
+    fb_csr_lanes();
     const char *root = getenv("BGNN_SOURCE_DIR");
     if (!root || !*root) root = ".";
     char dir[4096];
