@@ -312,6 +312,13 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
  * outputs: the power of two from 2 to 32 that gives each lane at most 8 outputs where it can
  * (Cora's 64 outputs: 8 lanes, 4 rows a warp). */
 int64_t bg_plan_fb_csr_lanes(int64_t cols);
+/* The CSR block of features x [rows][width] (row-major, nnz of them not +-0) that a sparse
+ * variant reads in place of the dense features (templates/bmm_fb_csr.cuh): u32 rowptr[rows + 1],
+ * u32 col[nnz] (each row's ascending), float val[nnz] (the values not +-0, a NaN kept), u32
+ * order[rows] (the rows by their nonzeros, most first, ties by index).  Returns it malloc'd
+ * with its length in 32-bit words in *words, or NULL (*words 0) when the offsets do not fit 32
+ * bits, nnz is not the count of nonzeros, or memory runs out.  features_csr.c. */
+uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
 /* Threads per row of the tensor-core BB product's launch (templates/bmm_bb_tc.cuh) for `cols`
  * outputs: about one 256-thread block per output tile of its TcShape (128 x 256 from cols >
  * 128, 256 x 128 from cols > 64, else 256 x 16 ceil(cols / 16)). */

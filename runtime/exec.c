@@ -287,35 +287,14 @@ static uint64_t nonzero_count(const void *src, size_t len) {
 }
 
 /* Features x [rows][width] (host, nnz of them not +-0: nonzero_count) as the CSR block of the
- * sparse variants (templates/bmm_fb_csr.cuh: u32 rowptr[rows + 1], u32 col[nnz], float
- * val[nnz], u32 order[rows]; the values not +-0, a NaN kept; order = the rows by their
- * nonzeros, most first, ties by index) on the device in *out.  *out = 0 when the offsets do
+ * sparse variants (plan.h bg_features_csr) on the device in *out.  *out = 0 when the offsets do
  * not fit 32 bits (the other kernels run). */
 static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, uint64_t nnz, BgCUdeviceptr *out,
                        BgDiagSink *d) {
     *out = 0;
-    if (rows >= (int64_t)UINT32_MAX || nnz > (uint64_t)UINT32_MAX - 64) return true;
-    size_t words = 2 * (size_t)rows + 1 + 2 * (size_t)nnz;
-    uint32_t *h = bg_xcalloc(words, sizeof *h);
-    uint32_t *col = h + rows + 1, e = 0;
-    float *val = (float *)(col + nnz);
-    uint32_t *order = (uint32_t *)(val + nnz);
-    for (int64_t r = 0; r < rows; r++) {
-        h[r] = e;
-        for (int64_t k = 0; k < width; k++) {
-            float v = x[r * width + k];
-            if (v == 0.0f) continue;
-            col[e] = (uint32_t)k;
-            val[e++] = v;
-        }
-    }
-    h[rows] = e;
-    /* order: a counting sort by nonzeros, descending, stable */
-    uint32_t *start = bg_xcalloc((size_t)width + 2, sizeof *start);
-    for (int64_t r = 0; r < rows; r++) start[width - (h[r + 1] - h[r]) + 1]++;
-    for (int64_t c = 1; c <= width + 1; c++) start[c] += start[c - 1];
-    for (int64_t r = 0; r < rows; r++) order[start[width - (h[r + 1] - h[r])]++] = (uint32_t)r;
-    free(start);
+    size_t words = 0;
+    uint32_t *h = bg_features_csr(x, rows, width, nnz, &words);
+    if (!h) return true;
     bool ok = bg_cuda_check(&g->cu, g->cu.cuMemAlloc_v2(out, words * sizeof *h), "cuMemAlloc (CSR features)", d);
     if (ok) ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(*out, h, words * sizeof *h), "cuMemcpyHtoD (CSR features)", d);
     if (!ok && *out) {
