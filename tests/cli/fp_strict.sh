@@ -6,7 +6,8 @@
 # and for every example the strict IR records `fp=seq` only and, with the fp= attributes
 # removed, is the IR of the default pipeline without fold-batchnorm-mm (its fp= removed too):
 # strictness changes the recorded orders and turns that pass off, nothing else.  Missing
-# datasets skip their part.
+# datasets skip their part; BGNN_FP_STRICT_DATASETS (a space list) keeps only those (the
+# sanitizer build: Cora, whose models take every code path CiteSeer's do).
 #   fp_strict.sh BGNNC SOURCE_DIR WORK_DIR DATA_ROOT
 set -euo pipefail
 bgnnc=$1 src=$2 work=$3 data=$4
@@ -34,6 +35,10 @@ while read -r sum key; do
     model="$src/examples/$name.bgnn"
     [ "$ds" = cora ] || model="$src/examples/$ds/$name.bgnn"
     if [ ! -d "$data/$ds" ]; then echo "skip $key: no $data/$ds"; continue; fi
+    if [ -n "${BGNN_FP_STRICT_DATASETS:-}" ] && [[ " $BGNN_FP_STRICT_DATASETS " != *" $ds "* ]]; then
+        echo "skip $key: BGNN_FP_STRICT_DATASETS=$BGNN_FP_STRICT_DATASETS"
+        continue
+    fi
     out="$work/$key.npy"
     "$bgnnc" run "$model" --data "$data/$ds" --weights "$src/examples/weights/${key}.safetensors" \
         --target cpu --fp-strict --logits "$out" >/dev/null
