@@ -100,9 +100,11 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 5 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 6 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
-                                 * (grid= fb= per launch, chunk= group= per graph) */
+                                 * (grid= fb= per launch, chunk= group= per graph); 6: the
+                                 * sparse variants' CSR block ends with the rows' order and
+                                 * they run bg_plan_fb_csr_lanes threads a row */
 
 /* A row count evaluated at run time. */
 typedef enum {

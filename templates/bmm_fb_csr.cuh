@@ -19,7 +19,8 @@
 // a warp holds 32 / G rows; warps grid-stride over those row sets.  Lane g of a row's group owns
 // outputs o = g, g + G, ... (NO = ceil(M / G) running sums, each one fadd chain in column
 // order).  A step loads G nonzeros of the row, one a lane, each with its weight row (canonical
-// b1 [K][ceil(M/32)]), the next step's loaded while this one is added; the step's entries are
+// b1 [K][ceil(M/32)]), the next step's loaded while this one is added (up to M = 256; wider
+// rows of weight words would take too many registers); the step's entries are
 // then added in column order, each value and weight row broadcast from its lane by __shfl_sync
 // within the group.  Every entry of a step is added, none skipped: an x' of +-0 (a zero scale,
 // or past the row's end, where the step pads with +0 and no weight bits) adds a +-0 term, which
@@ -59,7 +60,7 @@ __device__ __forceinline__ void fb_csr_store(long long r, bool valid, void *yp, 
                                              const Epi &epi) {
     constexpr long long MW = words_of(M);
     if constexpr (Z == 'B') {
-        u32 word[MW];
+        u32 word[MW > 0 ? MW : 1];
 #pragma unroll
         for (int j = 0; j < (int)MW; j++) word[j] = 0u;
 #pragma unroll
@@ -93,6 +94,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
     constexpr int MJ = M > 0 ? (int)MW : 1;
     constexpr int NO = M > 0 ? (int)((M + G - 1) / G) : 1; // outputs a lane
     constexpr int RPW = 32 / G;                             // rows a warp
+    constexpr bool PREFETCH = MJ <= 8; // the next step's loads in flight (registers: 2 MJ words)
     if constexpr (M == 0) return;
     const u32 *rp = (const u32 *)csr, *col = rp + rows + 1;
     const float *val = (const float *)(col + rp[rows]);
@@ -109,12 +111,15 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
         float xv;
         u32 wv[MJ];
     };
-    auto load = [&](u32 e, u32 end, Step &st) {
-        const u32 k = e < end ? col[e] : 0u;
-        st.xv = e < end ? pro((long long)k, val[e]) : 0.0f;
+    // entry `off` of the row [beg, end) (compared as an offset: beg + off may pass 2^32 where a
+    // warp's longer row keeps a short one stepping past its end)
+    auto load = [&](u32 off, u32 beg, u32 end, Step &st) {
+        const bool in = off < end - beg;
+        const u32 k = in ? col[beg + off] : 0u;
+        st.xv = in ? pro((long long)k, val[beg + off]) : 0.0f;
 #pragma unroll
         for (int j = 0; j < MJ; j++) st.wv[j] = 0u;
-        if (e < end) fb_rows_weights<MJ>(w + (long long)k * MW, st.wv);
+        if (in) fb_rows_weights<MJ>(w + (long long)k * MW, st.wv);
     };
     long long base = (thread_index() >> 5) * RPW;
     long long r = base + lane / G < rows ? (long long)order[base + lane / G] : rows;
@@ -124,7 +129,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
         beg = rp[r];
         end = rp[r + 1];
     }
-    load(beg + g, end, cur);
+    load(g, beg, end, cur);
     bool any_bad = false; // a column whose zero term is NaN (ProScl with a non-finite scale)
     if constexpr (CsrZeroTerms<Pro>::checked) {
         bool b = false;
@@ -137,7 +142,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
         if (!first) {
             beg = valid ? rp[r] : 0u;
             end = valid ? rp[r + 1] : 0u;
-            load(beg + g, end, cur);
+            load(g, beg, end, cur);
         }
         u32 steps = (end - beg + G - 1) / G; // the warp's longest row, in steps
 #pragma unroll
@@ -147,17 +152,22 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
         for (int i = 0; i < NO; i++) acc[i] = 0.0f;
         for (u32 s = 0; s < steps; s++) {
             Step nxt;
-            if (s + 1 < steps) load(beg + (s + 1) * G + g, end, nxt);
+            if (PREFETCH && s + 1 < steps) load((s + 1) * G + g, beg, end, nxt);
 #pragma unroll 8
             for (int b = 0; b < G; b++) { // in column order: entry b's value and weight row
                 const u32 nt = __float_as_uint(__shfl_sync(0xffffffffu, cur.xv, b, G)) ^ 0x80000000u;
-                u32 wb[MJ];
+                u32 wb = 0u; // the weight word of outputs i, broadcast when i enters a new word
 #pragma unroll
-                for (int j = 0; j < MJ; j++) wb[j] = __shfl_sync(0xffffffffu, cur.wv[j], b, G);
-#pragma unroll
-                for (int i = 0; i < NO; i++) acc[i] = fadd(acc[i], signed_by_shifted(nt, wb[(G * i) >> 5], sh[i]));
+                for (int i = 0; i < NO; i++) {
+                    if (i == 0 || ((G * i) >> 5) != ((G * (i - 1)) >> 5))
+                        wb = __shfl_sync(0xffffffffu, cur.wv[(G * i) >> 5], b, G);
+                    acc[i] = fadd(acc[i], signed_by_shifted(nt, wb, sh[i]));
+                }
             }
-            if (s + 1 < steps) cur = nxt;
+            if (s + 1 < steps) {
+                if constexpr (PREFETCH) cur = nxt;
+                else load((s + 1) * G + g, beg, end, cur);
+            }
         }
         if constexpr (CsrZeroTerms<Pro>::checked) {
             if (any_bad) { // rare: is some column with a NaN zero term absent from this row?
