@@ -121,15 +121,20 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
         for (int j = 0; j < MJ; j++) st.wv[j] = 0u;
         if (in) fb_rows_weights<MJ>(w + (long long)k * MW, st.wv);
     };
-    long long base = (thread_index() >> 5) * RPW;
-    long long r = base + lane / G < rows ? (long long)order[base + lane / G] : rows;
+    // The row set at `base`: this group's row (in `order`), its range and its first step.
+    bool valid = false;
+    long long r = rows;
     u32 beg = 0, end = 0;
     Step cur;
-    if (r < rows) { // the first row's first step, loaded before the scan below waits on its loads
-        beg = rp[r];
-        end = rp[r + 1];
-    }
-    load(g, beg, end, cur);
+    auto open = [&](long long base) {
+        valid = base + lane / G < rows;
+        r = valid ? (long long)order[base + lane / G] : rows;
+        beg = valid ? rp[r] : 0u;
+        end = valid ? rp[r + 1] : 0u;
+        load(g, beg, end, cur);
+    };
+    long long base = (thread_index() >> 5) * RPW;
+    open(base); // the first row set, loaded before the scan below waits on its loads
     bool any_bad = false; // a column whose zero term is NaN (ProScl with a non-finite scale)
     if constexpr (CsrZeroTerms<Pro>::checked) {
         bool b = false;
@@ -137,13 +142,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
         any_bad = __syncthreads_or(b) != 0;
     }
     for (bool first = true; base < rows; base += warps * RPW, first = false) {
-        const bool valid = base + lane / G < rows;
-        if (!first) r = valid ? (long long)order[base + lane / G] : rows;
-        if (!first) {
-            beg = valid ? rp[r] : 0u;
-            end = valid ? rp[r + 1] : 0u;
-            load(g, beg, end, cur);
-        }
+        if (!first) open(base);
         u32 steps = (end - beg + G - 1) / G; // the warp's longest row, in steps
 #pragma unroll
         for (int d = 16; d >= 1; d >>= 1) steps = max(steps, __shfl_xor_sync(0xffffffffu, steps, d));
