@@ -563,6 +563,7 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
         case BG_GARR_ITEMS:
             ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_ITEMS1 && b->rows.graph == b->graph && b->width == 4;
             break;
+        case BG_GARR_ORDER: ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_N1 && b->width == 4; break;
         case BG_GARR_PARTIAL:
         case BG_GARR_DONE:
             ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_SPLITS && b->rows.graph == b->graph &&
@@ -594,7 +595,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     BgPlan *p = bg_arena_alloc(a, sizeof *p);
     static const char *const kinds[] = {"f32", "b1", "b1t", "i64", "i32"};
     static const char *const roles[] = {"temp", "input", "param", "param_scale", "graph", "graph_ptr"};
-    static const char *const garrs[] = {"rowptr", "col", "rowf", "colf", "w", "items", "partial", "done"};
+    static const char *const garrs[] = {"rowptr", "col", "rowf", "colf", "w", "items", "partial", "done", "order"};
     static const char *const norms[] = {"none", "sym", "mean"};
     long long v;
 

@@ -134,7 +134,8 @@ const char *bg_plan_role_name(BgBufRole r) {
 }
 const char *bg_plan_garr_name(BgGraphArr g) {
     static const char *const names[BG_GARR_COUNT] = {"rowptr", "col",   "rowf",    "colf",
-                                                     "w",      "items", "partial", "done"};
+                                                     "w",      "items", "partial", "done",
+                                                     "order"};
     return (unsigned)g < BG_GARR_COUNT ? names[g] : "?";
 }
 

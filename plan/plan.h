@@ -49,7 +49,9 @@
  *                items), or a group item {first row, rows, 0, -1} (BG_PLAN_GROUP); and, one pair per launch (never shared: launches of one phase of
  *                the fused kernel may run at once), PARTIAL i32 [SPLITS(g)][C] and DONE i32
  *                [SPLITS(g)], zeroed by the runtime once after allocation (each launch
- *                leaves them zero again).
+ *                leaves them zero again).  The bit aggregation with float factors
+ *                (bg_plan_bspmm_bits, templates/spmm_bits.cuh) reads ORDER i32 [N+1][4], the
+ *                rows by edges (bg_plan_row_order, built by the runtime at binding).
  *   GRAPH_PTR    i64[G+1]: graph g of the batch owns nodes graph_ptr[g]..graph_ptr[g+1]-1.
  *                For an unbatched graph the runtime passes {0, N} and ngraphs = 1.
  * Values that are model outputs are TEMP (or leaf) buffers referenced from `outputs`.
@@ -100,11 +102,12 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 6 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 7 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
-                                 * they run bg_plan_fb_csr_lanes threads a row */
+                                 * they run bg_plan_fb_csr_lanes threads a row; 7: the graph
+                                 * array order (the bit aggregation's rows by length) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -143,8 +146,9 @@ typedef enum {
     BG_GARR_ITEMS,   /* the schedule (see GRAPH above) */
     BG_GARR_PARTIAL, /* split-row partial sums of one launch, zeroed once */
     BG_GARR_DONE,    /* split-row counters of one launch, zeroed once */
+    BG_GARR_ORDER,   /* the rows by their edges, most first (bg_plan_row_order) */
 } BgGraphArr;
-#define BG_GARR_COUNT 8
+#define BG_GARR_COUNT 9
 
 typedef struct BgPlanBuf {
     BgBufKind kind;
@@ -298,6 +302,20 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
  * -1 when a count does not fit the int32 fields. */
 int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
                          int64_t *nsplit);
+/* The bit aggregation's work list (templates/spmm_bits.cuh), the graph array ORDER: int32
+ * [n + 1][4].  Entry 0 is {hubs, 0, 0, 0}; entry 1 + k is the k-th row by edges, most first
+ * (ties by index): {row, edges, first edge (low 32 bits), first edge (high 32 bits)}.  The
+ * `hubs` rows of at least split_min edges come first: the kernel gives each of their 32-column
+ * words its own warp.  False (out untouched) when n or a row's edges do not fit int32.
+ * row_order.c, a pure function of the row pointer. */
+bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
+/* The runtime's split_min for a graph of nnz entries: rows of at least max(2048, nnz / 8192)
+ * edges.  A row's words split over warps cost each edge's column, factor and loop again per
+ * word (about 37 warp instructions an edge at 128 columns, against 21.5 whole; H100), so only
+ * rows long enough to outlast the kernel are split: a whole row's warp, one of about 10 sharing
+ * a scheduler, takes about 215 cycles an edge, the kernel about nnz / 20 cycles, hence about
+ * nnz / 4,000 edges, halved for margin (the Reddit-sized graph: 14,000, 1,000 rows). */
+int64_t bg_plan_bits_split_min(int64_t nnz);
 /* Is buffer b written by a prep launch (computed once at binding, like a parameter)? */
 bool bg_plan_prep_output(const BgPlan *p, int b);
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a

@@ -165,6 +165,16 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
             *len = (size_t)(ni + 1) * 16;
             return it;
         }
+        case BG_GARR_ORDER: { /* the bit aggregation's rows by length (plan.h) */
+            int32_t *o = bg_xcalloc((size_t)(adj->n + 1) * 4, sizeof *o);
+            if (!bg_plan_row_order(adj->rowptr, adj->n, bg_plan_bits_split_min(adj->nnz), o)) {
+                free(o);
+                return NULL;
+            }
+            *tmp = o;
+            *len = (size_t)(adj->n + 1) * 16;
+            return o;
+        }
         case BG_GARR_PARTIAL:
         case BG_GARR_DONE: /* zeroed on the device instead (bg_gpu_run_alloc) */
             return NULL;

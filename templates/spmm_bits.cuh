@@ -8,16 +8,23 @@
 // (epilogue.cuh) into a float or a bit.
 //
 // Work: warp per row (grid-stride over warps: 32 threads a row); lane l owns columns l, l + 32,
-// ... (CW = ceil(C/32) accumulators, one per word).  The edges go 32 at a time: lane q loads
-// edge q's column and factor (coalesced) and then, for rows of at most 8 words (C <= 256), the
-// CW words of that neighbour's row of x, so the 32 gathers of a step are in flight together;
-// the next step's columns and factors are requested before this step's sums, and its rows
-// right after them.  Then the warp takes the edges in CSR order: each edge's factor and words
-// go to every lane by shuffle, and lane l adds +-factor by bit l of each word, edge after edge
-// (the sequential order).  So a row of d edges is about d / 32 dependent gathers, not d / 4
-// (Cora's 168-neighbour row, Reddit-sized hubs of 10^5).  Wider rows (C > 256) load U = 1
-// row at a time, a broadcast to the warp.  Output b1: one __ballot_sync per word, padding
-// bits zero.
+// ... (CW = ceil(C/32) accumulators, one per word).  The rows come from the graph's work list
+// (the graph array ORDER, plan.h bg_plan_row_order): by edges, most first, so a block's warps
+// take rows of similar length and the longest start first, each warp's row and range in one
+// 16-byte load.  A row of at least bg_plan_bits_split_min edges (the list's first `hubs`) is
+// CW warps, one a 32-column word, each summing its columns in the same order: a hub is then CW
+// shorter chains, not one (the Reddit-sized graph's rows of 10^5 edges held a block, and so an
+// SM's slot, for most of the kernel).  Without a list (the per-graph kernel) rows go in index
+// order.
+//
+// The edges go 32 at a time: lane q loads edge q's column and factor (coalesced) and then, for
+// rows of at most 8 words (C <= 256), the CW words of that neighbour's row of x, so the 32
+// gathers of a step are in flight together; the next step's columns and factors are requested
+// before this step's sums, and its rows right after them.  Then the warp takes the edges in CSR
+// order: each edge's factor and words go to every lane by shuffle, and lane l adds +-factor by
+// bit l of each word, edge after edge (the sequential order).  So a row of d edges is about d / 32 dependent gathers, not d / 4 (Cora's
+// 168-neighbour row, Reddit-sized hubs of 10^5).  Wider rows (C > 256) load U = 1 row at a
+// time, a broadcast to the warp.  Output b1: one __ballot_sync per word, padding bits zero.
 #ifndef BGNN_SPMM_BITS_CUH
 #define BGNN_SPMM_BITS_CUH
 
@@ -26,10 +33,11 @@
 
 namespace bgnn {
 
-// The CW words of row j of x into w[] (16-byte loads when a row is a multiple of 4 words).
-template <int CW>
+// The CW words of row j of x (rows of SW words) into w[] (16-byte loads when a whole row of a
+// multiple of 4 words is read).
+template <int CW, int SW = CW>
 __device__ __forceinline__ void spmm_bits_row(const u32 *x, long long j, u32 *w) {
-    if constexpr (CW % 4 == 0) {
+    if constexpr (CW == SW && CW % 4 == 0) {
         const uint4 *r = (const uint4 *)(x + j * CW);
 #pragma unroll
         for (int k = 0; k < CW / 4; k++) {
@@ -41,15 +49,16 @@ __device__ __forceinline__ void spmm_bits_row(const u32 *x, long long j, u32 *w)
         }
     } else {
 #pragma unroll
-        for (int k = 0; k < CW; k++) w[k] = x[j * CW + k];
+        for (int k = 0; k < CW; k++) w[k] = x[j * SW + k];
     }
 }
 
 // The row's sums (acc, lane l's column l + 32 w in acc[w]) over edges e0 .. e1 - 1 when a row
 // of x is at most 8 words: 32 edges a step, lane q gathering edge q's row (above).  Pipelined
 // two steps deep: during step b's sums the rows of step b + 32 (whose columns came during the
-// step before) and the columns of step b + 64 are in flight.
-template <bool ADJF, int CW>
+// step before) and the columns of step b + 64 are in flight.  x's rows are SW words; the sums
+// are of the CW words from x (a hub's word: CW 1, x at that word).
+template <bool ADJF, int CW, int SW = CW>
 __device__ __forceinline__ void spmm_bits_lanes(long long e0, long long e1, const int *col, const float *factor,
                                                 const u32 *x, unsigned lane, float (&acc)[CW]) {
     const unsigned sh = 31u - lane;
@@ -68,7 +77,7 @@ __device__ __forceinline__ void spmm_bits_lanes(long long e0, long long e1, cons
 #pragma unroll
         for (int k = 0; k < CW; k++) xw[k] = 0u;
         if (b + lane < e1) {
-            spmm_bits_row<CW>(x, j, xw);
+            spmm_bits_row<CW, SW>(x, j, xw);
             if constexpr (!ADJF) f = factor[j];
         }
     };
@@ -101,7 +110,7 @@ __device__ __forceinline__ void spmm_bits_lanes(long long e0, long long e1, cons
 // The same sums for rows wider than 8 words: the lanes load 32 edges' columns and factors at
 // a time (coalesced), then take them in CSR order by shuffle, U edges at a time, each row of x
 // loaded by the whole warp (a broadcast, 16-byte loads where possible).
-template <bool ADJF, int CW, int U>
+template <bool ADJF, int CW, int U, int SW = CW>
 __device__ __forceinline__ void spmm_bits_wide(long long e0, long long e1, const int *col, const float *factor,
                                                const u32 *x, unsigned lane, float (&acc)[CW]) {
     const unsigned sh = 31u - lane;
@@ -122,7 +131,7 @@ __device__ __forceinline__ void spmm_bits_wide(long long e0, long long e1, const
                 const int q = (q0 + u) & 31;
                 const long long j = __shfl_sync(0xffffffffu, jl, q);
                 f[u] = __shfl_sync(0xffffffffu, fl, q);
-                if (q0 + u < n) spmm_bits_row<CW>(x, j, xw[u]);
+                if (q0 + u < n) spmm_bits_row<CW, SW>(x, j, xw[u]);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -135,35 +144,79 @@ __device__ __forceinline__ void spmm_bits_wide(long long e0, long long e1, const
     }
 }
 
+// The row sums' epilogue: lane l's column 32 w + l of row i in acc[w - w0] for words w0 ..
+// w0 + NW - 1.
+template <bool ADJF, char Z, long long C, int NW, class Epi>
+__device__ __forceinline__ void spmm_bits_store(long long i, int w0, const float (&acc)[NW], void *yp,
+                                                const float *rowf, unsigned lane, const Epi &epi) {
+    constexpr long long CWL = words_of(C);
+#pragma unroll
+    for (int k = 0; k < NW; k++) {
+        const int w = w0 + k;
+        const long long c = 32LL * w + lane;
+        float v = acc[k];
+        if constexpr (!ADJF) v = fmul(rowf[i], v);
+        if constexpr (Z == 'B') {
+            const u32 bit = c < C ? ep_bit(epi, i, c, v) : 0u;
+            const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
+            if (lane == 0u && w < CWL) ((u32 *)yp)[i * CWL + w] = word;
+        } else {
+            if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, v);
+        }
+    }
+}
+
+// order: the graph's work list (plan.h bg_plan_row_order: int4 {hubs}, then {row, edges, first
+// edge low, high} by edges, most first), or nullptr for rows in index order.  Work item t of
+// rows + hubs (CW - 1): t < hubs CW is word t % CW of hub t / CW, later ones a whole row.
 template <bool ADJF, char Z, long long C, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const long long *rowptr, const int *col,
                                                 const float *rowf, const float *factor, const u32 *x,
-                                                Epi epi = Epi()) {
+                                                const int4 *order, Epi epi = Epi()) {
     constexpr long long CWL = words_of(C);
     constexpr int CW = CWL > 0 ? (int)CWL : 1;
     if constexpr (C == 0) return; // no outputs (and no bits to read)
     const unsigned lane = threadIdx.x & 31u;
     const long long warps = thread_stride() >> 5;
-    for (long long i = thread_index() >> 5; i < rows; i += warps) {
+    const long long t0 = thread_index() >> 5;
+    // the list's entry for a graph without hubs, requested with the header that says so
+    int4 it = order && t0 < rows ? order[1 + t0] : make_int4(0, 0, 0, 0);
+    const long long hubs = order && CW > 1 ? (long long)order[0].x : 0;
+    for (long long t = t0; t < rows + hubs * (CW - 1); t += warps) {
+        long long i, e0, e1;
+        int word = -1; // a hub's word, or -1: the whole row
+        if (order) {
+            if (hubs > 0 || t != t0) {
+                long long k = t;
+                if (t < hubs * CW) {
+                    k = t / CW;
+                    word = (int)(t % CW);
+                } else {
+                    k = t - hubs * (CW - 1);
+                }
+                it = order[1 + k];
+            }
+            i = it.x;
+            e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
+            e1 = e0 + it.y;
+        } else {
+            i = t;
+            e0 = rowptr[i];
+            e1 = rowptr[i + 1];
+        }
+        if (CW > 1 && word >= 0) { // one word of a hub: its 32 columns, the same order
+            float acc[1] = {0.0f};
+            if constexpr (CW <= 8) spmm_bits_lanes<ADJF, 1, CW>(e0, e1, col, factor, x + word, lane, acc);
+            else spmm_bits_wide<ADJF, 1, 1, CW>(e0, e1, col, factor, x + word, lane, acc);
+            spmm_bits_store<ADJF, Z, C, 1>(i, word, acc, yp, rowf, lane, epi);
+            continue;
+        }
         float acc[CW];
 #pragma unroll
         for (int w = 0; w < CW; w++) acc[w] = 0.0f;
-        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
         if constexpr (CW <= 8) spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
         else spmm_bits_wide<ADJF, CW, 1>(e0, e1, col, factor, x, lane, acc);
-#pragma unroll
-        for (int w = 0; w < CW; w++) {
-            const long long c = 32LL * w + lane;
-            float v = acc[w];
-            if constexpr (!ADJF) v = fmul(rowf[i], v);
-            if constexpr (Z == 'B') {
-                const u32 bit = c < C ? ep_bit(epi, i, c, v) : 0u;
-                const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
-                if (lane == 0u && w < CWL) ((u32 *)yp)[i * CWL + w] = word;
-            } else {
-                if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, v);
-            }
-        }
+        spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
     }
 }
 

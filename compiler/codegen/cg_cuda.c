@@ -409,9 +409,11 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         }
         if (bg_plan_bspmm_bits(m, in)) { /* bit activations: a warp a row (adjb: rowf, colf; adjf: w) */
             bool adjf = in->prec[1] == 'F';
-            bg_emit_line(e, "bgnn::bspmm_bits_rows<%s, '%c', %lld>(rows, %s, %s, %s, %s, %s, (const unsigned *)%s%s);",
+            char order[64] = "nullptr"; /* the rows by length; index order in the per-graph kernel */
+            if (!plain) snprintf(order, sizeof order, "(const int4 *)%s", adjf ? nm[5] : nm[6]);
+            bg_emit_line(e, "bgnn::bspmm_bits_rows<%s, '%c', %lld>(rows, %s, %s, %s, %s, %s, (const unsigned *)%s, %s%s);",
                          adjf ? "true" : "false", in->prec[2], (long long)C, nm[0], nm[1], nm[2],
-                         adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], sa);
+                         adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], order, sa);
             break;
         }
         if (in->prec[1] == 'F') {
@@ -501,12 +503,13 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
         return k < 5 ? names[k] : "x";
     }
     case BG_OP_BSPMM: {
-        static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x"};
-        static const char *const adjf[] = {"y", "rowptr", "col", "w", "x"};
+        static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x", "order"};
+        static const char *const adjf[] = {"y", "rowptr", "col", "w", "x", "order"};
         static const char *const fast[] = {"y", "rowptr", "col", "rowf", "x", "items", "partial", "done"};
         if (bg_plan_bspmm_fast(m, in)) return k < 8 ? fast[k] : "x";
-        if (in->prec[1] == 'F') return k < 5 ? adjf[k] : "x";
-        return k < 6 ? adjb[k] : "x";
+        const int nb = (in->prec[1] == 'F' ? 5 : 6) + bg_plan_bspmm_bits(m, in); /* the order: bits only */
+        if (in->prec[1] == 'F') return k < nb ? adjf[k] : "x";
+        return k < nb ? adjb[k] : "x";
     }
     case BG_OP_BSPMM_MM: { /* "wm": the product's weight ("w" is the adjacency's edge weights) */
         static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x", "wm"};

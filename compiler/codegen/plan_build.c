@@ -144,6 +144,7 @@ static int use_garr(PlanCtx *c, BgRef adj, BgGraphArr ga) {
         case BG_GARR_COL: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_NNZ; break;
         case BG_GARR_W: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_NNZ; break;
         case BG_GARR_ITEMS: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_ITEMS1; b.cols = b.width = 4; break;
+        case BG_GARR_ORDER: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_N1; b.cols = b.width = 4; break;
         default: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_N; break;
         }
         b.rows.graph = b.rows.kind == BG_ROWS_NNZ || b.rows.kind == BG_ROWS_ITEMS1 ? g : -1;
@@ -448,6 +449,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
                 arg(l, use_garr(&c, adj, BG_GARR_COLF));
             }
             arg(l, use_value(&c, in->args[1]));
+            if (bg_plan_bspmm_bits(m, in)) arg(l, use_garr(&c, adj, BG_GARR_ORDER)); /* its rows by length */
             l->threads_per_row = bg_plan_bspmm_bits(m, in) ? 32 : tpr_for(in->type.kind, cols);
             break;
         }

@@ -78,7 +78,7 @@ static void hostile(const char *good) {
         const char *msg = refuse(t, strlen(t));
         CHECK_STR_CONTAINS(msg, "model.cubin: manifest line 1");
         CHECK_STR_CONTAINS(msg, "version 1");
-        CHECK_STR_CONTAINS(msg, "version 6");
+        CHECK_STR_CONTAINS(msg, "version 7");
         free(t);
         /* the per-graph kernel only for a plan that can have one (a readout, rows N / G) */
         t = replace_line(good, find_line(good, "blocks "), "blocks 1 kernel=bgnn_graphs block=1024");

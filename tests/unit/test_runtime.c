@@ -282,13 +282,13 @@ static void test_cubins(const BgNvrtc *nv) {
 
     /* manifest of another format version */
     size_t flen = 0;
-    unsigned char *f = fake_cubin(nv, "bgnn-manifest 7\nbgnn 0.1.0\nmodel tiny\nend\n", &flen);
+    unsigned char *f = fake_cubin(nv, "bgnn-manifest 8\nbgnn 0.1.0\nmodel tiny\nend\n", &flen);
     CHECK(f != NULL);
     if (f) {
         BgDiagSink d2;
         bg_diag_init(&d2);
         CHECK(bg_cubin_plan(f, flen, "old.cubin", a, &d2) == NULL);
-        CHECK(first_error_is(&d2, BG_E_MANIFEST, "old.cubin: manifest version 7"));
+        CHECK(first_error_is(&d2, BG_E_MANIFEST, "old.cubin: manifest version 8"));
         if (d2.n) printf("%s\n", d2.items[0].msg);
         bg_diag_free(&d2);
         /* the public path names the file too */
@@ -770,10 +770,15 @@ static void test_exec_fake(void) {
                     bg_plan_schedule(adj->rowptr, adj->n, BG_PLAN_BSPMM_CHUNK, gmin, sched, &ns);
                     CHECK(run.bytes[k] == (size_t)(ni + 1) * 16);
                 }
+                if (pb->garr == BG_GARR_ORDER) { /* the bit aggregation's rows by length */
+                    sched = calloc((size_t)(adj->n + 1) * 4, sizeof *sched);
+                    CHECK(bg_plan_row_order(adj->rowptr, adj->n, bg_plan_bits_split_min(adj->nnz), sched));
+                    CHECK(run.bytes[k] == (size_t)(adj->n + 1) * 16);
+                }
                 static const char zeros[1 << 16];
                 if (pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE) /* zeroed on the device */
                     CHECK(run.bytes[k] <= sizeof zeros);
-                const void *want = pb->garr == BG_GARR_ITEMS ? (const void *)sched
+                const void *want = pb->garr == BG_GARR_ITEMS || pb->garr == BG_GARR_ORDER ? (const void *)sched
                                  : pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE ? (const void *)zeros
                                  : pb->garr == BG_GARR_ROWPTR ? (const void *)adj->rowptr
                                  : pb->garr == BG_GARR_COL ? (const void *)adj->col
