@@ -39,8 +39,8 @@ export BGNN_CACHE_DIR=$TMP/jit-cache
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 B=${BINS[0]} # planetoid_setup's gen-weights
 . bench/planetoid_setup.sh
+. bench/ab_lib.sh # ab_row: the table
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # one_run BIN MODEL DIR WEIGHTS LOG: the median inference time of one run, in us
 one_run() {
     "$1" run "$2" --data "$3" --weights "$4" --target gpu --repeat "$REPEAT" >>"$5" 2>&1
@@ -66,14 +66,9 @@ for c in "${CASES[@]}"; do
             t[$j]+="$(one_run "${BINS[j]}" "$model" "$dir" "$w" "$log") "
         done
     done
-    row=$(printf '%-9s %-11s' "$ds" "$m") med=()
-    for ((j = 0; j < ${#BINS[@]}; j++)); do
-        med[j]=$(tr ' ' '\n' <<<"${t[$j]}" | grep . | median)
-        row+=$(printf ' %9s' "${med[j]}")
-    done
-    for ((j = 1; j < ${#BINS[@]}; j++)); do
-        row+=$(awk -v a="${med[0]}" -v b="${med[j]}" 'BEGIN {if (a > 0 && b > 0) printf " %8.3f", b / a; else printf " %8s", "-"}')
-    done
+    times=()
+    for ((j = 0; j < ${#BINS[@]}; j++)); do times+=("${t[$j]}"); done
+    row=$(ab_row "$(printf '%-9s %-11s' "$ds" "$m")" "${times[@]}")
     TABLE+=("$row")
     echo "$row"
     for ((j = 0; j < ${#BINS[@]}; j++)); do echo "    bin$j: ${t[$j]}"; done

@@ -33,6 +33,7 @@ for m in $MODELS; do [[ -f bench/${m}_reddit.bgnn ]] || { echo "ab_reddit.sh: no
 OUT=${OUT:-$PWD/ab-reddit-out}
 CSR=${BGNN_RMAT_CSR:-/tmp/rmat_232965_90500000.csr}
 mkdir -p "$OUT"
+. bench/ab_lib.sh # ab_row: the table
 TMP=$(mktemp -d)
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 if [[ ! -f $CSR ]]; then
@@ -40,7 +41,6 @@ if [[ ! -f $CSR ]]; then
         { tail -n 5 "$OUT/abr_gen.log"; echo "ab_reddit.sh: graph generation failed" >&2; exit 1; }
 fi
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 head=$(printf '%-16s' model)
 for ((j = 0; j < ${#BINS[@]}; j++)); do head+=$(printf ' %9s' "bin$j ms"); done
 for ((j = 1; j < ${#BINS[@]}; j++)); do head+=$(printf ' %8s' "$j/0"); done
@@ -57,14 +57,9 @@ for m in $MODELS; do
             t[$j]+="$(grep -oE '"median_ms": *[0-9.]+' "$log" | tail -1 | grep -oE '[0-9.]+$') "
         done
     done
-    row=$(printf '%-16s' "$m") med=()
-    for ((j = 0; j < ${#BINS[@]}; j++)); do
-        med[j]=$(tr ' ' '\n' <<<"${t[$j]}" | grep . | median)
-        row+=$(printf ' %9s' "${med[j]}")
-    done
-    for ((j = 1; j < ${#BINS[@]}; j++)); do
-        row+=$(awk -v a="${med[0]}" -v b="${med[j]}" 'BEGIN {if (a > 0 && b > 0) printf " %8.3f", b / a; else printf " %8s", "-"}')
-    done
+    times=()
+    for ((j = 0; j < ${#BINS[@]}; j++)); do times+=("${t[$j]}"); done
+    row=$(ab_row "$(printf '%-16s' "$m")" "${times[@]}")
     TABLE+=("$row")
     for ((j = 0; j < ${#BINS[@]}; j++)); do echo "    bin$j: ${t[$j]}"; done
     unset t

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# ab_lib.sh - the table of the side-by-side timing scripts (bench/ab_latency.sh,
+# bench/ab_reddit.sh), sourced by them.
+#   ab_median            the median of the numbers on stdin, one a line ("-" when none)
+#   ab_row LABEL T0 T1.. one table row: LABEL, each binary's median of its space-separated
+#                        times Tj, then each one's ratio to the first
+ab_median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ab_row() {
+    local row=$1 j
+    shift
+    local med=()
+    for ((j = 1; j <= $#; j++)); do
+        med[j]=$(tr ' ' '\n' <<<"${!j}" | grep . | ab_median)
+        row+=$(printf ' %9s' "${med[j]}")
+    done
+    for ((j = 2; j <= $#; j++)); do
+        row+=$(awk -v a="${med[1]}" -v b="${med[j]}" 'BEGIN {if (a > 0 && b > 0) printf " %8.3f", b / a; else printf " %8s", "-"}')
+    done
+    echo "$row"
+}
