@@ -12,26 +12,28 @@
 // eps)))), each step rounded as in elementwise.cuh's batchnorm.
 //
 // Work decomposition (register tiles, as SGEMM does, but never splitting k):
-// * A tile is RT rows x OTW outputs, OTW = 32 when M <= 32 else 64.  RT (1..32) is chosen at
+// * A tile is RT rows x OTW outputs, OTW = 32 when M <= 32 else 64.  RT (1..64) is chosen at
 //   run time from the grid so that the row tiles spread evenly over the blocks:
-//   RT = ceil(rows / (gridDim.x / out tiles)), capped at 32; blocks grid-stride over tiles.
+//   RT = ceil(rows / (gridDim.x / out tiles)), capped at 64; blocks grid-stride over tiles.
 //   The plan sizes the grid at 12 threads per row per output tile (about 21 rows a block), so
-//   a Cora-sized layer is one tile per SM, not 1.3 tiles per SM on the busiest ones; from 64
-//   rows per SM up, tiles are 32 rows (the surplus blocks find no tile and return).
+//   a Cora-sized layer is one tile per SM, not 1.3 tiles per SM on the busiest ones; from 128
+//   rows per SM up, tiles are 64 rows (the surplus blocks find no tile and return).
 // * A 256-thread block is 16 row slots x 16 output groups.  Warp w takes output quarter w & 3
 //   and half h = w >> 2 of the tile's rows: the rows t with t % 2 == h, so both halves hold
-//   the same number of rows for any RT; lane l takes the 2 rows 2 (l / 4 + 8 i) + h, i < 2,
-//   and outputs quarter * OTW / 4 + l % 4 + 4 j, j < OTW / 16.  Each thread keeps its up to
-//   2 x 4 running sums (independent fma chains) in registers; a warp whose half has at most 8
-//   rows runs the one-row loop.  In shared memory tile row t sits at position
-//   8 (t % 2) + (t / 2) % 8 + 16 (t / 16), so a warp reads 8 consecutive x rows at once.
+//   the same number of rows for any RT; lane l takes the rows 2 (l / 4 + 8 i) + h, i < NR (NR
+//   = 1, 2 or 4 row sets of 8, as the half's rows need), and outputs quarter * OTW / 4 + l % 4
+//   + 4 j, j < OTW / 16.  Each thread keeps its up to 4 x 4 running sums (independent fma
+//   chains) in registers.  In shared memory tile row t sits at position fbt_pos(t) = 8 (t % 2)
+//   + (t / 2) % 8 + 16 (t / 16), so a warp reads 8 consecutive x rows at once.
 // * K goes in chunks of KC = 64: the block stages the chunk of x (coalesced, prologue applied
 //   once per element; 1 / sqrt(var + eps) computed once per column, during the previous
-//   chunk's arithmetic) and of w
-//   as +-1.0f in shared memory, rows of KC + 4 floats, so every
+//   chunk's arithmetic) and of w as +-1.0f in shared memory, rows of KC + 4 floats, so every
 //   16-byte read of a warp (8 x rows, 4 w rows) is free of bank conflicts; per 4 k a thread
-//   issues 2 + 4 such reads for 32 fmas, one step ahead of the fmas that use them.  The next
-//   chunk's global values are loaded into registers while the current one computes.
+//   issues NR + 4 such reads for 16 NR fmas (4 row sets: 8 reads for 64 fmas), one step ahead
+//   of the fmas that use them.  A chunk of w is staged once for up to 64 rows, so on tall
+//   inputs (the Reddit-sized graph's 602 features) its +-1 expansion and the shared-memory
+//   reads per fma are half what 32-row tiles cost.  The next chunk's global values are loaded
+//   into registers while the current one computes.
 // * Output b1: each thread ors its bits into a shared tile of words, written once per tile
 //   (padding bits zero); output f32: one store per element.
 // Needs blockDim.x == 256 (the plan's block size).
@@ -43,7 +45,7 @@
 
 namespace bgnn {
 
-constexpr int FBT_ROWS = 32, FBT_OUTS = 64, FBT_KC = 64, FBT_PAD = 4;
+constexpr int FBT_ROWS = 64, FBT_OUTS = 64, FBT_KC = 64, FBT_PAD = 4;
 
 // The shared memory of every instantiation: one block of it per kernel, however many FB
 // products a (fused) kernel runs, since it belongs to this one non-template function.
@@ -58,51 +60,69 @@ __device__ __forceinline__ FbtSmem &fbt_smem() {
     return s;
 }
 
-// One k for one thread: acc[h][j] = fma(x of row h, weight of output j, acc[h][j]).
-template <int JN, bool TWO, class W>
-__device__ __forceinline__ void fbt_step(float (&acc)[2][4], float xa, float xb, W weight) {
+// Shared-memory position of tile row t (< FBT_ROWS): 8 (t % 2) + (t / 2) % 8 + 16 (t / 16), so
+// that the 8 rows a warp reads at once (lanes l / 4 of one half) are 8 consecutive positions.
+__device__ __forceinline__ int fbt_pos(int t) { return 8 * (t & 1) + ((t >> 1) & 7) + 16 * (t >> 4); }
+
+// One k for one thread: acc[h][j] = fma(x of row h, weight of output j, acc[h][j]), h < NR.
+template <int JN, int NR, class W>
+__device__ __forceinline__ void fbt_step(float (&acc)[4][4], const float (&xv)[4], W weight) {
 #pragma unroll
     for (int j = 0; j < JN; j++) {
         const float wj = weight(j);
-        acc[0][j] = __fmaf_rn(xa, wj, acc[0][j]);
-        if constexpr (TWO) acc[1][j] = __fmaf_rn(xb, wj, acc[1][j]);
+#pragma unroll
+        for (int h = 0; h < NR; h++) acc[h][j] = __fmaf_rn(xv[h], wj, acc[h][j]);
     }
 }
 
-// One staged chunk (kn real k) for one thread: rows x0 (and x1 when TWO), outputs w[j].  The
-// operands of the next 4 k are read from shared memory while the fmas of these 4 run.
-template <int JN, bool TWO>
-__device__ __forceinline__ void fbt_chunk(int kn, const float *x0, const float *x1,
+// One staged chunk (kn real k) for one thread: its NR rows xr[h] (1, 2 or 4), outputs w[j].
+// The operands of the next 4 k are read from shared memory while the fmas of these 4 run.
+template <int JN, int NR>
+__device__ __forceinline__ void fbt_chunk(int kn, const float *const (&xr)[4],
                                           const float (*ws)[FBT_KC + FBT_PAD], const int (&oo)[JN],
-                                          float (&acc)[2][4]) {
+                                          float (&acc)[4][4]) {
     const float *w[JN];
 #pragma unroll
     for (int j = 0; j < JN; j++) w[j] = ws[oo[j]];
     const int k4 = kn & ~3;
     if (k4 > 0) {
-        float4 a = *(const float4 *)&x0[0], b = a, wv[JN];
-        if constexpr (TWO) b = *(const float4 *)&x1[0];
+        float4 a[NR], wv[JN];
+#pragma unroll
+        for (int h = 0; h < NR; h++) a[h] = *(const float4 *)&xr[h][0];
 #pragma unroll
         for (int j = 0; j < JN; j++) wv[j] = *(const float4 *)&w[j][0];
         for (int k = 0; k < k4; k += 4) {
             const int kx = k + 4 < k4 ? k + 4 : k; // the next step (the last one re-reads its own)
-            const float4 na = *(const float4 *)&x0[kx];
-            float4 nb = na, nw[JN];
-            if constexpr (TWO) nb = *(const float4 *)&x1[kx];
+            float4 na[NR], nw[JN];
+#pragma unroll
+            for (int h = 0; h < NR; h++) na[h] = *(const float4 *)&xr[h][kx];
 #pragma unroll
             for (int j = 0; j < JN; j++) nw[j] = *(const float4 *)&w[j][kx];
-            fbt_step<JN, TWO>(acc, a.x, b.x, [&](int j) { return wv[j].x; });
-            fbt_step<JN, TWO>(acc, a.y, b.y, [&](int j) { return wv[j].y; });
-            fbt_step<JN, TWO>(acc, a.z, b.z, [&](int j) { return wv[j].z; });
-            fbt_step<JN, TWO>(acc, a.w, b.w, [&](int j) { return wv[j].w; });
-            a = na;
-            b = nb;
+            float v[4];
+#pragma unroll
+            for (int h = 0; h < NR; h++) v[h] = a[h].x;
+            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].x; });
+#pragma unroll
+            for (int h = 0; h < NR; h++) v[h] = a[h].y;
+            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].y; });
+#pragma unroll
+            for (int h = 0; h < NR; h++) v[h] = a[h].z;
+            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].z; });
+#pragma unroll
+            for (int h = 0; h < NR; h++) v[h] = a[h].w;
+            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].w; });
+#pragma unroll
+            for (int h = 0; h < NR; h++) a[h] = na[h];
 #pragma unroll
             for (int j = 0; j < JN; j++) wv[j] = nw[j];
         }
     }
-    for (int k = k4; k < kn; k++) // the real tail only: no padding term is ever added
-        fbt_step<JN, TWO>(acc, x0[k], x1[k], [&](int j) { return w[j][k]; });
+    for (int k = k4; k < kn; k++) { // the real tail only: no padding term is ever added
+        float v[4];
+#pragma unroll
+        for (int h = 0; h < NR; h++) v[h] = xr[h][k];
+        fbt_step<JN, NR>(acc, v, [&](int j) { return w[j][k]; });
+    }
 }
 
 // BN: 0 none; 1 mean/var; 2 + gamma; 3 + beta; 4 + gamma and beta (elementwise.cuh order);
@@ -133,7 +153,7 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     const int sk = tid % FBT_KC;      // the k this thread stages (x and w)
     const int sr = tid / FBT_KC;      // its first staged x row / w output (then + 4 each step)
     const int half = warp >> 2;                     // compute: tile rows t with t % 2 == half,
-    const int slot = half * 8 + (lane >> 2);        // at positions slot and slot + 16
+    const int slot = half * 8 + (lane >> 2);        // at positions slot + 16 h, h < 4
     int oo[JN];                                     // compute: this thread's outputs in the tile
 #pragma unroll
     for (int j = 0; j < JN; j++) oo[j] = (warp & 3) * (OTW / 4) + (lane & 3) + 4 * j;
@@ -151,8 +171,11 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const long long r0 = (t / OT) * rt_max, o0 = (t % OT) * OTW;
         const int rt = (int)(rows - r0 < rt_max ? rows - r0 : rt_max); // rows of this tile
-        float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-        float tot[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}}; // split-k: folded partials
+        float acc[4][4], tot[4][4]; // running sums; split-k: the folded partials
+#pragma unroll
+        for (int h = 0; h < 4; h++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) acc[h][j] = tot[h][j] = 0.0f;
         float xr[XPT];
         u32 wword[TW];
         float bn_m = 0.0f, bn_v = 0.0f, bn_g = 0.0f, bn_b = 0.0f; // the BN operands of column sk
@@ -205,7 +228,7 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
                     }
                 }
                 const int t = sr + 4 * j;
-                xs[8 * (t & 1) + ((t >> 1) & 7) + 16 * (t >> 4)][sk] = v;
+                xs[fbt_pos(t)][sk] = v;
             }
 #pragma unroll
             for (int j = 0; j < WPT; j++) {
@@ -215,15 +238,17 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
             }
             __syncthreads();
             if (k0 + FBT_KC < K) fetch(k0 + FBT_KC); // in flight while this chunk computes
-            const int hrows = (rt - half + 1) / 2; // rows of this warp's half
-            if (hrows > 8) fbt_chunk<JN, true>(kn, xs[slot], xs[slot + 16], ws, oo, acc);
-            else if (hrows > 0) fbt_chunk<JN, false>(kn, xs[slot], xs[slot], ws, oo, acc);
+            const int hrows = (rt - half + 1) / 2; // rows of this warp's half: 8 a row set
+            const float *const xrow[4] = {xs[slot], xs[slot + 16], xs[slot + 32], xs[slot + 48]};
+            if (hrows > 16) fbt_chunk<JN, 4>(kn, xrow, ws, oo, acc); // a third set: its 4th is 0
+            else if (hrows > 8) fbt_chunk<JN, 2>(kn, xrow, ws, oo, acc);
+            else if (hrows > 0) fbt_chunk<JN, 1>(kn, xrow, ws, oo, acc);
             if (k0 + FBT_KC < K) bn_inverse(); // the next chunk's: inv_s was read before the barrier
             if constexpr (SPL > 0) { // end of a split-k chunk (or of K): fold its partial sums
                 if ((k0 + FBT_KC) % SPL == 0 || k0 + FBT_KC >= K) {
                     const bool first = k0 + FBT_KC <= SPL;
 #pragma unroll
-                    for (int h = 0; h < 2; h++)
+                    for (int h = 0; h < 4; h++)
 #pragma unroll
                         for (int j = 0; j < 4; j++) {
                             tot[h][j] = first ? acc[h][j] : fadd(tot[h][j], acc[h][j]);
@@ -234,12 +259,12 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
         }
         if constexpr (SPL > 0) {
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+            for (int h = 0; h < 4; h++)
 #pragma unroll
                 for (int j = 0; j < 4; j++) acc[h][j] = tot[h][j];
         }
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
+        for (int h = 0; h < 4; h++) {
             const int r = 2 * ((lane >> 2) + 8 * h) + half; // the tile row at position slot + 16 h
 #pragma unroll
             for (int j = 0; j < JN; j++) {

@@ -21,8 +21,10 @@
 // rows of at most 8 words (C <= 256), the CW words of that neighbour's row of x, so the 32
 // gathers of a step are in flight together; the next step's columns and factors are requested
 // before this step's sums, and its rows right after them.  Then the warp takes the edges in CSR
-// order: each edge's factor and words go to every lane by shuffle, and lane l adds +-factor by
-// bit l of each word, edge after edge (the sequential order).  So a row of d edges is about d / 32 dependent gathers, not d / 4 (Cora's
+// order: each edge's factor and words go to every lane (through the warp's stage in shared
+// memory, two broadcast loads an edge, in blocks of at most 8 warps; by shuffle, one a word,
+// in larger ones), and lane l adds +-factor by bit l of each word, edge after edge (the
+// sequential order).  So a row of d edges is about d / 32 dependent gathers, not d / 4 (Cora's
 // 168-neighbour row, Reddit-sized hubs of 10^5).  Wider rows (C > 256) load U = 1 row at a
 // time, a broadcast to the warp.  Output b1: one __ballot_sync per word, padding bits zero.
 #ifndef BGNN_SPMM_BITS_CUH
@@ -58,10 +60,47 @@ __device__ __forceinline__ void spmm_bits_row(const u32 *x, long long j, u32 *w)
 // two steps deep: during step b's sums the rows of step b + 32 (whose columns came during the
 // step before) and the columns of step b + 64 are in flight.  x's rows are SW words; the sums
 // are of the CW words from x (a hub's word: CW 1, x at that word).
-template <bool ADJF, int CW, int SW = CW>
+// The warps' stage (blocks of at most 8 warps): each warp's step, 32 rows of up to 8 words and
+// 32 factors.  One variable for every instantiation (a kernel running several aggregations,
+// the fused one, holds one stage, 9 KB; a warp's aggregations run one after another, each
+// step behind a __syncwarp).
+struct BitsStage {
+    u32 words[8 * 32 * 8];
+    u32 nf[8 * 32];
+};
+__device__ __forceinline__ BitsStage &bits_stage() {
+    __shared__ __align__(16) BitsStage s;
+    return s;
+}
+
+// A staged row of CWP words (1, 2, 4 or 8) into w[]: one broadcast load per 16 bytes.
+template <int CWP>
+__device__ __forceinline__ void spmm_bits_stage_load(const u32 *p, u32 (&w)[CWP]) {
+    if constexpr (CWP % 4 == 0) {
+#pragma unroll
+        for (int k = 0; k < CWP; k += 4) {
+            const uint4 v = *(const uint4 *)(p + k);
+            w[k] = v.x; w[k + 1] = v.y; w[k + 2] = v.z; w[k + 3] = v.w;
+        }
+    } else if constexpr (CWP == 2) {
+        const uint2 v = *(const uint2 *)p;
+        w[0] = v.x; w[1] = v.y;
+    } else {
+        w[0] = p[0];
+    }
+}
+
+template <bool ADJF, int CW, int SW = CW, bool STAGED = false>
 __device__ __forceinline__ void spmm_bits_lanes(long long e0, long long e1, const int *col, const float *factor,
                                                 const u32 *x, unsigned lane, float (&acc)[CW]) {
     const unsigned sh = 31u - lane;
+    constexpr int CWP = CW <= 1 ? 1 : CW <= 2 ? 2 : CW <= 4 ? 4 : 8;
+    // the warp's own 32 x 8 words, whatever CWP (a hub's word and a whole row, or two
+    // aggregations of the fused kernel, run side by side in one block's warps)
+    u32 *st = bits_stage().words + (threadIdx.x >> 5) * 32 * 8;
+    u32 *stf = bits_stage().nf + (threadIdx.x >> 5) * 32;
+    (void)st;
+    (void)stf;
     // edge b + lane's column (and, adjacency F, its weight) ...
     auto col_of = [&](long long b, int &j, float &w) {
         j = 0;
@@ -94,12 +133,28 @@ __device__ __forceinline__ void spmm_bits_lanes(long long e0, long long e1, cons
         col_of(b + 64, jn, wn);         // and the columns after those
         const int n = e1 - b < 32 ? (int)(e1 - b) : 32;
         const u32 nf = __float_as_uint(f) ^ 0x80000000u; // -factor: the bit flips its sign
+        if constexpr (STAGED) { // the step's rows through the warp's stage: one broadcast load an edge
+            __syncwarp();        // the last step's reads are done
+#pragma unroll
+            for (int k = 0; k < CWP; k++) st[lane * CWP + k] = k < CW ? xw[k] : 0u;
+            stf[lane] = nf;
+            __syncwarp();
+#pragma unroll 4
+            for (int q = 0; q < n; q++) {
+                const u32 nfq = stf[q];
+                u32 wq[CWP];
+                spmm_bits_stage_load<CWP>(st + q * CWP, wq);
+#pragma unroll
+                for (int k = 0; k < CW; k++) acc[k] = fadd(acc[k], signed_by_shifted(nfq, wq[k], sh));
+            }
+        } else {
 #pragma unroll 4
         for (int q = 0; q < n; q++) {
             const u32 nfq = __shfl_sync(0xffffffffu, nf, q);
 #pragma unroll
             for (int k = 0; k < CW; k++)
                 acc[k] = fadd(acc[k], signed_by_shifted(nfq, __shfl_sync(0xffffffffu, xw[k], q), sh));
+        }
         }
         f = fn;
 #pragma unroll
@@ -179,6 +234,7 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
     const unsigned lane = threadIdx.x & 31u;
     const long long warps = thread_stride() >> 5;
     const long long t0 = thread_index() >> 5;
+    const bool staged = blockDim.x <= 256; // the stage holds 8 warps' steps
     // the list's entry for a graph without hubs, requested with the header that says so
     int4 it = order && t0 < rows ? order[1 + t0] : make_int4(0, 0, 0, 0);
     const long long hubs = order && CW > 1 ? (long long)order[0].x : 0;
@@ -206,7 +262,10 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
         }
         if (CW > 1 && word >= 0) { // one word of a hub: its 32 columns, the same order
             float acc[1] = {0.0f};
-            if constexpr (CW <= 8) spmm_bits_lanes<ADJF, 1, CW>(e0, e1, col, factor, x + word, lane, acc);
+            if constexpr (CW <= 8) {
+                if (staged) spmm_bits_lanes<ADJF, 1, CW, true>(e0, e1, col, factor, x + word, lane, acc);
+                else spmm_bits_lanes<ADJF, 1, CW>(e0, e1, col, factor, x + word, lane, acc);
+            }
             else spmm_bits_wide<ADJF, 1, 1, CW>(e0, e1, col, factor, x + word, lane, acc);
             spmm_bits_store<ADJF, Z, C, 1>(i, word, acc, yp, rowf, lane, epi);
             continue;
@@ -214,8 +273,10 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
         float acc[CW];
 #pragma unroll
         for (int w = 0; w < CW; w++) acc[w] = 0.0f;
-        if constexpr (CW <= 8) spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
-        else spmm_bits_wide<ADJF, CW, 1>(e0, e1, col, factor, x, lane, acc);
+        if constexpr (CW <= 8) {
+            if (staged) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc);
+            else spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+        } else spmm_bits_wide<ADJF, CW, 1>(e0, e1, col, factor, x, lane, acc);
         spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
     }
 }
