@@ -3,6 +3,7 @@
  * runtime when it uploads features with few nonzeros, and by the tests that check its layout. */
 #include "plan.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words) {
@@ -25,7 +26,7 @@ uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t 
         h[r] = e;
         for (int64_t k = 0; k < width; k++) {
             const float v = x[r * width + k];
-            if (v == 0.0f) continue;
+            if (v == 0.0f && !signbit(v)) continue; /* +0 only: -0 is kept (bin_csr) */
             if (e == nnz) { /* more nonzeros than the caller counted */
                 free(h);
                 free(start);

@@ -154,3 +154,10 @@ bool bg_arch_parse(const char *arch, int *sm) {
     *sm = v;
     return true;
 }
+
+bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {
+    if (l->alt || !l->op || strcmp(l->op, "bin") != 0 || l->nargs < 2) return false;
+    const BgPlanBuf *x = &p->bufs[l->args[1]], *y = &p->bufs[l->args[0]];
+    return x->role == BG_ROLE_INPUT && x->kind == BG_BUF_F32 && x->width >= 1 && x->width <= BG_PLAN_ROW_CSR_MAX_COLS &&
+           y->kind == BG_BUF_B1 && y->cols == x->width;
+}

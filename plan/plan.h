@@ -213,6 +213,15 @@ typedef enum { BG_PLAN_FB_AUTO, BG_PLAN_FB_ROWS, BG_PLAN_FB_TILED, BG_PLAN_FB_SP
 #define BG_PLAN_ROWS_MAX_DENSITY 0.4
 /* The name suffix of a launch's sparse variant (BgPlanLaunch.alt). */
 #define BG_PLAN_SPARSE_SUFFIX "_sparse"
+/* A launch without alt may have a sparse variant too (the cubin has kernel
+ * BG_PLAN_SPARSE_SUFFIX, bg_plan_launch_row_csr): a bin of the input features (args[1]) over
+ * their CSR, a warp a row (templates/bin_ops.cuh bin_csr).  The runtime runs it when at most
+ * BG_PLAN_ROW_CSR_MAX_DENSITY of the features are nonzero (or BGNN_FEATURES_KERNEL=sparse): a
+ * warp takes 32 of its row's entries a step where the dense kernel takes 32 columns, so the
+ * bound is well below where the two cost the same (a bound from that, not a measurement). */
+#define BG_PLAN_SPARSE_ROW_TPR 32
+#define BG_PLAN_ROW_CSR_MAX_DENSITY 0.1
+#define BG_PLAN_ROW_CSR_MAX_COLS 4096
 
 typedef struct BgPlanOutput {
     const char *name;     /* model output name */
@@ -332,9 +341,15 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
  * outputs: the power of two from 2 to 32 that gives each lane at most 8 outputs where it can
  * (Cora's 64 outputs: 8 lanes, 4 rows a warp). */
 int64_t bg_plan_fb_csr_lanes(int64_t cols);
-/* The CSR block of features x [rows][width] (row-major, nnz of them not +-0) that a sparse
- * variant reads in place of the dense features (templates/bmm_fb_csr.cuh): u32 rowptr[rows + 1],
- * u32 col[nnz] (each row's ascending), float val[nnz] (the values not +-0, a NaN kept), u32
+/* Whether launch l may have a sparse variant without alt (BG_PLAN_SPARSE_ROW_TPR): op bin,
+ * args[1] an F32 INPUT of at most BG_PLAN_ROW_CSR_MAX_COLS columns, args[0] its bits.  The
+ * runtime looks for the kernel only then (plan.c). */
+bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
+/* The CSR block of features x [rows][width] (row-major, nnz of them other than +0) that a
+ * sparse variant reads in place of the dense features (templates/bmm_fb_csr.cuh, bin_ops.cuh
+ * bin_csr): u32 rowptr[rows + 1], u32 col[nnz] (each row's
+ * ascending), float val[nnz] (the values other than +0: -0 kept, as a bit or a threshold
+ * compare tells it from +0, and a NaN kept), u32
  * order[rows] (the rows by their nonzeros, most first, ties by index).  Returns it malloc'd
  * with its length in 32-bit words in *words, or NULL (*words 0) when the offsets do not fit 32
  * bits, nnz is not the count of nonzeros, or memory runs out.  features_csr.c. */

@@ -288,15 +288,23 @@ static bool alt_reads(const BgPlan *p, int b, bool sparse_only) {
     return false;
 }
 
-/* The floats in src (len bytes) that are not +-0 (a NaN counts as nonzero). */
+/* Does a launch without an alternative, with a sparse variant in the cubin (a bin's of the
+ * features: plan.h BG_PLAN_SPARSE_ROW_TPR), read buffer b as its features? */
+static bool row_csr_reads(const BgPlan *p, const BgCUfunction *sparse_fn, int b) {
+    for (int i = 0; sparse_fn && i < p->nlaunches; i++)
+        if (!p->launches[i].alt && sparse_fn[i] && p->launches[i].nargs > 1 && p->launches[i].args[1] == b) return true;
+    return false;
+}
+
+/* The floats in src (len bytes) other than +0 (a -0 and a NaN count: plan.h bg_features_csr). */
 static uint64_t nonzero_count(const void *src, size_t len) {
-    const float *x = src;
+    const uint32_t *x = src;
     uint64_t nz = 0;
-    for (size_t i = 0, n = len / sizeof(float); i < n; i++) nz += x[i] != 0.0f;
+    for (size_t i = 0, n = len / sizeof(float); i < n; i++) nz += x[i] != 0u;
     return nz;
 }
 
-/* Features x [rows][width] (host, nnz of them not +-0: nonzero_count) as the CSR block of the
+/* Features x [rows][width] (host, nnz of them other than +0: nonzero_count) as the CSR block of the
  * sparse variants (plan.h bg_features_csr) on the device in *out.  *out = 0 when the offsets do
  * not fit 32 bits (the other kernels run). */
 static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, uint64_t nnz, BgCUdeviceptr *out,
@@ -354,7 +362,7 @@ static bool choose_blocks(const BgPlan *p, const BgGraph *gr, BgGpuRun *r, BgDia
     return true;
 }
 
-bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
+bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, const BgBoundLeaves *bd,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d) {
     double *density = NULL; /* per buffer: the nonzero fraction of an uploaded INPUT */
     memset(out, 0, sizeof *out);
@@ -449,7 +457,8 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
             goto fail;
         }
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
-        if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 && alt_reads(p, b, false)) {
+        if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 &&
+            (alt_reads(p, b, false) || row_csr_reads(p, sparse_fn, b))) {
             const uint64_t nnz = nonzero_count(src, len);
             density[b] = len ? (double)nnz / (double)(len / sizeof(float)) : 0.0;
             /* sparse features (or BGNN_FEATURES_KERNEL=sparse): their CSR for the sparse variants */
@@ -468,7 +477,13 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *bd,
     out->use_sparse = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->use_sparse);
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
-        if (!l->alt) continue;
+        if (!l->alt) { /* a bin's sparse variant: at most BG_PLAN_ROW_CSR_MAX_DENSITY nonzero */
+            const int b = l->nargs > 1 ? l->args[1] : 0;
+            out->use_sparse[i] = sparse_fn && sparse_fn[i] && l->nargs > 1 && out->csr[b] &&
+                                 (out->features_kernel == 3 ||
+                                  (out->features_kernel == 0 && density[b] <= BG_PLAN_ROW_CSR_MAX_DENSITY));
+            continue;
+        }
         int b = l->args[1];
         if (out->features_kernel == 3 && out->borrowed[b]) {
             bg_diag_error(d, BG_E_OPTION,
@@ -520,7 +535,7 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
     ok = ok && bg_leaves_bind(spec, n, graph, features, weights, wmem, bd.adj, bd.val, d);
     bg_tensor_free(&placeholder);
     if (ok) {
-        ok = bg_gpu_run_alloc(g, p, &bd, features_dev, out, oom, d);
+        ok = bg_gpu_run_alloc(g, p, gm->sparse_fn, &bd, features_dev, out, oom, d);
         if (ok && !launch_prep(g, gm, out, d)) {
             bg_gpu_run_free(g, out);
             ok = false;
@@ -797,7 +812,9 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_fb_csr_lanes(gm->plan->bufs[L->args[0]].cols) : L->threads_per_row;
+    const int64_t tpr = alt      ? L->alt_tpr
+                        : sparse ? (L->alt ? bg_plan_fb_csr_lanes(gm->plan->bufs[L->args[0]].cols) : BG_PLAN_SPARSE_ROW_TPR)
+                                 : L->threads_per_row;
     int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * tpr;
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;

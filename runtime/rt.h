@@ -56,7 +56,7 @@ typedef struct BgGpuModel {
     BgCUfunction *fn;     /* per launch */
     BgCUfunction *alt_fn; /* per launch: its alternative kernel (plan.h BgPlanLaunch.alt), or NULL */
     BgCUfunction *sparse_fn; /* per launch: its sparse variant (plan.h), or NULL (none, or a cubin
-                                from before variants existed) */
+                                from before variants existed); args[1] is the features it reads */
     BgCUfunction fused_fn;   /* the one-kernel form (plan->fused), else NULL */
     int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
                                 SMs); 0 when it cannot be launched cooperatively here */
@@ -163,8 +163,9 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
 void bg_gpu_run_set_input(BgGpu *g, const BgPlan *p, BgGpuRun *r, BgCUdeviceptr dptr);
 /* The device pointer of the plan's (first) INPUT buffer, 0 when none.  exec_input.c. */
 BgCUdeviceptr bg_gpu_run_input_ptr(const BgPlan *p, const BgGpuRun *r);
-/* Allocates and uploads with the leaves already bound. */
-bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgBoundLeaves *b,
+/* Allocates and uploads with the leaves already bound; sparse_fn (per launch, or NULL): the
+ * sparse variants the cubin has (BgGpuModel.sparse_fn), whose launches get the features' CSR. */
+bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, const BgBoundLeaves *b,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d);
 /* Enqueues every launch on stream (NULL = the legacy default stream). */
 bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,

@@ -23,6 +23,46 @@ __device__ __forceinline__ void bin(long long rows, u32 *y, const void *xp, Epi 
         store_all<'B', C>(rows, y, [&](long long r, long long c) { return get_bit((const u32 *)xp + r * words_of(C), c); });
 }
 
+// bin_csr: bin's result for F input features held as CSR (plan.h bg_features_csr: u32
+// rowptr[rows + 1], u32 col[nnz], float val[nnz], ...; every value other than +0, -0 kept), the
+// sparse variant of a bin of the features (BgPlanLaunch: kernel + BG_PLAN_SPARSE_SUFFIX).  EPI
+// may not depend on the row (EpEnd, EpThr).  Each block first makes the words of a row of +0s
+// (zw: ep_bit of +0 for every column, by ballots); a warp then takes a row: its image starts as
+// zw, and each stored entry (c, v), one a lane, flips bit c where ep_bit(v) differs from the +0
+// bit (distinct columns, so the flips commute), then the row's words are stored.  The same
+// bits as bin over the dense features, without reading their zeros.  A warp a row (the
+// runtime's 32 threads a row; any grid is correct); at most BIN_CSR_WORDS_MAX words a row.
+constexpr long long BIN_CSR_WORDS_MAX = 128;
+template <long long C, class Epi = EpEnd>
+__device__ __forceinline__ void bin_csr(long long rows, u32 *y, const u32 *csr, Epi epi = Epi()) {
+    constexpr long long CW = words_of(C);
+    static_assert(CW >= 1 && CW <= BIN_CSR_WORDS_MAX, "bin_csr: 1 to BIN_CSR_WORDS_MAX words a row");
+    __shared__ u32 zw[CW];
+    __shared__ u32 img[32][CW]; // a row image per warp (blocks of up to 1024 threads)
+    const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
+    for (long long w = warp; w < CW; w += (long long)(blockDim.x >> 5)) {
+        const long long c = w * 32 + lane;
+        const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, 0, c, 0.0f) != 0u);
+        if (lane == 0) zw[w] = word;
+    }
+    __syncthreads();
+    const u32 *col = csr + rows + 1;
+    const float *val = (const float *)(col + csr[rows]);
+    u32 *im = img[warp];
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        for (long long w = lane; w < CW; w += 32) im[w] = zw[w];
+        __syncwarp();
+        for (u32 p = csr[r] + (u32)lane; p < csr[r + 1]; p += 32) {
+            const u32 c = col[p];
+            const u32 bit = ep_bit(epi, r, c, val[p]) != 0u ? 1u : 0u;
+            if (bit != ((zw[c >> 5] >> (c & 31u)) & 1u)) atomicXor(&im[c >> 5], 1u << (c & 31u));
+        }
+        __syncwarp();
+        for (long long w = lane; w < CW; w += 32) y[r * CW + w] = im[w];
+        __syncwarp(); // the image is read before the next row's copy of zw overwrites it
+    }
+}
+
 // Which operand holds output column c of a concat of widths Cs..., and its column there.
 template <long long... Cs>
 __device__ __forceinline__ int concat_find(long long c, long long *col) {

@@ -4,16 +4,17 @@
 // The runtime builds the CSR when it uploads sparse features (runtime/exec.c, plan.h
 // BgPlanLaunch.alt) and passes it in place of the dense features:
 //     u32 rowptr[rows + 1]; u32 col[nnz]; float val[nnz]; u32 order[rows]   (nnz = rowptr[rows])
-// one block of memory, the columns of a row ascending, every value not +-0 (a NaN is kept);
+// one block of memory, the columns of a row ascending, every value other than +0 (-0 and NaN kept);
 // order lists the rows by their nonzeros, most first (ties by index).
 //
 // y[r,o] = sum over k ascending from +0.0f of v(w[k,o]) * x'[r,k], x' = pro(k, x[r,k]), the
-// terms with x' = +-0 skipped: bmm_fb_rows' order and rule.  The zeros the CSR leaves out give
-// x' = pro(k, +-0), which is +-0 (skipped there too) for ProNone, and for ProScl unless s[k] is
+// terms with x' = +-0 skipped: bmm_fb_rows' order and rule.  The +0s the CSR leaves out give
+// x' = pro(k, +0), which is +-0 (skipped there too) for ProNone, and for ProScl unless s[k] is
 // infinite or NaN: then x' is NaN, the row kernel adds it and its sums end NaN.  So each block
 // first looks for such columns (a scan of s, almost always empty); when there are some, a row
 // lacking any of them in its CSR gets NaN sums (the GPU's NaN, the one the row kernel's adds
-// give) before its epilogue.
+// give) before its epilogue.  A -0 the CSR keeps is a term like any other (x' = +-0 or NaN, as
+// in the row kernel).
 //
 // Work: G lanes a row (G = 2..32 by M: plan.c bg_plan_fb_csr_lanes, about 8 outputs a lane), so
 // a warp holds 32 / G rows; warps grid-stride over those row sets.  Lane g of a row's group owns

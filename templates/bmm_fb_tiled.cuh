@@ -75,8 +75,37 @@ __device__ __forceinline__ void fbt_step(float (&acc)[4][4], const float (&xv)[4
     }
 }
 
+// The 4 k of one float4 step: x values a[h], weights wv[j].
+template <int JN, int NR>
+__device__ __forceinline__ void fbt_step4(float (&acc)[4][4], const float4 (&a)[NR], const float4 (&wv)[JN]) {
+    float v[4];
+#pragma unroll
+    for (int h = 0; h < NR; h++) v[h] = a[h].x;
+    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].x; });
+#pragma unroll
+    for (int h = 0; h < NR; h++) v[h] = a[h].y;
+    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].y; });
+#pragma unroll
+    for (int h = 0; h < NR; h++) v[h] = a[h].z;
+    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].z; });
+#pragma unroll
+    for (int h = 0; h < NR; h++) v[h] = a[h].w;
+    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].w; });
+}
+
+// Reads the float4 step at k: rows xr[h], outputs w[j].
+template <int JN, int NR>
+__device__ __forceinline__ void fbt_load4(float4 (&a)[NR], float4 (&wv)[JN], const float *const (&xr)[4],
+                                          const float *const (&w)[JN], int k) {
+#pragma unroll
+    for (int h = 0; h < NR; h++) a[h] = *(const float4 *)&xr[h][k];
+#pragma unroll
+    for (int j = 0; j < JN; j++) wv[j] = *(const float4 *)&w[j][k];
+}
+
 // One staged chunk (kn real k) for one thread: its NR rows xr[h] (1, 2 or 4), outputs w[j].
-// The operands of the next 4 k are read from shared memory while the fmas of these 4 run.
+// The operands of the next 4 k are read from shared memory while the fmas of these 4 run; the
+// loop takes 8 k a turn with two register buffers in turn (no register copies between steps).
 template <int JN, int NR>
 __device__ __forceinline__ void fbt_chunk(int kn, const float *const (&xr)[4],
                                           const float (*ws)[FBT_KC + FBT_PAD], const int (&oo)[JN],
@@ -84,40 +113,19 @@ __device__ __forceinline__ void fbt_chunk(int kn, const float *const (&xr)[4],
     const float *w[JN];
 #pragma unroll
     for (int j = 0; j < JN; j++) w[j] = ws[oo[j]];
-    const int k4 = kn & ~3;
-    if (k4 > 0) {
-        float4 a[NR], wv[JN];
-#pragma unroll
-        for (int h = 0; h < NR; h++) a[h] = *(const float4 *)&xr[h][0];
-#pragma unroll
-        for (int j = 0; j < JN; j++) wv[j] = *(const float4 *)&w[j][0];
-        for (int k = 0; k < k4; k += 4) {
-            const int kx = k + 4 < k4 ? k + 4 : k; // the next step (the last one re-reads its own)
-            float4 na[NR], nw[JN];
-#pragma unroll
-            for (int h = 0; h < NR; h++) na[h] = *(const float4 *)&xr[h][kx];
-#pragma unroll
-            for (int j = 0; j < JN; j++) nw[j] = *(const float4 *)&w[j][kx];
-            float v[4];
-#pragma unroll
-            for (int h = 0; h < NR; h++) v[h] = a[h].x;
-            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].x; });
-#pragma unroll
-            for (int h = 0; h < NR; h++) v[h] = a[h].y;
-            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].y; });
-#pragma unroll
-            for (int h = 0; h < NR; h++) v[h] = a[h].z;
-            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].z; });
-#pragma unroll
-            for (int h = 0; h < NR; h++) v[h] = a[h].w;
-            fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].w; });
-#pragma unroll
-            for (int h = 0; h < NR; h++) a[h] = na[h];
-#pragma unroll
-            for (int j = 0; j < JN; j++) wv[j] = nw[j];
-        }
+    const int k4 = kn & ~3, k8 = kn & ~7;
+    float4 a0[NR], w0[JN], a1[NR], w1[JN];
+    if (k4 > 0) fbt_load4<JN, NR>(a0, w0, xr, w, 0);
+#pragma unroll 1
+    for (int k = 0; k < k8; k += 8) {
+        fbt_load4<JN, NR>(a1, w1, xr, w, k + 4);
+        fbt_step4<JN, NR>(acc, a0, w0);
+        if (k + 8 < k4) fbt_load4<JN, NR>(a0, w0, xr, w, k + 8);
+        fbt_step4<JN, NR>(acc, a1, w1);
     }
-    for (int k = k4; k < kn; k++) { // the real tail only: no padding term is ever added
+    if (k8 < k4) fbt_step4<JN, NR>(acc, a0, w0); // an odd float4 step (loaded above)
+#pragma unroll 1
+    for (int k = k4; k < kn; k++) { // the real tail only (under 4 k): no padding term is ever added
         float v[4];
 #pragma unroll
         for (int h = 0; h < NR; h++) v[h] = xr[h][k];

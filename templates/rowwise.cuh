@@ -34,19 +34,59 @@ __device__ __forceinline__ double warp_seq_sum(int lane, T term, Map map) {
     return s;
 }
 
+// Rows of at most LANES_REGS_MAX columns keep a lane's terms in registers (ceil(C / 32) floats):
+// they are all requested before the first add, so a row costs one memory round trip, not one
+// per unrolled batch of the loop (the kernels of these sums are one wave of warps on small
+// graphs, so each warp's latency is the kernel's time).
+constexpr long long LANES_REGS_MAX = 2048;
+
+// Lane l's float64 sum (from +0) of map(v[i]) for its columns c = l + 32 i < C, in i order,
+// then the warp's butterfly: warp_lanes_sum's order over terms already in registers.
+template <long long C, class Map>
+__device__ __forceinline__ double warp_lanes_sum_regs(int lane, const float (&v)[(C + 31) / 32], Map map) {
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < (int)((C + 31) / 32); i++)
+        if (lane + 32LL * i < C) s = dadd(s, map(v[i]));
+#pragma unroll
+    for (int h = 16; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
+    return s;
+}
+
+// Lane l's terms term(c), c = l + 32 i < C, into registers (0 past the row's end).
+template <long long C, class T>
+__device__ __forceinline__ void warp_lanes_load(int lane, float (&v)[(C + 31) / 32], T term) {
+#pragma unroll
+    for (int i = 0; i < (int)((C + 31) / 32); i++) {
+        const long long c = lane + 32LL * i;
+        v[i] = c < C ? term(c) : 0.0f;
+    }
+}
+
 // The float64 sum of map(term(c)) over c = 0..C-1 in the order lanes(L) (docs/semantics.md,
 // section 2): lane l sums c = l, l + L, ... from +0 (loads coalesced, L dependent chains
 // instead of one), then the warp's butterfly adds lane i + h into lane i for h = L/2, ..., 1
 // (every lane ends with the same sum, bit for bit: IEEE addition commutes).  L = 32, a warp
-// (base.h bg_fp_lanes_ok).
+// (base.h bg_fp_lanes_ok).  Rows up to LANES_REGS_MAX columns load every term first.
 template <long long C, int L, class T, class Map>
-__device__ __forceinline__ double warp_lanes_sum(int lane, T term, Map map) {
+__device__ __forceinline__ double warp_lanes_sum_loop(int lane, T term, Map map) {
     static_assert(L == 32, "lanes: a warp's 32");
     double s = 0.0;
     for (long long c = lane; c < C; c += L) s = dadd(s, map(term(c)));
 #pragma unroll
     for (int h = L / 2; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
     return s;
+}
+template <long long C, int L, class T, class Map>
+__device__ __forceinline__ double warp_lanes_sum(int lane, T term, Map map) {
+    static_assert(L == 32, "lanes: a warp's 32");
+    if constexpr (C > 0 && C <= LANES_REGS_MAX) {
+        float v[(C + 31) / 32];
+        warp_lanes_load<C>(lane, v, term);
+        return warp_lanes_sum_regs<C>(lane, v, map);
+    } else {
+        return warp_lanes_sum_loop<C, L>(lane, term, map);
+    }
 }
 
 // A row's float64 sum in its recorded order: lanes(L) when L > 0, else seq.
@@ -100,7 +140,9 @@ __device__ __forceinline__ void absmean(long long rows, float *y, const float *x
 // standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64, both
 // sums in the order lanes(L) (seq when L = 0); y = fl((x - mu) / (sd + eps)).  One warp per
 // row (32 threads a row): both sums by warp_row_sum, then the lanes write 32 consecutive
-// columns at a time.
+// columns at a time.  In lanes(32) order rows of 2 to LANES_REGS_MAX columns are read once
+// into registers for both sums (the outputs read the row again, from the cache: the unrolled
+// divisions from registers took 122 registers a thread); the same operations in the same order.
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
@@ -108,15 +150,27 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
         const auto xc = [&](long long c) { return xr[c]; };
-        const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
-        const double mu = C ? ddiv(sum, (double)C) : 0.0;
-        const double ss = warp_row_sum<C, L>(lane, xc, [&](float v) {
-            const double dv = dsub((double)v, mu);
-            return dmul(dv, dv);
-        });
-        const double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
-        const double den = dadd(sd, eps);
-        for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+        if constexpr (L == 32 && C > 1 && C <= LANES_REGS_MAX) { // both sums from registers
+            float v[(C + 31) / 32];
+            warp_lanes_load<C>(lane, v, xc);
+            const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
+            const double ss = warp_lanes_sum_regs<C>(lane, v, [&](float t) {
+                const double dv = dsub((double)t, mu);
+                return dmul(dv, dv);
+            });
+            const double den = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
+            for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+        } else {
+            const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
+            const double mu = C ? ddiv(sum, (double)C) : 0.0;
+            const double ss = warp_row_sum<C, L>(lane, xc, [&](float v) {
+                const double dv = dsub((double)v, mu);
+                return dmul(dv, dv);
+            });
+            const double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
+            const double den = dadd(sd, eps);
+            for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+        }
     }
 }
 

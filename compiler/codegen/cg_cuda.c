@@ -537,6 +537,19 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
 /* The alternative of a bmm of the input features (plan.h, BgPlanLaunch.alt): the tiled FB
  * kernel with the launch's column-scale prologue (BN mode 5) or none and its epilogue, the
  * same seq order as bmm_fb_rows (zero terms added instead of skipped: the same bits). */
+/* The launch bounds' minimum of resident blocks for launch l's kernel (alt as below): 2 for a
+ * kernel that is the tiled FB product alone without split-k (its dense alternative, or the
+ * launch itself): its inner loop fits 128 registers, and 16 warps an SM hide the shared-memory
+ * reads that 8 do not; 0 (no minimum) for everything else, split-k's partial sums included. */
+static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int alt) {
+    if (l->block_size != 256 || alt == 2) return 0;
+    if (alt == 1) return 2;
+    const BgInst *in = &m->insts[l->inst];
+    if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
+    if (!bg_plan_bmm_fb_tiled(in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
+    return bg_inst_fp(m, in).kind == BG_FP_SPLITK ? 0 : 2;
+}
+
 static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
     const BgType *t0 = &m->insts[in->args[0]].type;
@@ -558,9 +571,17 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 
 /* The sparse variant of a bmm of the input features (plan.h, BgPlanLaunch.alt): the row
  * kernel's call over the features as CSR (templates/bmm_fb_csr.cuh), whose block the runtime
- * passes in place of the dense features. */
+ * passes in place of the dense features.  A bin's of the features (bg_plan_row_csr): bin_csr
+ * (bin_ops.cuh), a warp a row. */
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
+    const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
+    if (in->op == BG_OP_BIN) {
+        char *sa = step_args(m, in, l, nm, false);
+        bg_emit_line(e, "bgnn::bin_csr<%lld>(rows, %s, (const unsigned *)%s%s);", kc, nm[0], nm[1], sa);
+        free(sa);
+        return true;
+    }
     char *sa = step_args(m, in, l, nm, true);
     const long long cols = (long long)bg_cg_kcols(in->type);
     bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
@@ -733,13 +754,17 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         else snprintf(rows, sizeof rows, "%lld", (long long)l->rows.value);
         bg_emit_line(&e, "// launch %d: rows %s, %d threads per row, block %d", i, rows,
                      l->threads_per_row, l->block_size);
-        /* the launch's kernel, then its alternative and its sparse variant (plan.h) */
-        for (int alt = 0; alt < (l->alt ? 3 : 1) && ok; alt++) {
+        /* the launch's kernel, then its alternative and its sparse variant (plan.h): an alt
+         * launch has both, a bin of the features (bg_plan_row_csr) the variant */
+        const bool row_csr = !l->alt && bg_plan_row_csr(m, in) && bg_plan_launch_row_csr(p, l);
+        for (int alt = 0; alt < 3 && ok; alt++) {
+            if ((alt == 1 && !l->alt) || (alt == 2 && !l->alt && !row_csr)) continue;
             if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
             if (alt == 2)
                 bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %lld threads per row", i,
-                             (long long)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols));
+                             row_csr ? (long long)BG_PLAN_SPARSE_ROW_TPR
+                                     : (long long)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols));
             BgNames names;
             bg_names_init(&names, a);
             bg_names_unique(&names, "n");
@@ -747,8 +772,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             bg_names_unique(&names, "rows");
             bg_names_unique(&names, "xs");
             const char *nm[BG_PLAN_MAX_ARGS];
-            bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%d) %s%s(long long n, long long ngraphs",
-                           l->block_size, alt == 1 ? l->alt : l->kernel, alt == 2 ? BG_PLAN_SPARSE_SUFFIX : "");
+            const int minb = kernel_min_blocks(m, p, l, alt);
+            char bounds[32];
+            snprintf(bounds, sizeof bounds, minb ? "%d, %d" : "%d", l->block_size, minb);
+            bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%s) %s%s(long long n, long long ngraphs",
+                           bounds, alt == 1 ? l->alt : l->kernel, alt == 2 ? BG_PLAN_SPARSE_SUFFIX : "");
             for (int k = 0; k < l->nargs; k++) {
                 nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
                 const BgPlanBuf *b = &p->bufs[l->args[k]];

@@ -25,6 +25,11 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
  * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
  * or sym adjacency, or fused steps). */
 bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in);
+/* Whether a bin reads the model's input features (args[0] an f32 INPUT) in a form whose sparse
+ * variant over their CSR exists (plan.h BG_PLAN_SPARSE_ROW_TPR; templates/bin_ops.cuh bin_csr:
+ * no step or a threshold, at most BG_PLAN_ROW_CSR_MAX_COLS columns).  The code generator then
+ * emits that variant (its launch also passes bg_plan_launch_row_csr). */
+bool bg_plan_row_csr(const BgModule *m, const BgInst *in);
 /* Whether a BMM instruction runs the row kernel of the input features
  * (templates/bmm_fb_rows.cuh: a bmm.FB* of an INPUT, seq order, a warp a row, zero features
  * skipped; bg_bmm_reads_input).  It comes before the tiled kernel's check. */

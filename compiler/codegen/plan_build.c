@@ -42,6 +42,15 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
            (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
 }
 
+bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {
+    if (in->nargs < 1 || in->args[0] == BG_NONE || (int)in->args[0] >= m->ninsts) return false;
+    const BgInst *x = &m->insts[in->args[0]];
+    if (x->op != BG_OP_INPUT || x->type.kind != BG_TY_F32 || x->type.rank != 2 || x->type.dim[1] < 1) return false;
+    /* no step, or the threshold compare of fold-threshold */
+    return in->op == BG_OP_BIN && x->type.dim[1] <= BG_PLAN_ROW_CSR_MAX_COLS && in->npro == 0 &&
+           (in->nsteps == 0 || (in->nsteps == 1 && in->steps[0].kind == BG_STEP_THRESHOLD));
+}
+
 bool bg_plan_bmm_fb_rows(const BgModule *m, const BgInst *in, bool weight_transposed) {
     /* the features themselves in seq order (fp-order gives them seq): templates/bmm_fb_rows.cuh */
     return bg_bmm_reads_input(m, in) && !weight_transposed && bg_inst_fp(m, in).kind == BG_FP_SEQ &&

@@ -253,6 +253,13 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     o = emit(md, b, "ep_bmm_fold", "bmm.FBB(batchnorm(X, mu, var), Wb)", BG_OP_BMM, "FBB");
     snprintf(o->key, sizeof o->key, "bmm.FBB +folded batchnorm");
     o->fused = true;
+    /* absmean of the input itself, plain and with split-batchnorm's prologue: with a bin of X
+     * these have a sparse variant over the features' CSR (bin_csr, absmean_csr) */
+    o = emit(md, b, "am_x", "absmean(X)", BG_OP_ABSMEAN, "");
+    snprintf(o->key, sizeof o->key, "absmean of X");
+    o = emit(md, b, "am_bn", "absmean(batchnorm(X, mu, var))", BG_OP_ABSMEAN, "");
+    snprintf(o->key, sizeof o->key, "absmean of X +batchnorm");
+    o->fused = true;
     o = emit(md, b, "ep_bmm_BBB", "add.FFB(bmm.BBF(xb, Wb), bm)", BG_OP_BMM, "BBB");
     snprintf(o->key, sizeof o->key, "bmm.BBB +bias");
     o->fused = true;

@@ -298,6 +298,24 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     CHECK_STR_CONTAINS(cu, "bgnn_manifest_len");
     CHECK_STR_CONTAINS(cu, p->launches[0].kernel);
     free(cu2);
+    /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
+     * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin of the features), so no
+     * lookup fails; the bin's exactly when it reads the features (gcn_full's first layer). */
+    int row_csr = 0;
+    for (int i = 0; cu && i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        char sym[256];
+        snprintf(sym, sizeof sym, "void __launch_bounds__(256) %s%s(", l->kernel, BG_PLAN_SPARSE_SUFFIX);
+        const bool emitted = strstr(cu, sym) != NULL;
+        const bool looked_up = l->alt || bg_plan_launch_row_csr(p, l);
+        if (emitted != looked_up) fprintf(stderr, "%s: launch %d (%s): sparse variant emitted %d, looked up %d\n", file, i,
+                                          l->kernel, emitted, looked_up);
+        CHECK(emitted == looked_up);
+        row_csr += !l->alt && emitted;
+        if (!l->alt && emitted) CHECK(strcmp(l->op, "bin") == 0 && p->bufs[l->args[1]].role == BG_ROLE_INPUT);
+    }
+    if (strcmp(file, "gcn_full.bgnn") == 0 || strcmp(file, "gcn_bin_layers.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
+    if (strcmp(file, "sage_bin.bgnn") == 0) CHECK_EQ_INT(row_csr, 0); /* its bins read standardize's output */
     CHECK(bg_codegen_cuda(m, "sm_5", &d) == NULL && has_code(&d, BG_E_ARCH));
 
     if (nv && cu) {
