@@ -3,8 +3,21 @@
  * runtime when it uploads features with few nonzeros, and by the tests that check its layout. */
 #include "plan.h"
 
-#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Whether the block stores v: every value but +0 (its bits all zero). */
+static bool stored(float v) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u != 0u;
+}
+
+uint64_t bg_features_csr_nnz(const float *x, size_t n) {
+    uint64_t nz = 0;
+    for (size_t i = 0; i < n; i++) nz += stored(x[i]);
+    return nz;
+}
 
 uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words) {
     *words = 0;
@@ -26,7 +39,7 @@ uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t 
         h[r] = e;
         for (int64_t k = 0; k < width; k++) {
             const float v = x[r * width + k];
-            if (v == 0.0f && !signbit(v)) continue; /* +0 only: -0 is kept (bin_csr) */
+            if (!stored(v)) continue; /* +0 only: -0 is kept (bin_csr) */
             if (e == nnz) { /* more nonzeros than the caller counted */
                 free(h);
                 free(start);

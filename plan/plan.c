@@ -155,6 +155,11 @@ bool bg_arch_parse(const char *arch, int *sm) {
     return true;
 }
 
+int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {
+    if (l->alt) return (int)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols);
+    return bg_plan_launch_row_csr(p, l) ? BG_PLAN_SPARSE_ROW_TPR : 0;
+}
+
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {
     if (l->alt || !l->op || strcmp(l->op, "bin") != 0 || l->nargs < 2) return false;
     const BgPlanBuf *x = &p->bufs[l->args[1]], *y = &p->bufs[l->args[0]];

@@ -345,6 +345,11 @@ int64_t bg_plan_fb_csr_lanes(int64_t cols);
  * args[1] an F32 INPUT of at most BG_PLAN_ROW_CSR_MAX_COLS columns, args[0] its bits.  The
  * runtime looks for the kernel only then (plan.c). */
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
+/* The threads per row of launch l's sparse variant (kernel + BG_PLAN_SPARSE_SUFFIX, over the
+ * features' CSR in args[1]), 0 when it has none: an alt launch's bg_plan_fb_csr_lanes of its
+ * outputs, a bin's of the features (bg_plan_launch_row_csr) BG_PLAN_SPARSE_ROW_TPR.  The one
+ * place that says which launches have one (the runtime looks them up and launches them by it). */
+int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l);
 /* The CSR block of features x [rows][width] (row-major, nnz of them other than +0) that a
  * sparse variant reads in place of the dense features (templates/bmm_fb_csr.cuh, bin_ops.cuh
  * bin_csr): u32 rowptr[rows + 1], u32 col[nnz] (each row's
@@ -354,6 +359,8 @@ bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
  * with its length in 32-bit words in *words, or NULL (*words 0) when the offsets do not fit 32
  * bits, nnz is not the count of nonzeros, or memory runs out.  features_csr.c. */
 uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
+/* The values of x[0..n) that the CSR block stores: every one other than +0 (-0 and NaN count). */
+uint64_t bg_features_csr_nnz(const float *x, size_t n);
 /* Threads per row of the tensor-core BB product's launch (templates/bmm_bb_tc.cuh) for `cols`
  * outputs: about one 256-thread block per output tile of its TcShape (128 x 256 from cols >
  * 128, 256 x 128 from cols > 64, else 256 x 16 ceil(cols / 16)). */

@@ -296,15 +296,7 @@ static bool row_csr_reads(const BgPlan *p, const BgCUfunction *sparse_fn, int b)
     return false;
 }
 
-/* The floats in src (len bytes) other than +0 (a -0 and a NaN count: plan.h bg_features_csr). */
-static uint64_t nonzero_count(const void *src, size_t len) {
-    const uint32_t *x = src;
-    uint64_t nz = 0;
-    for (size_t i = 0, n = len / sizeof(float); i < n; i++) nz += x[i] != 0u;
-    return nz;
-}
-
-/* Features x [rows][width] (host, nnz of them other than +0: nonzero_count) as the CSR block of the
+/* Features x [rows][width] (host, nnz of them other than +0: bg_features_csr_nnz) as the CSR block of the
  * sparse variants (plan.h bg_features_csr) on the device in *out.  *out = 0 when the offsets do
  * not fit 32 bits (the other kernels run). */
 static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, uint64_t nnz, BgCUdeviceptr *out,
@@ -459,7 +451,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
         bool ok = bg_cuda_check(&g->cu, g->cu.cuMemcpyHtoD_v2(out->ptr[b], src, len), "cuMemcpyHtoD", d);
         if (ok && pb->role == BG_ROLE_INPUT && pb->kind == BG_BUF_F32 &&
             (alt_reads(p, b, false) || row_csr_reads(p, sparse_fn, b))) {
-            const uint64_t nnz = nonzero_count(src, len);
+            const uint64_t nnz = bg_features_csr_nnz(src, len / sizeof(float));
             density[b] = len ? (double)nnz / (double)(len / sizeof(float)) : 0.0;
             /* sparse features (or BGNN_FEATURES_KERNEL=sparse): their CSR for the sparse variants */
             if (out->features_kernel == 3 ||
@@ -812,9 +804,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    const int64_t tpr = alt      ? L->alt_tpr
-                        : sparse ? (L->alt ? bg_plan_fb_csr_lanes(gm->plan->bufs[L->args[0]].cols) : BG_PLAN_SPARSE_ROW_TPR)
-                                 : L->threads_per_row;
+    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr(gm->plan, L) : L->threads_per_row;
     int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * tpr;
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;

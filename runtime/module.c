@@ -147,9 +147,7 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
     out->alt_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->alt_fn);
     out->sparse_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->sparse_fn);
     for (int i = 0; i < p->nlaunches; i++) {
-        if (p->launches[i].alt || bg_plan_launch_row_csr(p, &p->launches[i])) {
-            /* its sparse variant, when the cubin has one (an alt launch's, or a bin's of the
-             * features: plan.h BG_PLAN_SPARSE_ROW_TPR) */
+        if (bg_plan_sparse_tpr(p, &p->launches[i]) > 0) { /* its sparse variant, when the cubin has one */
             size_t nlen = strlen(p->launches[i].kernel) + sizeof BG_PLAN_SPARSE_SUFFIX;
             char *sparse = bg_xcalloc(nlen, 1);
             snprintf(sparse, nlen, "%s%s", p->launches[i].kernel, BG_PLAN_SPARSE_SUFFIX);

@@ -75,22 +75,19 @@ __device__ __forceinline__ void fbt_step(float (&acc)[4][4], const float (&xv)[4
     }
 }
 
-// The 4 k of one float4 step: x values a[h], weights wv[j].
+// Component i (0..3, a constant once unrolled) of a float4.
+__device__ __forceinline__ float fbt_comp(const float4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+// The 4 k of one float4 step, in k order: x values a[h], weights wv[j].
 template <int JN, int NR>
 __device__ __forceinline__ void fbt_step4(float (&acc)[4][4], const float4 (&a)[NR], const float4 (&wv)[JN]) {
-    float v[4];
 #pragma unroll
-    for (int h = 0; h < NR; h++) v[h] = a[h].x;
-    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].x; });
+    for (int i = 0; i < 4; i++) {
+        float v[4];
 #pragma unroll
-    for (int h = 0; h < NR; h++) v[h] = a[h].y;
-    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].y; });
-#pragma unroll
-    for (int h = 0; h < NR; h++) v[h] = a[h].z;
-    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].z; });
-#pragma unroll
-    for (int h = 0; h < NR; h++) v[h] = a[h].w;
-    fbt_step<JN, NR>(acc, v, [&](int j) { return wv[j].w; });
+        for (int h = 0; h < NR; h++) v[h] = fbt_comp(a[h], i);
+        fbt_step<JN, NR>(acc, v, [&](int j) { return fbt_comp(wv[j], i); });
+    }
 }
 
 // Reads the float4 step at k: rows xr[h], outputs w[j].

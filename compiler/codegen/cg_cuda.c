@@ -534,9 +534,6 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     }
 }
 
-/* The alternative of a bmm of the input features (plan.h, BgPlanLaunch.alt): the tiled FB
- * kernel with the launch's column-scale prologue (BN mode 5) or none and its epilogue, the
- * same seq order as bmm_fb_rows (zero terms added instead of skipped: the same bits). */
 /* The launch bounds' minimum of resident blocks for launch l's kernel (alt as below): 2 for a
  * kernel that is the tiled FB product alone without split-k (its dense alternative, or the
  * launch itself): its inner loop fits 128 registers, and 16 warps an SM hide the shared-memory
@@ -550,6 +547,9 @@ static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLau
     return bg_inst_fp(m, in).kind == BG_FP_SPLITK ? 0 : 2;
 }
 
+/* The alternative of a bmm of the input features (plan.h, BgPlanLaunch.alt): the tiled FB
+ * kernel with the launch's column-scale prologue (BN mode 5) or none and its epilogue, the
+ * same seq order as bmm_fb_rows (zero terms added instead of skipped: the same bits). */
 static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
     const BgType *t0 = &m->insts[in->args[0]].type;
@@ -762,9 +762,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
             if (alt == 2)
-                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %lld threads per row", i,
-                             row_csr ? (long long)BG_PLAN_SPARSE_ROW_TPR
-                                     : (long long)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols));
+                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row", i,
+                             bg_plan_sparse_tpr(p, l));
             BgNames names;
             bg_names_init(&names, a);
             bg_names_unique(&names, "n");
