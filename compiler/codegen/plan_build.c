@@ -371,7 +371,10 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         arg(l, out);
         BgRef a0 = in->args[0];
         switch (in->op) {
-        case BG_OP_BIN:
+        case BG_OP_BIN: /* of F values a warp a row (bin_ops.cuh bin_rows); of bits one thread a bit */
+            arg(l, use_value(&c, a0));
+            l->threads_per_row = m->insts[a0].type.kind == BG_TY_F32 ? 32 : tpr_for(in->type.kind, cols);
+            break;
         case BG_OP_RELU:
             arg(l, use_value(&c, a0));
             l->threads_per_row = tpr_for(in->type.kind, cols);
