@@ -174,7 +174,9 @@ typedef struct BgAttrs {
  *              F activation, or a step of a THRESHOLD's chain)
  *   LOG_SOFTMAX -                                       log_softmax of the row (last step of a
  *              bspmm_mm's F result of at most BG_LSM_TAIL_MAX_COLS columns: fuse-log-softmax;
- *              the warp that holds the row applies it, docs/ir.md section 4.1) */
+ *              the warp that holds the row applies it, docs/ir.md section 4.1)
+ *   CENTER     rows f32[R], cols f32[C]                 v = fl(v - fl(rows[r] * cols[c]))
+ *              (fold-standardize-mm: a row mean times the weights' column sums) */
 typedef enum {
     BG_STEP_SCL,
     BG_STEP_ADD,
@@ -182,6 +184,7 @@ typedef enum {
     BG_STEP_THRESHOLD,
     BG_STEP_BATCHNORM,
     BG_STEP_LOG_SOFTMAX,
+    BG_STEP_CENTER,
     BG_STEP_COUNT
 } BgStepKind;
 

@@ -101,12 +101,12 @@ void bg_ir_replace_uses(BgModule *m, BgRef from, BgRef to) {
 /* ---- steps (bg.h, BgStep) ------------------------------------------------------------ */
 
 int bg_step_slots(BgStepKind k) {
-    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4, 0};
+    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4, 0, 2};
     return (unsigned)k < BG_STEP_COUNT ? slots[k] : 0;
 }
 
 const char *bg_step_name(BgStepKind k) {
-    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm", "log_softmax"};
+    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm", "log_softmax", "center"};
     return (unsigned)k < BG_STEP_COUNT ? names[k] : "?";
 }
 
@@ -200,7 +200,9 @@ static bool agg_reduces(const BgModule *m, const BgInst *in) {
     return m->insts[g].attrs.norm == BG_NORM_SYM;
 }
 
-bool bg_op_row_sum(BgOp op) { return op == BG_OP_ABSMEAN || op == BG_OP_STANDARDIZE || op == BG_OP_BIN_CENTER; }
+bool bg_op_row_sum(BgOp op) {
+    return op == BG_OP_ABSMEAN || op == BG_OP_ROW_MEAN || op == BG_OP_STANDARDIZE || op == BG_OP_BIN_CENTER;
+}
 
 BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in) {
     bool reduces = false;
@@ -210,6 +212,7 @@ BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in) {
     case BG_OP_BSPMM_MM: reduces = agg_reduces(m, in); break;
     case BG_OP_READOUT: reduces = in->attrs.reduce != BG_RED_MAX; break;
     case BG_OP_ABSMEAN:
+    case BG_OP_ROW_MEAN:
     case BG_OP_BN_SHIFT:
     case BG_OP_STANDARDIZE:
     case BG_OP_LOG_SOFTMAX:

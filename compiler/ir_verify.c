@@ -95,7 +95,8 @@ static void check_steps(V *v, int nbase) {
             continue;
         }
         if (chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_BATCHNORM && k != BG_STEP_RELU) { fail(v, "a chain takes scl, add, batchnorm and relu"); return; }
-        if (!chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_RELU && k != BG_STEP_THRESHOLD) { fail(v, mm ? "mm steps are scl, add, relu and threshold" : "an epilogue takes scl, add, relu and threshold"); return; }
+        if (!chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_RELU && k != BG_STEP_THRESHOLD &&
+            (k != BG_STEP_CENTER || mm)) { fail(v, mm ? "mm steps are scl, add, relu and threshold" : "an epilogue takes scl, add, relu, threshold and center"); return; }
         if (in->op == BG_OP_BIN && (k != BG_STEP_THRESHOLD || in->nsteps != 1)) { fail(v, "a bin's only step is a threshold"); return; }
         switch (k) {
         case BG_STEP_SCL:
@@ -120,6 +121,9 @@ static void check_steps(V *v, int nbase) {
                 fail(v, "batchnorm statistics must be f32[C]");
             break;
         case BG_STEP_RELU: break;
+        case BG_STEP_CENTER:
+            if (!is_vec(o[0], R) || !is_vec(o[1], C)) fail(v, "center's factors must be f32[R] and f32[C]");
+            break;
         default: fail(v, "invalid step"); break;
         }
     }
@@ -132,7 +136,7 @@ static void check_steps(V *v, int nbase) {
 
 /* The recorded float order (docs/semantics.md, section 2): only on a float reduction; fma
  * only on a bmm.FF*; split-k only on a bmm with a float reduction, split = ceil(K / chunk);
- * lanes only on the float64 row sums (absmean, standardize, bin.center), 32 of them. */
+ * lanes only on the float64 row sums (absmean, rowmean, standardize, bin.center), 32 of them. */
 static void check_fp(V *v) {
     const BgInst *in = &v->m->insts[v->i];
     BgFpOrder a = in->attrs.fp, fp = bg_inst_fp(v->m, in);
@@ -143,7 +147,7 @@ static void check_fp(V *v) {
     if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK && fp.kind != BG_FP_LANES) { fail(v, "invalid float order"); return; }
     if (fp.kind == BG_FP_LANES) {
         if (!bg_op_row_sum(in->op) || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
-            fail(v, "lanes(32) is for the row sums of absmean, standardize and bin.center only");
+            fail(v, "lanes(32) is for the row sums of absmean, rowmean, standardize and bin.center only");
         return;
     }
     bool bmm = in->op == BG_OP_BMM;
@@ -221,6 +225,14 @@ static void check_inst(V *v) {
     case BG_OP_ABSMEAN:
         if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_F32, 1) || t->dim[0] != a0->dim[0])
             fail(v, "absmean maps f32[R,C] to f32[R]");
+        break;
+    case BG_OP_ROW_MEAN:
+        if (!is_kind(a0, BG_TY_F32, 2) || !is_kind(t, BG_TY_F32, 1) || t->dim[0] != a0->dim[0])
+            fail(v, "rowmean maps f32[R,C] to f32[R]");
+        break;
+    case BG_OP_SIGN_SUM:
+        if (!is_kind(a0, BG_TY_B1, 2) || a0->dim[0] < 0 || a0->dim[1] < 0 || !is_vec(t, a0->dim[1]))
+            fail(v, "signsum maps b1[K,M] weights to f32[M]");
         break;
     case BG_OP_SCL: {
         const BgType *r = arg(v, 1), *c = arg(v, 2);

@@ -66,6 +66,7 @@ static bool run_steps(const BgInst *in, int s0, int s1, const BgTensor *vals, bo
         case BG_STEP_RELU: ok = bg_ref_relu(t, &u); break;
         case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(t, operand(in, a, vals), &u); break;
         case BG_STEP_LOG_SOFTMAX: ok = bg_ref_log_softmax(t, &u); break; /* the row tail, last */
+        case BG_STEP_CENTER: ok = bg_ref_center(t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
         default: ok = false; break;
         }
         bg_tensor_free(t);
@@ -194,6 +195,10 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
     }
     case BG_OP_ABSMEAN:
         return operand_ok(in, 0, vals, n, false) && bg_ref_absmean(operand(in, 0, vals), bg_inst_fp(m, in), y);
+    case BG_OP_ROW_MEAN:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_rowmean(operand(in, 0, vals), bg_inst_fp(m, in), y);
+    case BG_OP_SIGN_SUM:
+        return operand_ok(in, 0, vals, n, false) && bg_ref_signsum(operand(in, 0, vals), y);
     case BG_OP_BN_SCALE:
         return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, true) &&
                bg_ref_bn_scale(operand(in, 0, vals), operand(in, 1, vals), in->attrs.eps, y);

@@ -1,6 +1,7 @@
-/* ref_fold.c - the CPU reference of the folded-batchnorm parameters (fold-batchnorm-mm):
- * batchnorm.scale and batchnorm.shift, computed from parameters only (docs/semantics.md,
- * section 2.3).  Float operations and order are the ones templates/fold.cuh uses. */
+/* ref_fold.c - the CPU reference of the folds' own operations: batchnorm.scale and
+ * batchnorm.shift (fold-batchnorm-mm), signsum and the center step (fold-standardize-mm)
+ * (docs/semantics.md, section 2).  Float operations and order are the ones templates/fold.cuh
+ * and epilogue.cuh (EpCenter) use. */
 #include "ref_ops.h"
 
 #include <math.h>
@@ -45,5 +46,36 @@ bool bg_ref_bn_shift(const BgTensor *w, const BgTensor *mean, const BgTensor *sc
         }
         c[o] = acc;
     }
+    return true;
+}
+
+bool bg_ref_signsum(const BgTensor *w, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!w || w->dtype != BG_DT_B1 || w->rank != 2) return false;
+    int64_t k = w->dim[0], m = w->dim[1], wpr = (m + 31) / 32;
+    if (!bg_tensor_alloc(y, BG_DT_F32, 1, m, 0)) return false;
+    const uint32_t *ws = w->data;
+    float *s = y->data;
+    for (int64_t o = 0; o < m; o++) {
+        int64_t ones = 0;
+        for (int64_t i = 0; i < k; i++) ones += bg_bit_get(ws, wpr, i, o) ? 1 : 0;
+        s[o] = (float)(2 * ones - k);
+    }
+    return true;
+}
+
+bool bg_ref_center(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y) {
+    memset(y, 0, sizeof *y);
+    if (!x || x->dtype != BG_DT_F32 || x->rank != 2 || !vec_of(rows, x->dim[0]) || !vec_of(cols, x->dim[1]))
+        return false;
+    int64_t nr = x->dim[0], nc = x->dim[1];
+    if (!bg_tensor_alloc(y, BG_DT_F32, 2, nr, nc)) return false;
+    const float *xs = x->data, *rs = rows->data, *cs = cols->data;
+    float *ys = y->data;
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t c = 0; c < nc; c++) {
+            float p = rs[r] * cs[c];
+            ys[r * nc + c] = xs[r * nc + c] - p;
+        }
     return true;
 }

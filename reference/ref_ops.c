@@ -102,7 +102,9 @@ static double row_sum(const float *x, int64_t n, BgFpOrder fp, RowTerm t, double
     return p[0];
 }
 
-bool bg_ref_absmean(const BgTensor *x, BgFpOrder fp, BgTensor *y) {
+/* f32[R]: each row's mean of term(x) (absmean: |x|, rowmean: x), the float64 sum in order fp
+ * rounded once; C = 0 gives 0. */
+static bool row_means(const BgTensor *x, BgFpOrder fp, RowTerm term, BgTensor *y) {
     memset(y, 0, sizeof *y);
     if (!is_f32(x) || !is_rank2(x)) return false;
     int64_t rows = x->dim[0], cols = x->dim[1];
@@ -110,11 +112,16 @@ bool bg_ref_absmean(const BgTensor *x, BgFpOrder fp, BgTensor *y) {
     const float *xs = x->data;
     float *ys = y->data;
     for (int64_t r = 0; r < rows; r++) {
-        double s = row_sum(xs + r * cols, cols, fp, TERM_ABS, 0.0);
+        double s = row_sum(xs + r * cols, cols, fp, term, 0.0);
         ys[r] = cols ? (float)(s / (double)cols) : 0.0f;
     }
     return true;
 }
+
+bool bg_ref_absmean(const BgTensor *x, BgFpOrder fp, BgTensor *y) { return row_means(x, fp, TERM_ABS, y); }
+
+bool bg_ref_rowmean(const BgTensor *x, BgFpOrder fp, BgTensor *y) { return row_means(x, fp, TERM_X, y); }
+
 
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y) {
     memset(y, 0, sizeof *y);

@@ -21,12 +21,14 @@
  * bit (docs/semantics.md, the bit rule); every B output of every op uses the same rule.
  * A b1 input is copied. */
 bool bg_ref_bin(const BgTensor *x, BgTensor *y);
-/* The row sums of absmean, standardize and bin.center: float64, in the recorded order fp
+/* The row sums of absmean, rowmean, standardize and bin.center: float64, in the recorded order fp
  * (docs/semantics.md, section 2): seq (c ascending from +0) or lanes(L) (lane c mod L, each
  * seq from +0, the lanes combined by halves; L a power of two 2 .. 32, though the IR records
  * 32 only).  Any other kind or L is summed as seq. */
 /* absmean: f32[R] = fl(sum_c |x[r,c]| (float64, in order fp) / C); C = 0 gives 0. */
 bool bg_ref_absmean(const BgTensor *x, BgFpOrder fp, BgTensor *y);
+/* rowmean: f32[R] = fl(sum_c x[r,c] (float64, in order fp) / C); C = 0 gives 0. */
+bool bg_ref_rowmean(const BgTensor *x, BgFpOrder fp, BgTensor *y);
 /* scl: y[r,c] = fl(fl(x[r,c] * rows[r]) * cols[c]), a b1 x read as +-1; rows (f32[R]) / cols
  * (f32[C]) may be NULL.  y is f32. */
 bool bg_ref_scl(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
@@ -91,6 +93,12 @@ bool bg_ref_bn_scale(const BgTensor *var, const BgTensor *gamma, float eps, BgTe
  * f32[M]; w b1[K,M]. */
 bool bg_ref_bn_shift(const BgTensor *w, const BgTensor *mean, const BgTensor *scale, const BgTensor *beta,
                      BgTensor *y);
+/* signsum: s[o] = sum_k v(w[k,o]) of a b1 w[K,M], f32[M] (an integer of magnitude <= K:
+ * exact for K < 2^24, and rounded once above). */
+bool bg_ref_signsum(const BgTensor *w, BgTensor *y);
+/* center: y[r,c] = fl(x[r,c] - fl(rows[r] * cols[c])), x f32[R,C], rows f32[R], cols f32[C]
+ * (the step of fold-standardize-mm). */
+bool bg_ref_center(const BgTensor *x, const BgTensor *rows, const BgTensor *cols, BgTensor *y);
 /* The total-order key of a float32 (-0 < +0; -NaN below -inf, +NaN above +inf). */
 uint32_t bg_ref_key(float v);
 

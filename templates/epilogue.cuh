@@ -116,6 +116,16 @@ struct EpAdd { // add.FFF: fl(v + b[c]) or fl(v + b[r, c])
     __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
 };
 template <class N>
+struct EpCenter { // center (fold-standardize-mm): fl(v - fl(rf[r] * cf[c]))
+    static constexpr bool identity = false, lsm = N::lsm;
+    const float *rf, *cf;
+    N next;
+    __device__ __forceinline__ float val(long long r, long long c, float v) const {
+        return next.val(r, c, fsub(v, fmul(rf[r], cf[c])));
+    }
+    __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
+};
+template <class N>
 struct EpRelu { // relu: v > 0 ? v : +0
     static constexpr bool identity = false, lsm = N::lsm;
     N next;

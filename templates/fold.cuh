@@ -37,6 +37,18 @@ __device__ __forceinline__ void bn_shift(long long rows, float *y, const u32 *w,
     });
 }
 
+// signsum (fold-standardize-mm): y[o] = sum_k v(w[k,o]), f32[M] (rows = 1): the count of +1
+// bits, an exact integer, as 2 ones - K (rounded once, exact for K < 2^24, as the reference).
+template <long long K, long long M>
+__device__ __forceinline__ void sign_sum(long long rows, float *y, const u32 *w) {
+    constexpr long long MW = words_of(M);
+    store_all<'F', M>(rows, y, [&](long long, long long o) {
+        long long ones = 0;
+        for (long long k = 0; k < K; k++) ones += get_bit(w + k * MW, o) ? 1 : 0;
+        return (float)(2 * ones - K);
+    });
+}
+
 } // namespace bgnn
 
 #endif // BGNN_FOLD_CUH

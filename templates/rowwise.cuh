@@ -1,4 +1,4 @@
-// rowwise.cuh - per-row reductions (absmean, standardize, bin.center: one warp per row, the
+// rowwise.cuh - per-row reductions (absmean, rowmean, standardize, bin.center: one warp per row, the
 // float64 sums seq or lanes(L) as recorded; log_softmax: one thread per row, sequential) and
 // readout (one thread per (graph, feature), nodes of the graph in order).
 //
@@ -134,6 +134,54 @@ __device__ __forceinline__ void absmean(long long rows, float *y, const float *x
             const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
             if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
         }
+    }
+}
+
+// rowmean (fold-standardize-mm): y[r] = fl(sum_c x[r,c] (float64, order: lanes(L), or seq when
+// L = 0) / C); C = 0 gives 0.  One warp per row, as absmean.
+template <long long C, int L>
+__device__ __forceinline__ void rowmean(long long rows, float *y, const float *x) {
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        const float *xr = x + r * C;
+        const double s = warp_row_sum<C, L>(lane, [&](long long c) { return xr[c]; }, AsDouble{});
+        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+    }
+}
+
+// rowmean_csr: rowmean's result for F input features held as CSR (plan.h bg_features_csr: u32
+// rowptr[rows + 1], u32 col[nnz], float val[nnz], ...; every value other than +0), the sparse
+// variant of a rowmean of the features (BgPlanLaunch: kernel + BG_PLAN_SPARSE_SUFFIX).  A warp a
+// row takes 32 stored entries at a time, one a lane, and passes them round in column order by
+// shuffles: under lanes(32) lane l adds those of its columns (c % 32 == l), under seq every lane
+// adds all, then the butterfly of warp_lanes_sum.  The same float64 operations in the same order
+// as rowmean over the dense row, less the additions of +0, which change no sum that starts at
+// +0 (such a sum is never -0).  Every lane of the warp calls it; any grid is correct.
+template <long long C, int L>
+__device__ __forceinline__ void rowmean_csr(long long rows, float *y, const u32 *csr) {
+    static_assert(L == 0 || L == 32, "rowmean_csr: seq or lanes(32)");
+    const int lane = (int)(threadIdx.x & 31u);
+    const u32 *col = csr + rows + 1;
+    const float *val = (const float *)(col + csr[rows]);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        double s = 0.0;
+        const u32 b = csr[r], e = csr[r + 1];
+        for (u32 p0 = b; p0 < e; p0 += (e - p0 < 32u ? e - p0 : 32u)) {
+            const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
+            const bool mine = (u32)lane < n;
+            const u32 c = mine ? col[p0 + (u32)lane] : 0u;
+            const float v = mine ? val[p0 + (u32)lane] : 0.0f;
+            for (int j = 0; j < (int)n; j++) {
+                const u32 cj = __shfl_sync(0xffffffffu, c, j);
+                const float vj = __shfl_sync(0xffffffffu, v, j);
+                if (L == 0 || (int)(cj & 31u) == lane) s = dadd(s, (double)vj);
+            }
+        }
+        if constexpr (L > 0) {
+#pragma unroll
+            for (int h = L / 2; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
+        }
+        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
 

@@ -198,6 +198,12 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
             bg_sb_printf(&ty, chain ? "bgnn::ChRelu<" : "bgnn::EpRelu<");
             bg_sb_printf(&ini, "{");
             break;
+        case BG_STEP_CENTER: { /* never in a chain (ir_verify) */
+            const char *rf = slot_name(in, s, 0, nm, k), *cf = slot_name(in, s, 1, nm, k);
+            bg_sb_printf(&ty, "bgnn::EpCenter<");
+            bg_sb_printf(&ini, "{%s, %s, ", rf, cf);
+            break;
+        }
         case BG_STEP_BATCHNORM: {
             bool hg = in->args[a + 2] != BG_NONE, hb = in->args[a + 3] != BG_NONE;
             const char *mean = slot_name(in, s, 0, nm, k), *var = slot_name(in, s, 1, nm, k);
@@ -314,6 +320,13 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         free(pe);
         break;
     }
+    case BG_OP_ROW_MEAN:
+        bg_emit_line(e, "bgnn::rowmean<%lld, %d>(rows, %s, %s);", (long long)bg_cg_kcols(*t0), row_lanes(m, in), nm[0],
+                     nm[1]);
+        break;
+    case BG_OP_SIGN_SUM:
+        bg_emit_line(e, "bgnn::sign_sum<%lld, %lld>(rows, %s, %s);", (long long)t0->dim[0], (long long)C, nm[0], nm[1]);
+        break;
     case BG_OP_STANDARDIZE:
         bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", (long long)C,
                      f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in), nm[0], nm[1]);
@@ -487,7 +500,7 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     int first = bg_cg_step_first_arg(in, nargs);
     if (k >= first) { /* a fused step's operand (plan.c: after the op's own, none skipped) */
         static const char *const names[BG_STEP_COUNT][4] = {
-            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}, {""}};
+            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}, {""}, {"mu", "csum"}};
         for (int s = 0; s < in->nsteps; s++) {
             BgStepKind sk = (BgStepKind)in->steps[s].kind;
             for (int j = 0, a = bg_inst_step_arg(in, s); j < bg_step_slots(sk); j++)
@@ -498,6 +511,7 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     switch (in->op) {
     case BG_OP_BMM: return k == 1 ? "x" : "w";
     case BG_OP_BN_SCALE: return k == 1 ? "var" : "gamma";
+    case BG_OP_SIGN_SUM: return "w";
     case BG_OP_BN_SHIFT: {
         static const char *const names[] = {"y", "w", "mean", "scale", "beta"};
         return k < 5 ? names[k] : "x";
@@ -572,7 +586,7 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 /* The sparse variant of a bmm of the input features (plan.h, BgPlanLaunch.alt): the row
  * kernel's call over the features as CSR (templates/bmm_fb_csr.cuh), whose block the runtime
  * passes in place of the dense features.  A bin's of the features (bg_plan_row_csr): bin_csr
- * (bin_ops.cuh), a warp a row. */
+ * (bin_ops.cuh), a warp a row; a rowmean's: rowmean_csr (rowwise.cuh), a warp a row. */
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
@@ -580,6 +594,11 @@ static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
         char *sa = step_args(m, in, l, nm, false);
         bg_emit_line(e, "bgnn::bin_csr<%lld>(rows, %s, (const unsigned *)%s%s);", kc, nm[0], nm[1], sa);
         free(sa);
+        return true;
+    }
+    if (in->op == BG_OP_ROW_MEAN) {
+        bg_emit_line(e, "bgnn::rowmean_csr<%lld, %d>(rows, %s, (const unsigned *)%s);", kc, row_lanes(m, in), nm[0],
+                     nm[1]);
         return true;
     }
     char *sa = step_args(m, in, l, nm, true);
@@ -687,7 +706,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         case BG_OP_SCL: case BG_OP_ADD: case BG_OP_RELU: case BG_OP_BATCHNORM: fam[1] = true; break;
         case BG_OP_BMM: fam[2] = true; break;
         case BG_OP_ABSMEAN: case BG_OP_STANDARDIZE: case BG_OP_LOG_SOFTMAX: case BG_OP_READOUT: fam[3] = true; break;
-        case BG_OP_BIN_CENTER: fam[3] = true; break;
+        case BG_OP_BIN_CENTER: case BG_OP_ROW_MEAN: fam[3] = true; break;
         case BG_OP_BSPMM: fam[4] = true; break;
         case BG_OP_THRESHOLD: fam[5] = true; break;
         default: break;
@@ -698,7 +717,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     bool fb_tiled = false, bb_tc = false, fb_rows = false, fold = false;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgInst *in = &m->insts[p->launches[i].inst];
-        if (in->op == BG_OP_BN_SCALE || in->op == BG_OP_BN_SHIFT) fold = true;
+        if (in->op == BG_OP_BN_SCALE || in->op == BG_OP_BN_SHIFT || in->op == BG_OP_SIGN_SUM) fold = true;
         if (in->op != BG_OP_BMM) continue;
         const bool wt = p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T;
         if (bg_plan_bmm_fb_rows(m, in, wt)) fb_rows = true;

@@ -46,9 +46,10 @@ bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {
     if (in->nargs < 1 || in->args[0] == BG_NONE || (int)in->args[0] >= m->ninsts) return false;
     const BgInst *x = &m->insts[in->args[0]];
     if (x->op != BG_OP_INPUT || x->type.kind != BG_TY_F32 || x->type.rank != 2 || x->type.dim[1] < 1) return false;
-    /* no step, or the threshold compare of fold-threshold */
-    return in->op == BG_OP_BIN && x->type.dim[1] <= BG_PLAN_ROW_CSR_MAX_COLS && in->npro == 0 &&
-           (in->nsteps == 0 || (in->nsteps == 1 && in->steps[0].kind == BG_STEP_THRESHOLD));
+    if (x->type.dim[1] > BG_PLAN_ROW_CSR_MAX_COLS || in->npro) return false;
+    if (in->op == BG_OP_ROW_MEAN) return in->nsteps == 0;
+    /* a bin: no step, or the threshold compare of fold-threshold */
+    return in->op == BG_OP_BIN && (in->nsteps == 0 || (in->nsteps == 1 && in->steps[0].kind == BG_STEP_THRESHOLD));
 }
 
 bool bg_plan_bmm_fb_rows(const BgModule *m, const BgInst *in, bool weight_transposed) {
@@ -388,7 +389,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             /* its chain's operands follow (below); one thread per (row, channel) */
             l->threads_per_row = tpr_for(in->type.kind, cols);
             break;
-        case BG_OP_ABSMEAN: {
+        case BG_OP_ABSMEAN:
+        case BG_OP_ROW_MEAN: {
             /* one warp per row of x (the output f32[R] may be laid out as one row) */
             int64_t xc;
             kshape(m->insts[a0].type, &l->rows, &xc);
@@ -408,6 +410,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         case BG_OP_BATCHNORM:
         case BG_OP_BN_SCALE:
         case BG_OP_BN_SHIFT:
+        case BG_OP_SIGN_SUM:
         case BG_OP_CONCAT:
             for (int k = 0; k < in->nargs; k++)
                 if (in->args[k] != BG_NONE) arg(l, use_value(&c, in->args[k]));

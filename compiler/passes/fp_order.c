@@ -12,7 +12,7 @@
  *   bmm.FB*, K > 256   splitk(ceil(K/256) x 256): chunks of BG_FP_SPLIT_CHUNK k, each summed
  *                      from +0, the partials folded left to right (templates/bmm_fb_tiled.cuh
  *                      folds at its 64-k staging boundaries; matmul.cuh's generic path);
- *   absmean, standardize, bin.center over C > 32 columns
+ *   absmean, rowmean, standardize, bin.center over C > 32 columns
  *                      lanes(32): the float64 row sums of a warp's 32 lanes, each over every
  *                      32nd column, combined by the warp's butterfly (templates/rowwise.cuh);
  *                      in seq a row is one dependent chain of C adds (and as many shuffles);

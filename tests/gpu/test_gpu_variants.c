@@ -253,6 +253,11 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     o = emit(md, b, "ep_bmm_fold", "bmm.FBB(batchnorm(X, mu, var), Wb)", BG_OP_BMM, "FBB");
     snprintf(o->key, sizeof o->key, "bmm.FBB +folded batchnorm");
     o->fused = true;
+    /* of the standardized input: fold-standardize-mm's center step, the row means (rowmean, with
+     * a sparse variant over the features' CSR) and the weights' column sums (signsum) */
+    o = emit(md, b, "ep_bmm_std", "bmm.FBB(standardize(X), Wb)", BG_OP_BMM, "FBB");
+    snprintf(o->key, sizeof o->key, "bmm.FBB +folded standardize");
+    o->fused = true;
     /* absmean of the input itself, plain and with split-batchnorm's prologue: with a bin of X
      * these have a sparse variant over the features' CSR (bin_csr, absmean_csr) */
     o = emit(md, b, "am_x", "absmean(X)", BG_OP_ABSMEAN, "");

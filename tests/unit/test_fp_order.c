@@ -3,7 +3,7 @@
  * 1. Each order kind of bg_ref_bmm_fp (seq, seq+fma, splitk(SxL), splitk+fma; FF, FB, BF; F
  *    and B results) on awkward K (1, 31, 33, 1000, 1433, K not divisible by the chunk) against
  *    an independent scalar computation of the same order, bit for bit.
- *    The float64 row sums of absmean, standardize and bin.center in seq and lanes(L) (L = 2 ..
+ *    The float64 row sums of absmean, rowmean, standardize and bin.center in seq and lanes(L) (L = 2 ..
  *    32; C = 1, 5, 31, 32, 33, 64, 1000, 1433) against a recursive scalar formulation of the
  *    same orders, bit for bit.
  * 2. What fp-order records: --fp-strict gives seq without fma on every instruction; the
@@ -158,19 +158,21 @@ static double scalar_row_sum(const float *x, int64_t n, BgFpOrder fp, int kind, 
 
 static bool same_f32(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
-/* absmean, standardize (eps 1e-4) and bin.center of x in order fp against the scalar sums;
- * returns the number of outputs that differ from them. */
+/* absmean, rowmean, standardize (eps 1e-4) and bin.center of x in order fp against the scalar
+ * sums; returns the number of outputs that differ from them. */
 static int row_ops_against_scalar(const BgTensor *x, BgFpOrder fp) {
     int64_t rows = x->dim[0], cols = x->dim[1];
-    BgTensor am = {0}, st = {0}, bc = {0};
+    BgTensor am = {0}, rm = {0}, st = {0}, bc = {0};
     const float eps = 1e-4f;
-    CHECK(bg_ref_absmean(x, fp, &am) && bg_ref_standardize(x, eps, fp, &st) && bg_ref_bin_center(x, fp, &bc));
+    CHECK(bg_ref_absmean(x, fp, &am) && bg_ref_rowmean(x, fp, &rm) && bg_ref_standardize(x, eps, fp, &st) &&
+          bg_ref_bin_center(x, fp, &bc));
     int bad = 0;
-    for (int64_t r = 0; r < rows && am.data && st.data && bc.data; r++) {
+    for (int64_t r = 0; r < rows && am.data && rm.data && st.data && bc.data; r++) {
         const float *xr = (const float *)x->data + r * cols;
         double s = scalar_row_sum(xr, cols, fp, 1, 0.0);
         bad += !same_f32(((float *)am.data)[r], cols ? (float)(s / (double)cols) : 0.0f);
         double mu = cols ? scalar_row_sum(xr, cols, fp, 0, 0.0) / (double)cols : 0.0;
+        bad += !same_f32(((float *)rm.data)[r], (float)mu);
         double ss = scalar_row_sum(xr, cols, fp, 2, mu);
         double den = (cols > 1 ? sqrt(ss / (double)(cols - 1)) : 0.0) + (double)eps;
         for (int64_t c = 0; c < cols; c++) {
@@ -180,6 +182,7 @@ static int row_ops_against_scalar(const BgTensor *x, BgFpOrder fp) {
         }
     }
     bg_tensor_free(&am);
+    bg_tensor_free(&rm);
     bg_tensor_free(&st);
     bg_tensor_free(&bc);
     return bad;
@@ -224,9 +227,41 @@ static void check_row_sums(void) {
     bg_tensor_free(&a);
     bg_tensor_free(&b);
     bg_tensor_free(&bx);
-    printf("row sums: %d cases (absmean, standardize, bin.center) bit-identical to the scalar orders "
+    printf("row sums: %d cases (absmean, rowmean, standardize, bin.center) bit-identical to the scalar orders "
            "(C=1433: lanes changed %d absmean values)\n", cases, differ);
     CHECK(cases == 48);
+}
+
+/* fold-standardize-mm's own operations: signsum against the seq product of a row of ones (a
+ * sum of +-1, exact), and the center step against fl(x - fl(mu_r * s_c)) written out, on
+ * awkward K and M (1, 31, 33, 1433 x 1, 7, 64, 65). */
+static void check_fold_ops(void) {
+    static const int64_t ks[] = {1, 31, 33, 1433}, ms[] = {1, 7, 64, 65};
+    unsigned long long s = 41;
+    int bad = 0;
+    for (size_t i = 0; i < 4; i++) {
+        BgTensor w, ones = {0}, y = {0}, ref = {0}, x, mu, cs = {0}, z = {0};
+        fill(&w, 'B', ks[i], ms[i], &s);
+        bg_tensor_alloc(&ones, BG_DT_F32, 2, 1, ks[i]);
+        for (int64_t k = 0; k < ks[i]; k++) ((float *)ones.data)[k] = 1.0f;
+        BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+        CHECK(bg_ref_signsum(&w, &y) && bg_ref_bmm_fp("FBF", &ones, &w, seq, &ref));
+        for (int64_t o = 0; o < ms[i] && y.data && ref.data; o++) bad += !same_f32(((float *)y.data)[o], ((float *)ref.data)[o]);
+        fill(&x, 'F', 5, ms[i], &s);
+        bg_tensor_alloc(&mu, BG_DT_F32, 1, 5, 0);
+        for (int r = 0; r < 5; r++) ((float *)mu.data)[r] = wide_value(&s);
+        CHECK(bg_ref_center(&x, &mu, &y, &z));
+        for (int64_t r = 0; r < 5 && z.data; r++)
+            for (int64_t c = 0; c < ms[i]; c++) {
+                volatile float p = ((float *)mu.data)[r] * ((float *)y.data)[c];
+                bad += !same_f32(((float *)z.data)[r * ms[i] + c], ((float *)x.data)[r * ms[i] + c] - p);
+            }
+        CHECK(!bg_ref_center(&x, &y, &mu, &cs)); /* factors of the wrong lengths (M is never 5) */
+        bg_tensor_free(&w), bg_tensor_free(&ones), bg_tensor_free(&y), bg_tensor_free(&ref);
+        bg_tensor_free(&x), bg_tensor_free(&mu), bg_tensor_free(&cs), bg_tensor_free(&z);
+    }
+    printf("fold-standardize-mm operations: signsum and center on 4 shapes, %d differences\n", bad);
+    CHECK(bad == 0);
 }
 
 /* A sum whose sign depends on the order, and the bound the differential test uses for it:
@@ -511,6 +546,63 @@ static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t
     bg_tensor_free(&yd);
 }
 
+/* A product fold-standardize-mm made (a center step): v = fl(t - fl(mu_r s_o)), t the raw
+ * features' product, against the unfolded seq product u of standardize(x) on the same
+ * operands, u times the row's positive divisor d = sd + eps (float64, as standardize takes
+ * it), so that both estimate sum_k v(W[k,o]) (x_k - mu).  Bound: the strict order's over the
+ * standardized terms (each rounded once more), scaled by d, plus the folded side's roundings
+ * (t over the raw terms, mu, its product with s_o, the subtraction):
+ * B = 2 (K + 2) 2^-24 (d sum|x'_k| + sum|x_k| + 2 |mu s_o|) + 2^-23 |u d|. */
+static void std_fold_check(const BgModule *ms, const BgModule *md, int i, const BgTensor *vals, Tally *t,
+                           const char *what) {
+    const BgInst *in = &md->insts[i];
+    int a = bg_inst_step_arg(in, in->npro);
+    const BgInst *st = NULL; /* the standardize it replaced: the strict module's product at its place reads it */
+    for (int q = 0; q < ms->ninsts && !st; q++) {
+        const BgInst *p = &ms->insts[q];
+        if (p->op == BG_OP_BMM && p->loc.off == in->loc.off && ms->insts[p->args[0]].op == BG_OP_STANDARDIZE)
+            st = &ms->insts[p->args[0]];
+    }
+    CHECK(st != NULL);
+    if (!st) return;
+    const float eps = st->attrs.eps;
+    const BgTensor *x = &vals[in->args[0]], *w = &vals[in->args[1]], *mu = &vals[in->args[a]], *s = &vals[in->args[a + 1]];
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+    BgTensor xn = {0}, ys = {0}, yt = {0}, yd = {0};
+    CHECK(bg_ref_standardize(x, eps, seq, &xn) && bg_ref_bmm_fp("FBF", &xn, w, seq, &ys));
+    CHECK(bg_ref_bmm_fp("FBF", x, w, bg_inst_fp(md, in), &yt) && bg_ref_center(&yt, mu, s, &yd));
+    int64_t rows = x->dim[0], k = x->dim[1], m = w->dim[1];
+    Counts cn = {0, 0, 0};
+    for (int64_t r = 0; r < rows && ys.data && yd.data; r++) {
+        const float *xr = (const float *)x->data + r * k, *xnr = (const float *)xn.data + r * k;
+        double sum = 0.0, ss = 0.0, sx = 0.0, sxn = 0.0;
+        for (int64_t q = 0; q < k; q++) sum += xr[q];
+        const double mean = k ? sum / (double)k : 0.0;
+        for (int64_t q = 0; q < k; q++) {
+            ss += (xr[q] - mean) * (xr[q] - mean);
+            sx += fabs((double)xr[q]);
+            sxn += fabs((double)xnr[q]);
+        }
+        const double d = (k > 1 ? sqrt(ss / (double)(k - 1)) : 0.0) + (double)eps;
+        const float mur = ((const float *)mu->data)[r];
+        for (int64_t o = 0; o < m; o++) {
+            const float so = ((const float *)s->data)[o];
+            const double ud = (double)((float *)ys.data)[r * m + o] * d;
+            const double bound = 2.0 * (double)(k + 2) * ldexp(1.0, -24) * (d * sxn + sx + 2.0 * fabs((double)mur * so)) +
+                                 ldexp(1.0, -23) * fabs(ud);
+            judge(&cn, (float)ud, ((float *)yd.data)[r * m + o], bound);
+        }
+    }
+    char op[16];
+    snprintf(op, sizeof op, "bmm.%s", in->prec);
+    add_counts(t, &cn, rows * m, what, i, "standardize-folded", op, k);
+    t->folds++;
+    bg_tensor_free(&xn);
+    bg_tensor_free(&ys);
+    bg_tensor_free(&yt);
+    bg_tensor_free(&yd);
+}
+
 /* A product aggregate-first made: z = bmm.FB?(u, W) [scl cols m ...], u = bspmm.B?F(A, h),
  * against the unreordered pair A (scl(bmm.BBF(h, W), m)) on the same operands, both before
  * the steps after the column scales.  Per (i, o) both sum the D_i K terms +-f_ij m_o (f the
@@ -570,10 +662,10 @@ static void agg_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *
     bg_tensor_free(&yd);
 }
 
-/* A float64 row sum fp-order gave lanes(32) (absmean, standardize, bin.center), recomputed
- * from md's operand both ways.  Each order's float64 sum lies within (C - 1) 2^-53 sum|t| of
- * the exact one, so with S = sum_c |x'| the two means differ by at most Bmu = 2 (C + 1) 2^-53
- * S / C: absmean within 2^-23 |a| + Bmu (one float32 rounding each way); standardize within
+/* A float64 row sum fp-order gave lanes(32) (absmean, rowmean, standardize, bin.center),
+ * recomputed from md's operand both ways.  Each order's float64 sum lies within (C - 1) 2^-53
+ * sum|t| of the exact one, so with S = sum_c |x'| the two means differ by at most Bmu = 2 (C +
+ * 1) 2^-53 S / C: absmean and rowmean within 2^-23 |a| + Bmu (one float32 rounding each way); standardize within
  * 1e-5 of the row's magnitude (its sign flips only below that); bin.center's bit flips only
  * where |x - mu_seq| <= Bmu (flips counted). */
 static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t, const char *what) {
@@ -583,7 +675,9 @@ static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t,
     const BgTensor *x = prologue_input(in, vals, &xn) ? &xn : &vals[in->args[0]];
     int64_t rows = x->dim[0], cols = x->dim[1];
     bool ok;
+    const bool mean = in->op == BG_OP_ABSMEAN || in->op == BG_OP_ROW_MEAN; /* an f32[R] result */
     if (in->op == BG_OP_ABSMEAN) ok = bg_ref_absmean(x, seq, &ys) && bg_ref_absmean(x, fp, &yd);
+    else if (in->op == BG_OP_ROW_MEAN) ok = bg_ref_rowmean(x, seq, &ys) && bg_ref_rowmean(x, fp, &yd);
     else if (in->op == BG_OP_STANDARDIZE)
         ok = bg_ref_standardize(x, in->attrs.eps, seq, &ys) && bg_ref_standardize(x, in->attrs.eps, fp, &yd);
     else ok = bg_ref_bin_center(x, seq, &ys) && bg_ref_bin_center(x, fp, &yd);
@@ -595,7 +689,7 @@ static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t,
         double s = 0.0;
         for (int64_t c = 0; c < cols; c++) s += fabs((double)xr[c]);
         double bmu = 2.0 * (double)(cols + 1) * ldexp(1.0, -53) * s / (double)(cols ? cols : 1);
-        if (in->op == BG_OP_ABSMEAN) {
+        if (mean) {
             float a = ((float *)ys.data)[r], b = ((float *)yd.data)[r];
             judge(&cn, a, b, ldexp(fabs((double)a), -23) + bmu);
             elems++;
@@ -615,7 +709,7 @@ static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t,
             elems += cols;
         }
     }
-    add_counts(t, &cn, elems, what, i, "row sum of", in->op == BG_OP_ABSMEAN ? "absmean" : in->op == BG_OP_STANDARDIZE ? "standardize" : "bin.center", cols);
+    add_counts(t, &cn, elems, what, i, "row sum of", bg_op_info(in->op)->name, cols);
     t->rowsums++;
     bg_tensor_free(&xn);
     bg_tensor_free(&ys);
@@ -634,13 +728,15 @@ static bool aggregated_first(const BgModule *md, const BgInst *in) {
 /* The local checks of md's instructions on md's own operand values: reordered products
  * (local_check), folded ones (fold_check), aggregated-first ones (agg_check, on graph g), row
  * sums in lanes (row_check). */
-static void local_checks(const BgModule *md, const BgTensor *vals, BgGraph *g, Tally *t, const char *what) {
+static void local_checks(const BgModule *ms, const BgModule *md, const BgTensor *vals, BgGraph *g, Tally *t,
+                         const char *what) {
     for (int i = 0; i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
         if (bg_op_row_sum(in->op) && bg_inst_fp(md, in).kind == BG_FP_LANES) row_check(md, i, vals, t, what);
         if (in->op != BG_OP_BMM) continue;
         BgFpOrder fp = bg_inst_fp(md, in);
-        if (in->npro && in->steps[0].kind == BG_STEP_SCL) fold_check(md, i, vals, t, what);
+        if (in->nsteps > in->npro && in->steps[in->npro].kind == BG_STEP_CENTER) std_fold_check(ms, md, i, vals, t, what);
+        else if (in->npro && in->steps[0].kind == BG_STEP_SCL) fold_check(md, i, vals, t, what);
         else if (aggregated_first(md, in)) agg_check(md, i, vals, g, t, what);
         else if (fp.fma || fp.kind == BG_FP_SPLITK) local_check(md, i, vals, t, what);
     }
@@ -671,7 +767,7 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
     bool ok = diff_run_values(ms, g, feat, wpath, &rs, &vs) && diff_run_values(md, g, feat, wpath, &rd, &vd);
     CHECK(ok);
     long mflips = 0, flips0 = t->flips;
-    if (ok) local_checks(md, vd, g, t, what);
+    if (ok) local_checks(ms, md, vd, g, t, what);
     mflips += t->flips - flips0;
     for (int i = 0, from = 0; ok && i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
@@ -856,7 +952,7 @@ static void check_trained(const char *src, const char *ds_name) {
             memset(&r1, 0, sizeof r1);
             /* the local checks on the dataset's real values (products, flips) */
             if (diff_run_values(md, &ds.graph, &ds.features, wpath, &r1, &v1))
-                local_checks(md, v1, &ds.graph, &one, models[i]);
+                local_checks(ms, md, v1, &ds.graph, &one, models[i]);
             if (v1) bg_interp_values_free(md, v1);
             bg_interp_result_free(&r1);
             printf("%-8s %-12s predictions equal on %lld of %lld nodes (%.3f%%), logits rows bit-identical %lld; "
@@ -881,6 +977,7 @@ int main(void) {
     if (!src) bg_test_skip("BGNN_SOURCE_DIR not set (run through ctest)");
     check_kinds();
     check_row_sums();
+    check_fold_ops();
     check_bound_on_cancellation();
     check_text();
     check_verifier(src);
