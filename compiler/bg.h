@@ -176,7 +176,9 @@ typedef struct BgAttrs {
  *              bspmm_mm's F result of at most BG_LSM_TAIL_MAX_COLS columns: fuse-log-softmax;
  *              the warp that holds the row applies it, docs/ir.md section 4.1)
  *   CENTER     rows f32[R], cols f32[C]                 v = fl(v - fl(rows[r] * cols[c]))
- *              (fold-standardize-mm: a row mean times the weights' column sums) */
+ *              (fold-standardize-mm: a row mean times the weights' column sums)
+ *   STANDARDIZE -; eps                                  standardize of the row (the op's
+ *              operations and order; an absmean's prologue: fuse-standardize) */
 typedef enum {
     BG_STEP_SCL,
     BG_STEP_ADD,
@@ -185,6 +187,7 @@ typedef enum {
     BG_STEP_BATCHNORM,
     BG_STEP_LOG_SOFTMAX,
     BG_STEP_CENTER,
+    BG_STEP_STANDARDIZE,
     BG_STEP_COUNT
 } BgStepKind;
 

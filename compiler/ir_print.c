@@ -44,7 +44,7 @@ static void put_steps(Out *o, const BgInst *in, const char *word, int s0, int s1
             if (j == 0) put(o, " ");
             put_ref(o, in->args[a + j], j == 0);
         }
-        if (k == BG_STEP_BATCHNORM) put(o, " eps=%g", (double)in->steps[s].eps);
+        if (k == BG_STEP_BATCHNORM || k == BG_STEP_STANDARDIZE) put(o, " eps=%g", (double)in->steps[s].eps);
     }
     put(o, ")");
 }

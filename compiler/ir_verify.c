@@ -76,9 +76,15 @@ static void check_steps(V *v, int nbase) {
         if (pro && !mm) {
             const BgType *x = nbase > 0 ? arg(v, 0) : NULL;
             bool xf = in->op == BG_OP_ABSMEAN ? x && x->kind == BG_TY_F32 : in->prec[0] == 'F';
-            /* a bmm's prologue may also be a scl by column factors (fold-batchnorm-mm) */
+            /* a bmm's prologue may also be a scl by column factors (fold-batchnorm-mm), an
+             * absmean's a standardize of its rows (fuse-standardize) */
             bool scl = k == BG_STEP_SCL && in->op == BG_OP_BMM && !o[0] && o[1];
-            if ((k != BG_STEP_BATCHNORM && !scl) || in->npro != 1 || !xf || !x) { fail(v, "a prologue is one batchnorm (or, on a bmm, one scl by column factors) of an F activation"); return; }
+            bool std = k == BG_STEP_STANDARDIZE && in->op == BG_OP_ABSMEAN;
+            if ((k != BG_STEP_BATCHNORM && !scl && !std) || in->npro != 1 || !xf || !x) { fail(v, "a prologue is one batchnorm (or, on a bmm, one scl by column factors; on an absmean, one standardize) of an F activation"); return; }
+            if (std) {
+                if (x->rank != 2 || !(in->steps[s].eps >= 0.0f)) fail(v, "a standardize prologue reads a matrix, with eps >= 0");
+                continue;
+            }
             int64_t K = x->dim[1];
             if (scl) {
                 if (!is_vec(o[1], K)) fail(v, "a prologue's scl factors must be f32[K]");

@@ -162,7 +162,7 @@ int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {
 
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {
     if (l->alt || !l->op || l->nargs < 2) return false;
-    const bool bin = strcmp(l->op, "bin") == 0, mean = strcmp(l->op, "rowmean") == 0;
+    const bool bin = strcmp(l->op, "bin") == 0 || strcmp(l->op, "bin.center") == 0, mean = strcmp(l->op, "rowmean") == 0;
     if (!bin && !mean) return false;
     const BgPlanBuf *x = &p->bufs[l->args[1]], *y = &p->bufs[l->args[0]];
     if (x->role != BG_ROLE_INPUT || x->kind != BG_BUF_F32 || x->width < 1 || x->width > BG_PLAN_ROW_CSR_MAX_COLS)

@@ -214,9 +214,9 @@ typedef enum { BG_PLAN_FB_AUTO, BG_PLAN_FB_ROWS, BG_PLAN_FB_TILED, BG_PLAN_FB_SP
 /* The name suffix of a launch's sparse variant (BgPlanLaunch.alt). */
 #define BG_PLAN_SPARSE_SUFFIX "_sparse"
 /* A launch without alt may have a sparse variant too (the cubin has kernel
- * BG_PLAN_SPARSE_SUFFIX, bg_plan_launch_row_csr): a bin or a rowmean of the input features
- * (args[1]) over their CSR, a warp a row (templates/bin_ops.cuh bin_csr, rowwise.cuh
- * rowmean_csr).  The runtime runs it when at most
+ * BG_PLAN_SPARSE_SUFFIX, bg_plan_launch_row_csr): a bin, a bin.center or a rowmean of the
+ * input features (args[1]) over their CSR, a warp a row (templates/bin_ops.cuh bin_csr,
+ * rowwise.cuh bin_center_csr and rowmean_csr).  The runtime runs it when at most
  * BG_PLAN_ROW_CSR_MAX_DENSITY of the features are nonzero (or BGNN_FEATURES_KERNEL=sparse): a
  * warp takes 32 of its row's entries a step where the dense kernel takes 32 columns, so the
  * bound is well below where the two cost the same (a bound from that, not a measurement). */
@@ -342,14 +342,15 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
  * outputs: the power of two from 2 to 32 that gives each lane at most 8 outputs where it can
  * (Cora's 64 outputs: 8 lanes, 4 rows a warp). */
 int64_t bg_plan_fb_csr_lanes(int64_t cols);
-/* Whether launch l may have a sparse variant without alt (BG_PLAN_SPARSE_ROW_TPR): op bin or
- * rowmean, args[1] an F32 INPUT of at most BG_PLAN_ROW_CSR_MAX_COLS columns, args[0] its bits
- * (bin) or its f32[N] row means (rowmean).  The
+/* Whether launch l may have a sparse variant without alt (BG_PLAN_SPARSE_ROW_TPR): op bin,
+ * bin.center or rowmean, args[1] an F32 INPUT of at most BG_PLAN_ROW_CSR_MAX_COLS columns,
+ * args[0] its bits (bin, bin.center) or its f32[N] row means (rowmean).  The
  * runtime looks for the kernel only then (plan.c). */
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
 /* The threads per row of launch l's sparse variant (kernel + BG_PLAN_SPARSE_SUFFIX, over the
  * features' CSR in args[1]), 0 when it has none: an alt launch's bg_plan_fb_csr_lanes of its
- * outputs, a bin's or a rowmean's of the features (bg_plan_launch_row_csr) BG_PLAN_SPARSE_ROW_TPR.  The one
+ * outputs, a bin's, a bin.center's or a rowmean's of the features (bg_plan_launch_row_csr)
+ * BG_PLAN_SPARSE_ROW_TPR.  The one
  * place that says which launches have one (the runtime looks them up and launches them by it). */
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l);
 /* The CSR block of features x [rows][width] (row-major, nnz of them other than +0) that a

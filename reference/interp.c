@@ -135,6 +135,9 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
         int a = bg_inst_step_arg(in, 0);
         ok = bg_ref_scl(x, operand(in, a, vals), operand(in, a + 1, vals), &xn);
         x = &xn;
+    } else if (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE) { /* an absmean's (fuse-standardize) */
+        ok = bg_ref_standardize(x, in->steps[0].eps, bg_inst_fp(m, in), &xn);
+        x = &xn;
     } else if (in->npro) {
         int a = bg_inst_step_arg(in, 0);
         ok = bg_ref_batchnorm(x, operand(in, a, vals), operand(in, a + 1, vals), operand(in, a + 2, vals),

@@ -157,30 +157,38 @@ __device__ __forceinline__ void rowmean(long long rows, float *y, const float *x
 // adds all, then the butterfly of warp_lanes_sum.  The same float64 operations in the same order
 // as rowmean over the dense row, less the additions of +0, which change no sum that starts at
 // +0 (such a sum is never -0).  Every lane of the warp calls it; any grid is correct.
+// The float64 sum of a CSR row's stored values (entries b .. e - 1, columns ascending) in the
+// order lanes(L) (seq when L = 0), every lane of the warp returning it: warp_row_sum's over the
+// dense row, less its additions of +0 (see rowmean_csr).
+template <int L>
+__device__ __forceinline__ double csr_row_sum(int lane, u32 b, u32 e, const u32 *col, const float *val) {
+    static_assert(L == 0 || L == 32, "csr_row_sum: seq or lanes(32)");
+    double s = 0.0;
+    for (u32 p0 = b; p0 < e; p0 += (e - p0 < 32u ? e - p0 : 32u)) {
+        const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
+        const bool mine = (u32)lane < n;
+        const u32 c = mine ? col[p0 + (u32)lane] : 0u;
+        const float v = mine ? val[p0 + (u32)lane] : 0.0f;
+        for (int j = 0; j < (int)n; j++) {
+            const u32 cj = __shfl_sync(0xffffffffu, c, j);
+            const float vj = __shfl_sync(0xffffffffu, v, j);
+            if (L == 0 || (int)(cj & 31u) == lane) s = dadd(s, (double)vj);
+        }
+    }
+    if constexpr (L > 0) {
+#pragma unroll
+        for (int h = L / 2; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
+    }
+    return s;
+}
+
 template <long long C, int L>
 __device__ __forceinline__ void rowmean_csr(long long rows, float *y, const u32 *csr) {
-    static_assert(L == 0 || L == 32, "rowmean_csr: seq or lanes(32)");
     const int lane = (int)(threadIdx.x & 31u);
     const u32 *col = csr + rows + 1;
     const float *val = (const float *)(col + csr[rows]);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
-        double s = 0.0;
-        const u32 b = csr[r], e = csr[r + 1];
-        for (u32 p0 = b; p0 < e; p0 += (e - p0 < 32u ? e - p0 : 32u)) {
-            const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
-            const bool mine = (u32)lane < n;
-            const u32 c = mine ? col[p0 + (u32)lane] : 0u;
-            const float v = mine ? val[p0 + (u32)lane] : 0.0f;
-            for (int j = 0; j < (int)n; j++) {
-                const u32 cj = __shfl_sync(0xffffffffu, c, j);
-                const float vj = __shfl_sync(0xffffffffu, v, j);
-                if (L == 0 || (int)(cj & 31u) == lane) s = dadd(s, (double)vj);
-            }
-        }
-        if constexpr (L > 0) {
-#pragma unroll
-            for (int h = L / 2; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
-        }
+        const double s = csr_row_sum<L>(lane, csr[r], csr[r + 1], col, val);
         if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
@@ -191,34 +199,62 @@ __device__ __forceinline__ void rowmean_csr(long long rows, float *y, const u32 
 // columns at a time.  In lanes(32) order rows of 2 to LANES_REGS_MAX columns are read once
 // into registers for both sums (the outputs read the row again, from the cache: the unrolled
 // divisions from registers took 122 registers a thread); the same operations in the same order.
+// A row's standardize statistics, by the whole warp: mu and den = sd + eps (every lane the
+// same, bit for bit).
+template <long long C, int L>
+__device__ __forceinline__ void std_stats(int lane, const float *xr, double eps, double *mu_out, double *den_out) {
+    const auto xc = [&](long long c) { return xr[c]; };
+    if constexpr (L == 32 && C > 1 && C <= LANES_REGS_MAX) { // both sums from registers
+        float v[(C + 31) / 32];
+        warp_lanes_load<C>(lane, v, xc);
+        const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
+        const double ss = warp_lanes_sum_regs<C>(lane, v, [&](float t) {
+            const double dv = dsub((double)t, mu);
+            return dmul(dv, dv);
+        });
+        *mu_out = mu;
+        *den_out = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
+    } else {
+        const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
+        const double mu = C ? ddiv(sum, (double)C) : 0.0;
+        const double ss = warp_row_sum<C, L>(lane, xc, [&](float v) {
+            const double dv = dsub((double)v, mu);
+            return dmul(dv, dv);
+        });
+        const double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
+        *mu_out = mu;
+        *den_out = dadd(sd, eps);
+    }
+}
+
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        const auto xc = [&](long long c) { return xr[c]; };
-        if constexpr (L == 32 && C > 1 && C <= LANES_REGS_MAX) { // both sums from registers
-            float v[(C + 31) / 32];
-            warp_lanes_load<C>(lane, v, xc);
-            const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
-            const double ss = warp_lanes_sum_regs<C>(lane, v, [&](float t) {
-                const double dv = dsub((double)t, mu);
-                return dmul(dv, dv);
-            });
-            const double den = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
-            for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
-        } else {
-            const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
-            const double mu = C ? ddiv(sum, (double)C) : 0.0;
-            const double ss = warp_row_sum<C, L>(lane, xc, [&](float v) {
-                const double dv = dsub((double)v, mu);
-                return dmul(dv, dv);
-            });
-            const double sd = C > 1 ? dsqrt(ddiv(ss, (double)(C - 1))) : 0.0;
-            const double den = dadd(sd, eps);
-            for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
-        }
+        double mu, den;
+        std_stats<C, L>(lane, xr, eps, &mu, &den);
+        for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+    }
+}
+
+// absmean of a standardize (an absmean with a standardize prologue, fuse-standardize): per row
+// standardize's statistics (std_stats), then the float64 sum in the order lanes(L) (seq when L
+// = 0) of |fl((x - mu) / den)|, each term the float standardize stores, and y[r] = fl(sum /
+// C) as absmean: the same operations as the two ops, without the standardized row in memory.
+// One warp per row.
+template <long long C, unsigned EPS_BITS, int L>
+__device__ __forceinline__ void absmean_std(long long rows, float *y, const float *x) {
+    const double eps = (double)f32_from_bits(EPS_BITS);
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        const float *xr = x + r * C;
+        double mu, den;
+        std_stats<C, L>(lane, xr, eps, &mu, &den);
+        const double s = warp_row_sum<C, L>(
+            lane, [&](long long c) { return __double2float_rn(ddiv(dsub((double)xr[c], mu), den)); }, AbsDouble{});
+        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
 
@@ -226,25 +262,76 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
 // order lanes(L), seq when L = 0), then bit = 1 iff d = fl64(x - mu) has its sign bit clear
 // and is not NaN.  One warp per row: the mean by warp_row_sum, then one __ballot_sync per
 // 32-column word, padding bits zero.
+// bin.center's bit of one value: fl64(v - mu) has its sign bit clear and is not NaN.
+__device__ __forceinline__ bool center_bit(float v, double mu) {
+    const u64 d = (u64)__double_as_longlong(dsub((double)v, mu));
+    const bool nan = (d & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+    return !nan && (d >> 63) == 0u;
+}
+
+// Rows of up to LANES_REGS_MAX columns in lanes(32) keep the lane's values in registers from
+// the mean to the bits (word i from v[i]): one memory round trip a row, where a load a word
+// before each ballot made 45 (Cora's 1433 columns: 17.5 us alone).
 template <long long C, int L>
 __device__ __forceinline__ void bin_center(long long rows, u32 *y, const float *x) {
     constexpr long long CW = words_of(C);
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
-        const double sum = warp_row_sum<C, L>(lane, [&](long long c) { return xr[c]; }, AsDouble{});
-        const double mu = C ? ddiv(sum, (double)C) : 0.0;
-        for (long long w = 0; w < CW; w++) {
-            const long long c = w * 32 + lane;
-            bool bit = false;
-            if (c < C) {
-                const u64 d = (u64)__double_as_longlong(dsub((double)xr[c], mu));
-                const bool nan = (d & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
-                bit = !nan && (d >> 63) == 0u;
+        const auto xc = [&](long long c) { return xr[c]; };
+        if constexpr (L == 32 && C > 0 && C <= LANES_REGS_MAX) {
+            float v[(C + 31) / 32];
+            warp_lanes_load<C>(lane, v, xc);
+            const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
+#pragma unroll
+            for (int w = 0; w < (int)CW; w++) {
+                const u32 word = __ballot_sync(0xffffffffu, 32LL * w + lane < C && center_bit(v[w], mu));
+                if (lane == 0) y[r * CW + w] = word;
             }
-            const u32 word = __ballot_sync(0xffffffffu, bit);
-            if (lane == 0) y[r * CW + w] = word;
+        } else {
+            const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
+            const double mu = C ? ddiv(sum, (double)C) : 0.0;
+            for (long long w = 0; w < CW; w++) {
+                const long long c = w * 32 + lane;
+                const u32 word = __ballot_sync(0xffffffffu, c < C && center_bit(xr[c], mu));
+                if (lane == 0) y[r * CW + w] = word;
+            }
         }
+    }
+}
+
+// bin_center_csr: bin.center's result for F input features held as CSR (plan.h
+// bg_features_csr; every value other than +0 stored, -0 and NaN kept), the sparse variant of a
+// bin.center of the features.  A warp a row: the mean by csr_row_sum (the dense kernel's float64
+// operations in its order, less the additions of +0), then the row's image starts as the bit of
+// a +0 column (the same for every column of the row) and each stored entry, one a lane, flips
+// its column where its bit differs (distinct columns: the flips commute), as bin_csr.  At most
+// BIN_CSR_WORDS_MAX words a row (bin_ops.cuh); any grid is correct.
+template <long long C, int L>
+__device__ __forceinline__ void bin_center_csr(long long rows, u32 *y, const u32 *csr) {
+    constexpr long long CW = words_of(C);
+    static_assert(CW >= 1 && CW <= 128, "bin_center_csr: 1 to 128 words a row");
+    __shared__ u32 img[32][CW]; // a row image per warp (blocks of up to 1024 threads)
+    const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
+    const u32 *col = csr + rows + 1;
+    const float *val = (const float *)(col + csr[rows]);
+    u32 *im = img[warp];
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        const u32 b = csr[r], e = csr[r + 1];
+        const double mu = C ? ddiv(csr_row_sum<L>(lane, b, e, col, val), (double)C) : 0.0;
+        const bool zb = center_bit(0.0f, mu);
+        for (long long w = lane; w < CW; w += 32) {
+            const u32 full = zb ? 0xffffffffu : 0u;
+            im[w] = w == CW - 1 && C % 32 != 0 ? full & ((1u << (C % 32)) - 1u) : full; // padding bits 0
+        }
+        __syncwarp();
+        for (u32 p = b + (u32)lane; p < e; p += 32) {
+            const u32 c = col[p];
+            if (center_bit(val[p], mu) != zb) atomicXor(&im[c >> 5], 1u << (c & 31u));
+        }
+        __syncwarp();
+        for (long long w = lane; w < CW; w += 32) y[r * CW + w] = im[w];
+        __syncwarp(); // the image is read before the next row's overwrites it
     }
 }
 

@@ -310,6 +310,11 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         break;
     }
     case BG_OP_ABSMEAN: {
+        if (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE) { /* fuse-standardize */
+            bg_emit_line(e, "bgnn::absmean_std<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", (long long)bg_cg_kcols(*t0),
+                         f32_bits(in->steps[0].eps), (double)in->steps[0].eps, row_lanes(m, in), nm[0], nm[1]);
+            break;
+        }
         /* its batchnorm prologue (dup-batchnorm, fuse-batchnorm) as the reduction reads x */
         BgStrBuf pb = {0};
         int k = bg_cg_step_first_arg(in, l->nargs);
@@ -586,7 +591,8 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 /* The sparse variant of a bmm of the input features (plan.h, BgPlanLaunch.alt): the row
  * kernel's call over the features as CSR (templates/bmm_fb_csr.cuh), whose block the runtime
  * passes in place of the dense features.  A bin's of the features (bg_plan_row_csr): bin_csr
- * (bin_ops.cuh), a warp a row; a rowmean's: rowmean_csr (rowwise.cuh), a warp a row. */
+ * (bin_ops.cuh), a warp a row; a rowmean's and a bin.center's: rowmean_csr and bin_center_csr
+ * (rowwise.cuh), a warp a row. */
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     const BgInst *in = &m->insts[l->inst];
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
@@ -596,9 +602,9 @@ static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
         free(sa);
         return true;
     }
-    if (in->op == BG_OP_ROW_MEAN) {
-        bg_emit_line(e, "bgnn::rowmean_csr<%lld, %d>(rows, %s, (const unsigned *)%s);", kc, row_lanes(m, in), nm[0],
-                     nm[1]);
+    if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) {
+        bg_emit_line(e, "bgnn::%s<%lld, %d>(rows, %s, (const unsigned *)%s);",
+                     in->op == BG_OP_ROW_MEAN ? "rowmean_csr" : "bin_center_csr", kc, row_lanes(m, in), nm[0], nm[1]);
         return true;
     }
     char *sa = step_args(m, in, l, nm, true);

@@ -47,7 +47,7 @@ bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {
     const BgInst *x = &m->insts[in->args[0]];
     if (x->op != BG_OP_INPUT || x->type.kind != BG_TY_F32 || x->type.rank != 2 || x->type.dim[1] < 1) return false;
     if (x->type.dim[1] > BG_PLAN_ROW_CSR_MAX_COLS || in->npro) return false;
-    if (in->op == BG_OP_ROW_MEAN) return in->nsteps == 0;
+    if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) return in->nsteps == 0;
     /* a bin: no step, or the threshold compare of fold-threshold */
     return in->op == BG_OP_BIN && (in->nsteps == 0 || (in->nsteps == 1 && in->steps[0].kind == BG_STEP_THRESHOLD));
 }

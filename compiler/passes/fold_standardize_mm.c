@@ -16,9 +16,16 @@
  * like fp-order it is off under --fp-strict, and tests/unit/test_fp_order.c checks it against
  * the strict reference (bits flip only where the strict sum is near zero; flips counted).
  * Only a B result: a float result would need the division by sd + eps as well.
+ * When every reader of the standardize is such a product, a bin or an absmean (no steps), the
+ * bins become bin.center x and the absmeans absmean(x) prologue(standardize): both exact (a
+ * positive divisor keeps the sign; the prologue is standardize's own operations in the warp
+ * that sums the row, templates/rowwise.cuh absmean_std), and the standardize is left dead
+ * (sage_bin's and saint_bin's first layer never write the standardized features).  Otherwise
+ * only the products fold and the standardize stays for the others (a bin.center and an
+ * absmean_std cost about a standardize each: no gain while it is computed anyway).
  * Runs after fuse-bin (the product then gives the bits itself) and before fp-order, which
- * gives the product the raw features' order; the standardize stays while other instructions
- * read it (dce removes it otherwise). */
+ * gives the product the raw features' order and a row's sums one order whatever reads them;
+ * dce removes what died. */
 #include "bg.h"
 
 static bool foldable(const BgModule *m, const BgInst *mm) {
@@ -66,9 +73,42 @@ static int fold(BgModule *m, int j) {
     return j + 2;
 }
 
+/* Can instruction r, a reader of the standardize s, read its input instead (exactly, or as a
+ * folded product)? */
+static bool reader_folds(const BgModule *m, const BgInst *r, BgRef s) {
+    if ((r->op == BG_OP_BIN || r->op == BG_OP_ABSMEAN) && !r->nsteps && r->nargs == 1 && r->args[0] == s) return true;
+    return foldable(m, r) && r->args[0] == s && r->args[1] != s;
+}
+
+/* The bins and absmeans of standardize s when every reader of s folds (see above). */
+static void fold_readers(BgModule *m, BgRef s) {
+    const BgInst *st = &m->insts[s];
+    if (st->op != BG_OP_STANDARDIZE || st->nsteps || st->args[0] == BG_NONE || !(st->attrs.eps > 0.0f)) return;
+    const BgInst *x = &m->insts[st->args[0]];
+    if (x->op != BG_OP_INPUT || x->type.kind != BG_TY_F32 || x->type.rank != 2) return;
+    for (int i = (int)s + 1; i < m->ninsts; i++)
+        for (int k = 0; k < m->insts[i].nargs; k++)
+            if (m->insts[i].args[k] == s && !reader_folds(m, &m->insts[i], s)) return;
+    const BgRef xr = st->args[0];
+    const float eps = st->attrs.eps;
+    for (int i = (int)s + 1; i < m->ninsts; i++) {
+        BgInst *r = &m->insts[i];
+        if (r->op == BG_OP_BIN && r->args[0] == s) {
+            r->op = BG_OP_BIN_CENTER; /* bin(fl((x - mu) / positive)) = bin(x - mu) */
+            r->args[0] = xr;
+        } else if (r->op == BG_OP_ABSMEAN && r->args[0] == s) {
+            BgInst f = *r;
+            if (!bg_inst_add_prologue(&f, BG_STEP_STANDARDIZE, eps, NULL)) continue; /* no slots: fits */
+            f.args[0] = xr;
+            *r = f;
+        }
+    }
+}
+
 bool bg_pass_fold_standardize_mm(BgModule *m, BgDiagSink *d) {
     (void)d;
     if (m->fp_strict) return true;
+    for (int s = 0; s < m->ninsts; s++) fold_readers(m, (BgRef)s);
     for (int j = 0; j < m->ninsts; j++)
         if (foldable(m, &m->insts[j])) j = fold(m, j);
     return true;

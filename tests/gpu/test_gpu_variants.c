@@ -258,6 +258,13 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     o = emit(md, b, "ep_bmm_std", "bmm.FBB(standardize(X), Wb)", BG_OP_BMM, "FBB");
     snprintf(o->key, sizeof o->key, "bmm.FBB +folded standardize");
     o->fused = true;
+    /* the same standardize's bin and absmean: with the product folded they read X themselves
+     * (bin.center; absmean with a standardize prologue, absmean_std) */
+    o = emit(md, b, "bc_std", "bin(standardize(X))", BG_OP_BIN_CENTER, "");
+    snprintf(o->key, sizeof o->key, "bin.center of X");
+    o = emit(md, b, "am_std", "absmean(standardize(X))", BG_OP_ABSMEAN, "");
+    snprintf(o->key, sizeof o->key, "absmean of X +standardize");
+    o->fused = true;
     /* absmean of the input itself, plain and with split-batchnorm's prologue: with a bin of X
      * these have a sparse variant over the features' CSR (bin_csr, absmean_csr) */
     o = emit(md, b, "am_x", "absmean(X)", BG_OP_ABSMEAN, "");

@@ -314,12 +314,14 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         CHECK(emitted == looked_up);
         row_csr += !l->alt && emitted;
         if (!l->alt && emitted)
-            CHECK((strcmp(l->op, "bin") == 0 || strcmp(l->op, "rowmean") == 0) &&
+            CHECK((strcmp(l->op, "bin") == 0 || strcmp(l->op, "bin.center") == 0 || strcmp(l->op, "rowmean") == 0) &&
                   p->bufs[l->args[1]].role == BG_ROLE_INPUT);
     }
     if (strcmp(file, "gcn_full.bgnn") == 0 || strcmp(file, "gcn_bin_layers.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
-    /* its bins read standardize's output; its first product's row means read the features */
-    if (strcmp(file, "sage_bin.bgnn") == 0 || strcmp(file, "indgcn_bin.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
+    /* the first product's row means read the features; sage_bin's and saint_bin's bin.center too */
+    if (strcmp(file, "indgcn_bin.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
+    if (strcmp(file, "sage_bin.bgnn") == 0 || strcmp(file, "saint_bin.bgnn") == 0) CHECK_EQ_INT(row_csr, 2);
+    if (strcmp(file, "saint_full.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
     CHECK(bg_codegen_cuda(m, "sm_5", &d) == NULL && has_code(&d, BG_E_ARCH));
 
     if (nv && cu) {

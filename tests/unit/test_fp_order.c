@@ -409,9 +409,15 @@ typedef struct Tally {
     double tol;                                       /* end to end, relative to the row's magnitude */
 } Tally;
 
-/* x' = x with the instruction's batchnorm prologue applied (strict operands), as floats or bits. */
+/* x' = x with the instruction's batchnorm prologue applied (strict operands), as floats or bits;
+ * or an absmean's standardize prologue (its statistics in seq: the checks below are of the
+ * reduction the instruction records). */
 static bool prologue_input(const BgInst *in, const BgTensor *vals, BgTensor *xn) {
     const BgTensor *x = &vals[in->args[0]];
+    if (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE) {
+        BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+        return bg_ref_standardize(x, in->steps[0].eps, seq, xn);
+    }
     if (!in->npro || in->steps[0].kind != BG_STEP_BATCHNORM) return false;
     int a = bg_inst_step_arg(in, 0);
     const BgTensor *sl[4];
