@@ -193,12 +193,6 @@ __device__ __forceinline__ void rowmean_csr(long long rows, float *y, const u32 
     }
 }
 
-// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64, both
-// sums in the order lanes(L) (seq when L = 0); y = fl((x - mu) / (sd + eps)).  One warp per
-// row (32 threads a row): both sums by warp_row_sum, then the lanes write 32 consecutive
-// columns at a time.  In lanes(32) order rows of 2 to LANES_REGS_MAX columns are read once
-// into registers for both sums (the outputs read the row again, from the cache: the unrolled
-// divisions from registers took 122 registers a thread); the same operations in the same order.
 // A row's standardize statistics, by the whole warp: mu and den = sd + eps (every lane the
 // same, bit for bit).
 template <long long C, int L>
@@ -227,6 +221,12 @@ __device__ __forceinline__ void std_stats(int lane, const float *xr, double eps,
     }
 }
 
+// standardize: mu = sum/C, sd = sqrt(sum (x-mu)^2 / (C-1)) (0 when C <= 1), all float64, both
+// sums in the order lanes(L) (seq when L = 0); y = fl((x - mu) / (sd + eps)).  One warp per
+// row (32 threads a row): both sums by warp_row_sum, then the lanes write 32 consecutive
+// columns at a time.  In lanes(32) order rows of 2 to LANES_REGS_MAX columns are read once
+// into registers for both sums (the outputs read the row again, from the cache: the unrolled
+// divisions from registers took 122 registers a thread); the same operations in the same order.
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
