@@ -1,7 +1,7 @@
 // emu_std_test_2026-11-27.cpp - host emulation check of the fold-standardize-mm kernels against the CPU
 // reference (reference/ref_ops.c), bit for bit: rowmean and rowmean_csr (bg_ref_rowmean),
 // bin_center and bin_center_csr (bg_ref_bin_center), absmean_std (bg_ref_standardize then
-// bg_ref_absmean), in seq (C <= 32) or lanes(32), on random features (+0, -0, NaN, inf, negatives,
+// bg_ref_absmean), standardize (bg_ref_standardize), in seq (C <= 32) or lanes(32), on random features (+0, -0, NaN, inf, negatives,
 // all-zero rows) and grids of 1 to 64 blocks of 32 to 256 threads.  Build against the emulator of
 // docs/logs/emu_harness_2026-11-27.tgz (unpacked in DIR; this file in DIR/std) and build/libbgnn.a:
 //   g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -pthread -Wno-unknown-pragmas -Itemplates
@@ -68,7 +68,15 @@ static void one(long long R, int pct, unsigned grid, unsigned block) {
     emu::launch(grid, block, [&] { bgnn::bin_center<C, L>(R, b1.data(), x.data()); });
     emu::launch(grid, block, [&] { bgnn::bin_center_csr<C, L>(R, b2.data(), csr); });
     emu::launch(grid, block, [&] { bgnn::absmean_std<C, 0x38d1b717u, L>(R, a1.data(), x.data()); });
-    runs += 5;
+    std::vector<float> sd((size_t)(R * C), -7.f);
+    emu::launch(grid, block, [&] { bgnn::standardize<C, 0x38d1b717u, L>(R, sd.data(), x.data()); });
+    bool sdd = false;
+    for (long long i = 0; i < R * C; i++) {
+        const float u = sd[(size_t)i], v = ((const float *)st.data)[i];
+        if (!(std::isnan(u) && std::isnan(v)) && memcmp(&u, &v, 4)) sdd = true;
+    }
+    if (sdd) { fails++; printf("standardize C=%lld R=%lld pct=%d grid=%u block=%u differs\n", C, R, pct, grid, block); }
+    runs += 6;
     // floats bit for bit, any NaN equal to any NaN (section 2: a NaN's bits are unspecified; the
     // host compiler may commute an addition of two NaNs, a GPU gives the canonical NaN)
     const auto fdiff = [&](const std::vector<float> &a, const BgTensor &t) {
@@ -103,7 +111,7 @@ static void shapes() {
 
 int main(int argc, char **argv) {
     if (argc > 1) rs = strtoull(argv[1], nullptr, 10);
-    return (printf("%ld runs, %ld differ\n", runs, fails), 0); shapes<1>();
+    shapes<1>();
     shapes<7>();
     shapes<32>();
     shapes<33>();
