@@ -14,7 +14,11 @@
  *
  * It changes rounding (the terms are no longer standardized one by one), so it is not exact:
  * like fp-order it is off under --fp-strict, and tests/unit/test_fp_order.c checks it against
- * the strict reference (bits flip only where the strict sum is near zero; flips counted).
+ * the strict reference (differences within a rounding bound, flips counted).  That bound grows
+ * with sum_k |x_k|, not with the centred sum_k |x_k - mu|: for features far from zero next to
+ * their spread (|mu| >> sd, say values near 1e6 that differ by about 1) the folded sign is
+ * noise wherever the centred sum is small, so such inputs want --fp-strict (or centring before
+ * the model); bag-of-words features (mu about 0.01, sd about 0.1) are far from that.
  * Only a B result: a float result would need the division by sd + eps as well.
  * When every reader of the standardize is such a product, a bin or an absmean (no steps), the
  * bins become bin.center x and the absmeans absmean(x) prologue(standardize): both exact (a
@@ -28,6 +32,8 @@
  * dce removes what died. */
 #include "bg.h"
 
+#include <math.h>
+
 static bool foldable(const BgModule *m, const BgInst *mm) {
     if (mm->op != BG_OP_BMM || mm->prec[0] != 'F' || mm->prec[1] != 'B' || mm->prec[2] != 'B' || mm->nsteps ||
         mm->nargs != 2)
@@ -35,7 +41,9 @@ static bool foldable(const BgModule *m, const BgInst *mm) {
     BgRef s = mm->args[0], w = mm->args[1];
     if (s == BG_NONE || w == BG_NONE || s == w) return false;
     const BgInst *st = &m->insts[s];
-    if (st->op != BG_OP_STANDARDIZE || st->nsteps || st->args[0] == BG_NONE || !(st->attrs.eps > 0.0f)) return false;
+    if (st->op != BG_OP_STANDARDIZE || st->nsteps || st->args[0] == BG_NONE || !(st->attrs.eps > 0.0f) ||
+        !isfinite(st->attrs.eps)) /* an infinite divisor makes every standardized term a zero */
+        return false;
     const BgInst *x = &m->insts[st->args[0]];
     const BgType *wt = &m->insts[w].type;
     return x->op == BG_OP_INPUT && x->type.kind == BG_TY_F32 && x->type.rank == 2 && wt->kind == BG_TY_B1 &&
@@ -83,7 +91,9 @@ static bool reader_folds(const BgModule *m, const BgInst *r, BgRef s) {
 /* The bins and absmeans of standardize s when every reader of s folds (see above). */
 static void fold_readers(BgModule *m, BgRef s) {
     const BgInst *st = &m->insts[s];
-    if (st->op != BG_OP_STANDARDIZE || st->nsteps || st->args[0] == BG_NONE || !(st->attrs.eps > 0.0f)) return;
+    if (st->op != BG_OP_STANDARDIZE || st->nsteps || st->args[0] == BG_NONE || !(st->attrs.eps > 0.0f) ||
+        !isfinite(st->attrs.eps))
+        return;
     const BgInst *x = &m->insts[st->args[0]];
     if (x->op != BG_OP_INPUT || x->type.kind != BG_TY_F32 || x->type.rank != 2) return;
     for (int i = (int)s + 1; i < m->ninsts; i++)
