@@ -330,8 +330,11 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         CHECK(nh >= 6);
         const char *archs[] = {"sm_80", "sm_90"};
         /* BGNN_CODEGEN_NVRTC_SM90_ONLY (the sanitizer build: NVRTC itself is not instrumented,
-         * the Release build compiles both): sm_90 only */
-        for (int k = getenv("BGNN_CODEGEN_NVRTC_SM90_ONLY") ? 1 : 0; k < 2; k++) {
+         * the Release build compiles every example for both): sm_90, and only gcn_bin.bgnn, which
+         * keeps the C side of the NVRTC call under the sanitizers (the other compiles took 90 s
+         * of CI's 15 minutes there) */
+        const bool sm90_only = getenv("BGNN_CODEGEN_NVRTC_SM90_ONLY") != NULL;
+        for (int k = sm90_only ? 1 : 0; k < 2 && (!sm90_only || strcmp(file, "gcn_bin.bgnn") == 0); k++) {
             char *src = k == 0 ? bg_codegen_cuda(m, archs[k], &d) : cu;
             BgNvrtcReq req = {src, file, h, nh, archs[k], NULL, 0, nv};
             BgNvrtcResult res;
