@@ -178,7 +178,7 @@ typedef struct BgAttrs {
  *   CENTER     rows f32[R], cols f32[C]                 v = fl(v - fl(rows[r] * cols[c]))
  *              (fold-standardize-mm: a row mean times the weights' column sums)
  *   STANDARDIZE -; eps                                  standardize of the row (the op's
- *              operations and order; an absmean's prologue: fuse-standardize) */
+ *              operations and order; an absmean's prologue: fold-standardize-mm) */
 typedef enum {
     BG_STEP_SCL,
     BG_STEP_ADD,

@@ -77,7 +77,7 @@ static void check_steps(V *v, int nbase) {
             const BgType *x = nbase > 0 ? arg(v, 0) : NULL;
             bool xf = in->op == BG_OP_ABSMEAN ? x && x->kind == BG_TY_F32 : in->prec[0] == 'F';
             /* a bmm's prologue may also be a scl by column factors (fold-batchnorm-mm), an
-             * absmean's a standardize of its rows (fuse-standardize) */
+             * absmean's a standardize of its rows (fold-standardize-mm) */
             bool scl = k == BG_STEP_SCL && in->op == BG_OP_BMM && !o[0] && o[1];
             bool std = k == BG_STEP_STANDARDIZE && in->op == BG_OP_ABSMEAN;
             if ((k != BG_STEP_BATCHNORM && !scl && !std) || in->npro != 1 || !xf || !x) { fail(v, "a prologue is one batchnorm (or, on a bmm, one scl by column factors; on an absmean, one standardize) of an F activation"); return; }

@@ -227,6 +227,11 @@ __device__ __forceinline__ void std_stats(int lane, const float *xr, double eps,
 // columns at a time.  In lanes(32) order rows of 2 to LANES_REGS_MAX columns are read once
 // into registers for both sums (the outputs read the row again, from the cache: the unrolled
 // divisions from registers took 122 registers a thread); the same operations in the same order.
+// standardize's stored value of x: fl((x - mu) / den) in float64.
+__device__ __forceinline__ float std_value(float x, double mu, double den) {
+    return __double2float_rn(ddiv(dsub((double)x, mu), den));
+}
+
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
@@ -235,11 +240,11 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
         const float *xr = x + r * C;
         double mu, den;
         std_stats<C, L>(lane, xr, eps, &mu, &den);
-        for (long long c = lane; c < C; c += 32) y[r * C + c] = __double2float_rn(ddiv(dsub((double)xr[c], mu), den));
+        for (long long c = lane; c < C; c += 32) y[r * C + c] = std_value(xr[c], mu, den);
     }
 }
 
-// absmean of a standardize (an absmean with a standardize prologue, fuse-standardize): per row
+// absmean of a standardize (an absmean with a standardize prologue, fold-standardize-mm): per row
 // standardize's statistics (std_stats), then the float64 sum in the order lanes(L) (seq when L
 // = 0) of |fl((x - mu) / den)|, each term the float standardize stores, and y[r] = fl(sum /
 // C) as absmean: the same operations as the two ops, without the standardized row in memory.
@@ -253,7 +258,7 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
         double mu, den;
         std_stats<C, L>(lane, xr, eps, &mu, &den);
         const double s = warp_row_sum<C, L>(
-            lane, [&](long long c) { return __double2float_rn(ddiv(dsub((double)xr[c], mu), den)); }, AbsDouble{});
+            lane, [&](long long c) { return std_value(xr[c], mu, den); }, AbsDouble{});
         if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }

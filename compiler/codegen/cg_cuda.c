@@ -310,7 +310,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         break;
     }
     case BG_OP_ABSMEAN: {
-        if (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE) { /* fuse-standardize */
+        if (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE) { /* fold-standardize-mm */
             bg_emit_line(e, "bgnn::absmean_std<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", (long long)bg_cg_kcols(*t0),
                          f32_bits(in->steps[0].eps), (double)in->steps[0].eps, row_lanes(m, in), nm[0], nm[1]);
             break;
