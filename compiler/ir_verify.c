@@ -95,9 +95,9 @@ static void check_steps(V *v, int nbase) {
             continue;
         }
         if (k == BG_STEP_LOG_SOFTMAX) { /* fuse-log-softmax: a row tail, held by one warp */
-            if (chain || pro || in->op != BG_OP_BSPMM_MM || s != in->nsteps - 1 || t->kind != BG_TY_F32 ||
-                C < 1 || C > BG_LSM_TAIL_MAX_COLS)
-                fail(v, "a log_softmax step is the last epilogue step of a bspmm_mm's f32 result of 1 to 32 columns");
+            const bool agg = in->op == BG_OP_BSPMM_MM || (in->op == BG_OP_BSPMM && in->prec[0] == 'B');
+            if (chain || pro || !agg || s != in->nsteps - 1 || t->kind != BG_TY_F32 || C < 1 || C > BG_LSM_TAIL_MAX_COLS)
+                fail(v, "a log_softmax step is the last epilogue step of a bspmm_mm's or a bit aggregation's (bspmm.B*) f32 result of 1 to 32 columns");
             continue;
         }
         if (chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_BATCHNORM && k != BG_STEP_RELU) { fail(v, "a chain takes scl, add, batchnorm and relu"); return; }

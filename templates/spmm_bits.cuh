@@ -215,6 +215,10 @@ __device__ __forceinline__ void spmm_bits_store(long long i, int w0, const float
             const u32 bit = c < C ? ep_bit(epi, i, c, v) : 0u;
             const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
             if (lane == 0u && w < CWL) ((u32 *)yp)[i * CWL + w] = word;
+        } else if constexpr (Epi::lsm) { // the row tail (fuse-log-softmax): lane c holds output c
+            static_assert(C >= 1 && C <= 32 && NW == 1, "spmm_bits: a log_softmax tail needs a row of 1 to 32 columns");
+            const float o = lsm_warp<C>((int)lane, c < C ? ep_val(epi, i, c, v) : 0.0f);
+            if (c < C) ((float *)yp)[i * C + c] = o;
         } else {
             if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, v);
         }

@@ -4,8 +4,9 @@
  *     z = log_softmax(y)
  * becomes
  *     y = bspmm_mm.PQX.XYF(A, x, W) [mm(...)] epilogue(e_1; ...; log_softmax)
- * and z's uses read y.  The bspmm_mm kernel (templates/mm_spmm.cuh) holds a row's C outputs
- * in one warp, lane c holding output c, so for C <= BG_LSM_TAIL_MAX_COLS (32) the warp applies
+ * and z's uses read y; the same for a bspmm.B?F (the bit aggregation, templates/spmm_bits.cuh,
+ * which a step keeps off the fast kernel: bg_plan_bspmm_bits).  Both kernels hold a row's C
+ * outputs in one warp, lane c holding output c, so for C <= BG_LSM_TAIL_MAX_COLS (32) the warp applies
  * log_softmax to the row it has just computed - the warp log_softmax of templates/rowwise.cuh,
  * the same operations in the same order (maximum and float64 sum in column order) - instead of
  * storing the row for a separate launch to read back.  Exact by definition (the interpreter
@@ -34,7 +35,8 @@ bool bg_pass_fuse_log_softmax(BgModule *m, BgDiagSink *d) {
         if (in->op != BG_OP_LOG_SOFTMAX) continue;
         BgRef x = in->args[0];
         BgInst *p = &m->insts[x];
-        if (p->op != BG_OP_BSPMM_MM || p->type.kind != BG_TY_F32 || uses[x] != 1) continue;
+        const bool bits = p->op == BG_OP_BSPMM && p->prec[0] == 'B'; /* spmm_bits.cuh */
+        if ((p->op != BG_OP_BSPMM_MM && !bits) || p->type.kind != BG_TY_F32 || uses[x] != 1) continue;
         int64_t C = p->type.dim[1];
         if (C < 1 || C > BG_LSM_TAIL_MAX_COLS) continue;
         if (p->nsteps > p->npro && p->steps[p->nsteps - 1].kind == BG_STEP_LOG_SOFTMAX) continue;
