@@ -639,7 +639,7 @@ static int run_gpu(const RunArgs *ra) {
                         .data = ra->data, .graph_file = ra->graph, .nodes = ds.graph.n, .edges = ds.graph.nnz,
                         .compile_ms = t1 - t0, .load_ms = t2 - t1, .bind_ms = t3 - t2, .inference_ms = median,
                         .repeat = ra->repeat, .cache_hit = ra->cubin ? -1 : ji.cache_hit,
-                        .exec = bg_exec_mode_name(run.used), .kernels = p->nlaunches,
+                        .exec = bg_exec_mode_name(run.used), .kernels = bg_gpu_run_kernels(&gm, &run),
                         .coop_grid = run.used == BG_EXEC_COOP ? run.coop_grid : 0, .coop_refused = run.coop_refused};
     if (run.mode == BG_EXEC_AUTO) {
         rep.auto_ms[0] = run.auto_ms[0];
@@ -676,7 +676,7 @@ static int run_gpu(const RunArgs *ra) {
         printf("gpu     %s, %s, 1 launch of the per-graph kernel %s (a block of %d threads per graph, %lld graphs)\n",
                g.name, g.arch, p->blocks_kernel, run.blocks_threads_used, (long long)run.ngraphs);
     else
-        printf("gpu     %s, %s, %d kernels (%s)%s%s\n", g.name, g.arch, p->nlaunches,
+        printf("gpu     %s, %s, %d kernels (%s)%s%s\n", g.name, g.arch, bg_gpu_run_kernels(&gm, &run),
                run.used == BG_EXEC_GRAPH ? "one CUDA graph launch" : "one launch each",
                run.coop_refused[0] ? "; fused kernel not used: " : "", run.coop_refused);
     if (tune_note[0]) printf("tune    %s\n", tune_note);
@@ -690,7 +690,7 @@ static int run_gpu(const RunArgs *ra) {
         else snprintf(fk, sizeof fk, "refused");
         printf("exec    auto chose the %s: fused cooperative kernel %s, CUDA graph of %d kernels %.1f us "
                "(medians of %d)\n", run.auto_choice == BG_EXEC_COOP ? "fused kernel" : "CUDA graph", fk,
-               p->nlaunches, 1000 * run.auto_ms[1], BG_AUTO_TRIALS);
+               bg_gpu_run_kernels(&gm, &run), 1000 * run.auto_ms[1], BG_AUTO_TRIALS);
     }
     printf("data    %s: %lld nodes, %lld edges\n", ra->data, (long long)ds.graph.n, (long long)ds.graph.nnz);
     print_accuracy(&rep);

@@ -5,7 +5,7 @@
  * or comma-separated dims, N and G for the run-time dims; rows are N, N+1, G, G+1,
  * nnz(g), items(g), items1(g), splits(g) (graph g's schedule sizes, plan.h) or a decimal constant):
  *
- *   bgnn-manifest 5
+ *   bgnn-manifest 8
  *   bgnn 0.1.0
  *   model gcn_bin
  *   arch sm_90                       ("-" when none)
@@ -29,6 +29,11 @@
  *                                     sparse, only with alt; docs/tuning.md)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
+ *   rowgroups 1
+ *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256
+ *                                    (the row groups, plan.h: launches first .. first+count-1
+ *                                     in one kernel; ascending, disjoint, each launch
+ *                                     bg_plan_rowgroup_launch_ok)
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -186,6 +191,11 @@ char *bg_manifest_write(const BgPlan *p) {
     else line(&e, "fused 0 kernel=- block=0");
     if (p->blocks) line(&e, "blocks 1 kernel=%s block=%d", p->blocks_kernel, p->blocks_block);
     else line(&e, "blocks 0 kernel=- block=0");
+    line(&e, "rowgroups %d", p->nrowgroups);
+    for (int i = 0; i < p->nrowgroups; i++) {
+        const BgPlanRowGroup *g = &p->rowgroups[i];
+        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d", i, g->kernel, g->first, g->count, g->block);
+    }
     line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
         const BgPlanOutput *o = &p->outputs[i];
@@ -838,6 +848,40 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             fail(r, "malformed per-graph kernel line");
             goto fail;
         }
+    }
+    if (!parse_count(r, "rowgroups", MAX_LAUNCHES, &p->nrowgroups)) goto fail;
+    p->rowgroups = bg_arena_alloc(a, sizeof *p->rowgroups * (size_t)(p->nrowgroups + 1));
+    for (int i = 0, next = 0; i < p->nrowgroups; i++) {
+        BgPlanRowGroup *g = &p->rowgroups[i];
+        long long first, count, block;
+        if (!expect_item(r, "rowgroup", 6, i)) goto fail;
+        const char *k = val(r, 2, "kernel");
+        if (!k || !parse_int_field(r, 3, "first", 0, MAX_LAUNCHES, &first) ||
+            !parse_int_field(r, 4, "count", 2, MAX_LAUNCHES, &count) || !parse_int_field(r, 5, "block", 32, 1024, &block))
+            goto fail;
+        if (!ident_ok(k, false) || block % 32) {
+            fail(r, "malformed row group line");
+            goto fail;
+        }
+        if (first < next || first + count > p->nlaunches) {
+            fail(r, "row group %d (launches %lld..%lld) overlaps another or runs past the %d launches", i, first,
+                 first + count - 1, p->nlaunches);
+            goto fail;
+        }
+        for (long long j = first; j < first + count; j++)
+            if (!bg_plan_rowgroup_launch_ok(p, &p->launches[j])) {
+                fail(r, "row group %d: launch %lld cannot run in a row group", i, j);
+                goto fail;
+            }
+        if (p->nbufs > BG_PLAN_FUSED_MAX_BUFS) {
+            fail(r, "row group %d: %d buffers are more than a kernel of every buffer takes", i, p->nbufs);
+            goto fail;
+        }
+        g->first = (int)first;
+        g->count = (int)count;
+        g->block = (int)block;
+        g->kernel = bg_arena_strdup(a, k);
+        next = (int)(first + count);
     }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;
     p->outputs = bg_arena_alloc(a, sizeof *p->outputs * (size_t)(p->noutputs + 1));

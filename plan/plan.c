@@ -105,6 +105,19 @@ bool bg_plan_blocks_ok(const BgPlan *p) {
     return true;
 }
 
+bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l) {
+    if (l->prep || l->rows.kind != BG_ROWS_N || l->alt || !l->op || bg_plan_launch_row_csr(p, l)) return false;
+    static const char *const gathers[] = {"bspmm", "bspmm_mm", "readout"};
+    for (size_t k = 0; k < sizeof gathers / sizeof gathers[0]; k++)
+        if (strcmp(l->op, gathers[k]) == 0) return false;
+    for (int k = 0; k < l->nargs; k++) {
+        const BgPlanBuf *b = &p->bufs[l->args[k]];
+        if (b->role == BG_ROLE_GRAPH || b->role == BG_ROLE_GRAPH_PTR) return false;
+        if (b->rows.kind != BG_ROWS_N && b->rows.kind != BG_ROWS_CONST) return false;
+    }
+    return true;
+}
+
 int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {

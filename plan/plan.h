@@ -96,18 +96,36 @@
  * for graphs y, y + Y, ... one after the other, over that graph's rows only (node rows
  * graph_ptr[g] .. graph_ptr[g+1]-1, graph row g).  Valid only for a block-diagonal batch:
  * no edge between two graphs (the runtime checks before it uses the kernel).  The fast
- * aggregation runs as the plain one there (same bits); other kernels as in the plan. */
+ * aggregation runs as the plain one there (same bits); other kernels as in the plan.
+ *
+ * ---- Row groups (small graphs) ------------------------------------------------------------
+ * A row group is a run of consecutive non-prep launches first .. first + count - 1 (count >= 2)
+ * that are row-local (bg_plan_rowgroup_launch_ok): rows N, no aggregation or readout, no
+ * kernel over the input features' CSR or alternative, every row-indexed argument read only at
+ * the launch's own output row.  The cubin then also holds
+ *   extern "C" __global__ void bgnn_rows<first>(long long n, long long tile, unsigned *bar,
+ *                                               B0 *buf0, B1 *buf1, ...);  // every buffer
+ * launched with grid (1, Y, 1), Y = min(ceil(n / tile), 65535), and `block` threads: block y
+ * takes the tiles of rows [t tile, min(n, (t + 1) tile)) for t = y, y + Y, ... and runs the
+ * group's launches on each in order, __syncthreads between them (bar unused), with the
+ * per-graph kernel's template calls (a launch's rows are the tile's, every row-indexed
+ * argument starts at the tile's first row).  One launch in place of `count`: on a small graph
+ * each launch costs a few microseconds however little it computes.  tile is a multiple of 8
+ * from 8 to BG_PLAN_ROWGROUP_TILE_MAX, the runtime's choice (rt.h); the runtime runs the
+ * group kernel in the launches and CUDA-graph modes on graphs of at most
+ * BG_PLAN_ROWGROUP_MAX_NODES nodes (BGNN_ROW_GROUPS=on / off overrides). */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 7 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 8 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
                                  * they run bg_plan_fb_csr_lanes threads a row; 7: the graph
-                                 * array order (the bit aggregation's rows by length) */
+                                 * array order (the bit aggregation's rows by length); 8: the
+                                 * row groups */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -247,6 +265,19 @@ typedef struct BgPlanGraph {
  * for group = 0. */
 int64_t bg_plan_graph_group_min_rows(const BgPlanGraph *g, int64_t runtime_min_rows);
 
+/* A row group (see above). */
+typedef struct BgPlanRowGroup {
+    int first, count;     /* its launches */
+    const char *kernel;   /* "bgnn_rows<first>" */
+    int block;            /* threads per block */
+} BgPlanRowGroup;
+/* Largest tile (rows a block takes at once) of a row group's kernel. */
+#define BG_PLAN_ROWGROUP_TILE_MAX 64
+/* Largest graph (nodes) on which the runtime runs a row group's kernel by default: past it
+ * the launches' own kernels (tiled products, tensor cores; plan.h's per-graph template calls
+ * are the plain ones) matter more than the launches saved. */
+#define BG_PLAN_ROWGROUP_MAX_NODES 65536
+
 typedef struct BgPlan {
     const char *model;    /* model name */
     const char *arch;     /* "sm_90" or NULL (set by the code generator / manifest) */
@@ -267,6 +298,8 @@ typedef struct BgPlan {
     const char *blocks_kernel; /* "bgnn_graphs" when blocks, else NULL */
     int blocks_block;     /* its threads per block */
     bool fp_strict;       /* compiled with --fp-strict: every float reduction seq, no fma */
+    BgPlanRowGroup *rowgroups; /* the row groups (see above), by first launch */
+    int nrowgroups;
 } BgPlan;
 
 /* Can the plan have the per-graph kernel (see above)?  It reads GRAPH_PTR and every non-prep
@@ -279,6 +312,12 @@ bool bg_plan_blocks_ok(const BgPlan *p);
  * features) is then one or two rounds of the templates' loops, not five; the kernel's time is
  * that of one block's chain of phases. */
 #define BG_PLAN_BLOCKS_BLOCK 1024
+
+/* May launch l be part of a row group (see above)?  Not prep, rows N, not bspmm, bspmm_mm or
+ * readout, no alt and no sparse variant, and every argument a non-graph buffer of rows N or
+ * a constant count.  The plan builder also requires the IR op to read its row-indexed
+ * operands at its own row only; the manifest reader checks this much. */
+bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l);
 
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500

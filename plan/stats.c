@@ -98,6 +98,15 @@ static int n_prep(const BgPlan *p) {
     return k;
 }
 
+/* Kernels of a CUDA-graph run on n nodes: the non-prep launches, a row group's one kernel in
+ * place of its launches where the runtime runs it by default (plan.h). */
+static int graph_kernels(const BgPlan *p, int64_t n) {
+    int k = p->nlaunches - n_prep(p);
+    if (n <= BG_PLAN_ROWGROUP_MAX_NODES)
+        for (int i = 0; i < p->nrowgroups; i++) k -= p->rowgroups[i].count - 1;
+    return k;
+}
+
 char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     BgStrBuf s = {0};
     Cost total = {0, 0, 0, 0}, mem = {0, 0, 0, 0};
@@ -124,6 +133,14 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_sb_printf(&s, "batches: per-graph kernel %s (a block of %d threads runs the whole model for one graph; "
                          "1 launch per run for a block-diagonal batch of graphs up to %d nodes)\n",
                      p->blocks_kernel, p->blocks_block, BG_PLAN_BLOCKS_MAX_NODES);
+    if (p->nrowgroups) {
+        bg_sb_printf(&s, "row groups: %d (", p->nrowgroups);
+        for (int i = 0; i < p->nrowgroups; i++)
+            bg_sb_printf(&s, "%s%s: %d launches", i ? ", " : "", p->rowgroups[i].kernel, p->rowgroups[i].count);
+        bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes: %d kernels a CUDA-graph run "
+                         "at these sizes\n",
+                     BG_PLAN_ROWGROUP_MAX_NODES, graph_kernels(p, n));
+    }
     if (nprep)
         bg_sb_printf(&s, "prep: %d launches of parameters alone, run once when the weights are bound (not per run)\n",
                      nprep);
@@ -155,7 +172,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     free(fs);
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
-        int nk = p->nlaunches - nprep;
+        int nk = graph_kernels(p, n);
         Floor fl = plan_floor(r, p, nk, nsyncs, eval(total, n, e, g));
         bg_sb_printf(&s, "floor (reference %s: %.2f TB/s, an empty launch %.1f us, a further CUDA-graph node %.2f us, "
                          "a grid sync %.1f us): the bytes per run %.1f us;",
@@ -206,6 +223,16 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_int(&j, "phases", nph);
     }
     if (p->blocks) bg_json_string(&j, "blocks_kernel", p->blocks_kernel);
+    bg_json_array(&j, "row_groups");
+    for (int i = 0; i < p->nrowgroups; i++) {
+        bg_json_object(&j, NULL);
+        bg_json_string(&j, "kernel", p->rowgroups[i].kernel);
+        bg_json_int(&j, "first", p->rowgroups[i].first);
+        bg_json_int(&j, "count", p->rowgroups[i].count);
+        bg_json_end_object(&j);
+    }
+    bg_json_end_array(&j);
+    bg_json_int(&j, "graph_kernels", graph_kernels(p, n));
     bg_json_int(&j, "kernels", p->nlaunches - n_prep(p));
     bg_json_int(&j, "prep_launches", n_prep(p));
     bg_json_int(&j, "launches_per_run", p->fused ? 1 : p->nlaunches - n_prep(p));
@@ -238,7 +265,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nsyncs = p->fused && nph > 0 ? nph - 1 : 0;
-        Floor fl = plan_floor(r, p, p->nlaunches - n_prep(p), nsyncs, eval(total, n, e, g));
+        Floor fl = plan_floor(r, p, graph_kernels(p, n), nsyncs, eval(total, n, e, g));
         bg_json_object(&j, "floor_us");
         bg_json_string(&j, "reference_gpu", r->gpu);
         bg_json_number(&j, "bytes", fl.bytes_us);

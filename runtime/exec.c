@@ -232,8 +232,9 @@ static bool env_choice(const char *name, const char *const *words, int nwords, i
     return false;
 }
 
-/* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL, BGNN_BLOCKS_THREADS and
- * BGNN_SCHED_GROUP_MIN_ROWS (environment) into the instance. */
+/* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL, BGNN_BLOCKS_THREADS,
+ * BGNN_ROW_GROUPS, BGNN_ROWGROUP_TILE and BGNN_SCHED_GROUP_MIN_ROWS (environment) into the
+ * instance. */
 static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     r->mode = BG_EXEC_AUTO;
     const char *e = getenv("BGNN_EXEC");
@@ -264,6 +265,19 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
             return false;
         }
         r->blocks_threads = (int)v;
+    }
+    static const char *const rgs[] = {"auto", "on", "off"};
+    if (!env_choice("BGNN_ROW_GROUPS", rgs, 3, &r->row_groups, d)) return false;
+    const char *rt = getenv("BGNN_ROWGROUP_TILE");
+    if (rt && *rt) {
+        char *end = NULL;
+        long long v = strtoll(rt, &end, 10);
+        if (!end || *end || v < 8 || v > BG_PLAN_ROWGROUP_TILE_MAX || v % 8) {
+            bg_diag_error(d, BG_E_OPTION, "BGNN_ROWGROUP_TILE='%.40s': expected a multiple of 8 from 8 to %d", rt,
+                          BG_PLAN_ROWGROUP_TILE_MAX);
+            return false;
+        }
+        r->rowgroup_tile = (int)v;
     }
     r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
     const char *sg = getenv("BGNN_SCHED_GROUP_MIN_ROWS");
@@ -547,12 +561,63 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
 /* ---- launches ---------------------------------------------------------------------------- */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
                        BgDiagSink *d);
+static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long long *ng, BgCUdeviceptr *bar);
 
-/* Every plan launch of an inference (prep launches ran at binding), one kernel each. */
+int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm) {
+    const int64_t per = 8 * (int64_t)(nsm > 0 ? nsm : 1); /* about 8 tiles an SM */
+    int64_t tile = 8 * ((n + 8 * per - 1) / (8 * per));
+    return tile < 8 ? 8 : tile > BG_PLAN_ROWGROUP_TILE_MAX ? BG_PLAN_ROWGROUP_TILE_MAX : tile;
+}
+
+/* Row group gi's kernel (plan.h) in place of its launches: grid (1, Y), tiles of rows. */
+static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi, BgCUstream stream,
+                            BgDiagSink *d) {
+    const BgPlan *p = gm->plan;
+    const BgPlanRowGroup *rg = &p->rowgroups[gi];
+    if (r->n <= 0) return true;
+    long long nn = r->n, tile = r->rowgroup_tile > 0 ? r->rowgroup_tile : bg_gpu_rowgroup_tile(r->n, g->nsm);
+    BgCUdeviceptr bar = r->bar;
+    long long tiles = (nn + tile - 1) / tile;
+    unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
+    void **pv = model_params(p, r, &nn, &tile, &bar);
+    BgCUresult res = g->cu.cuLaunchKernel(gm->rowgroup_fn[gi], 1, gy, 1, (unsigned)rg->block, 1, 1, 0, stream, pv, NULL);
+    free(pv);
+    if (res == BG_CUDA_SUCCESS) return true;
+    char what[160];
+    snprintf(what, sizeof what, "launching %s (%u blocks of %d, tiles of %lld rows)", rg->kernel, gy, rg->block, tile);
+    return bg_cuda_check(&g->cu, res, what, d);
+}
+
+/* Does this instance run the row groups' kernels (rt.h row_groups)? */
+static bool use_rowgroups(const BgGpuModel *gm, const BgGpuRun *r) {
+    if (!gm->plan->nrowgroups || !gm->rowgroup_fn || r->row_groups == 2) return false;
+    return r->row_groups == 1 || r->n <= BG_PLAN_ROWGROUP_MAX_NODES;
+}
+
+int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r) {
+    const BgPlan *p = gm->plan;
+    int k = 0;
+    for (int i = 0; i < p->nlaunches; i++) k += !p->launches[i].prep;
+    if (use_rowgroups(gm, r))
+        for (int i = 0; i < p->nrowgroups; i++) k -= p->rowgroups[i].count - 1;
+    return k;
+}
+
+/* Every plan launch of an inference (prep launches ran at binding), one kernel each, or a row
+ * group's kernel for its launches. */
 static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                         BgDiagSink *d) {
-    for (int i = 0; i < gm->plan->nlaunches; i++)
-        if (!gm->plan->launches[i].prep && !launch_one(g, gm, r, i, stream, d)) return false;
+    const BgPlan *p = gm->plan;
+    const bool groups = use_rowgroups(gm, r);
+    for (int i = 0, gi = 0; i < p->nlaunches; i++) {
+        while (groups && gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
+        if (groups && gi < p->nrowgroups && p->rowgroups[gi].first == i) {
+            if (!launch_rowgroup(g, gm, r, gi, stream, d)) return false;
+            i += p->rowgroups[gi].count - 1;
+            continue;
+        }
+        if (!p->launches[i].prep && !launch_one(g, gm, r, i, stream, d)) return false;
+    }
     return true;
 }
 

@@ -204,6 +204,13 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
             goto fail;
         }
     }
+    out->rowgroup_fn = bg_xcalloc((size_t)p->nrowgroups + 1, sizeof *out->rowgroup_fn);
+    for (int i = 0; i < p->nrowgroups; i++)
+        if (g->cu.cuModuleGetFunction(&out->rowgroup_fn[i], out->mod, p->rowgroups[i].kernel) != BG_CUDA_SUCCESS) {
+            bg_diag_error(d, BG_E_MANIFEST, "%s: the manifest names the row group kernel '%s', which the cubin lacks",
+                          what, p->rowgroups[i].kernel);
+            goto fail;
+        }
     return true;
 fail:
     bg_gpu_model_free(g, out);
@@ -217,6 +224,7 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m) {
     free(m->alt_fn);
     free(m->sparse_fn);
     free(m->max_block);
+    free(m->rowgroup_fn);
     if (m->arena) bg_arena_free(m->arena);
     memset(m, 0, sizeof *m);
 }

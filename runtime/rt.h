@@ -61,6 +61,7 @@ typedef struct BgGpuModel {
     int fused_grid_max;      /* co-resident blocks of fused_fn on this device (occupancy x
                                 SMs); 0 when it cannot be launched cooperatively here */
     BgCUfunction blocks_fn;  /* the per-graph kernel (plan->blocks), else NULL */
+    BgCUfunction *rowgroup_fn; /* per row group of the plan (plan.h): its kernel */
     int *max_block;          /* per launch: the most threads a block of each of its kernels
                                 can have (their registers); a plan's larger block_size (a
                                 schedule, docs/tuning.md) runs as this many */
@@ -131,7 +132,20 @@ typedef struct BgGpuRun {
     double blocks_ms[2];  /* that measurement: medians of the per-graph kernel, the launches */
     int blocks_threads;   /* BGNN_BLOCKS_THREADS: the per-graph kernel's block (0: by the batch) */
     int blocks_threads_used; /* the block of its last launch */
+    int row_groups;       /* BGNN_ROW_GROUPS: 0 auto (on graphs of at most
+                           * BG_PLAN_ROWGROUP_MAX_NODES nodes), 1 on, 2 off: whether the
+                           * launches and graph modes run a row group's kernel (plan.h) in place
+                           * of its launches */
+    int rowgroup_tile;    /* BGNN_ROWGROUP_TILE: rows a block takes at once (0: by the graph,
+                           * bg_gpu_rowgroup_tile) */
 } BgGpuRun;
+/* The rows a block of a row group's kernel takes at once on a graph of n nodes and a device
+ * of nsm SMs: the smallest multiple of 8 that leaves about 8 tiles an SM, from 8 to
+ * BG_PLAN_ROWGROUP_TILE_MAX (Cora's 2,708 rows on 132 SMs: 8, 339 blocks). */
+int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm);
+/* Kernels one run of the CUDA-graph or launches mode launches: the non-prep launches, a row
+ * group's kernel in place of its launches where this instance runs them. */
+int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r);
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then
  * one per INPUT / PARAM / PARAM_SCALE buffer with its type as used.  decl (optional; ndecl

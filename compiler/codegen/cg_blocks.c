@@ -51,10 +51,8 @@ static bool gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, 
     }
 }
 
-/* Argument k of launch l as the per-graph kernel passes it; rowlocal: as if no argument were
- * gathered (a bspmm_mm's product run on its own, below). */
-static void arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k,
-                     bool rowlocal) {
+void bg_cg_arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k,
+                    bool rowlocal) {
     int b = l->args[k];
     const BgPlanBuf *pb = &p->bufs[b];
     const bool at_others = gathered(m, p, l, k); /* graph arrays: by what they are, always */
@@ -92,7 +90,7 @@ static void emit_staged_mm_spmm(BgEmit *e, const BgModule *m, const BgPlan *p, c
     char rl[BG_PLAN_MAX_ARGS][48];
     const char *nml[BG_PLAN_MAX_ARGS];
     for (int k = 0; k < l->nargs; k++) {
-        arg_expr(rl[k], sizeof rl[k], m, p, l, k, true);
+        bg_cg_arg_expr(rl[k], sizeof rl[k], m, p, l, k, true);
         nml[k] = rl[k];
     }
     int k = bg_cg_step_first_arg(in, l->nargs);
@@ -120,6 +118,29 @@ static void emit_staged_mm_spmm(BgEmit *e, const BgModule *m, const BgPlan *p, c
     bg_emit_indent(e, 1);
     free(ems);
     free(epis);
+}
+
+bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                             int phase, const char *rows, BgDiagSink *d) {
+    const BgPlanLaunch *l = &p->launches[i];
+    char names[BG_PLAN_MAX_ARGS][48];
+    const char *nm[BG_PLAN_MAX_ARGS];
+    bg_cg_phase_open(e, m, ir, src, l, i, phase);
+    if (rows) bg_emit_line(e, "const long long rows = %s;", rows);
+    for (int k = 0; k < l->nargs; k++) {
+        bg_cg_arg_expr(names[k], sizeof names[k], m, p, l, k, false);
+        nm[k] = names[k];
+    }
+    const bool staged = m->insts[l->inst].op == BG_OP_BSPMM_MM;
+    if (staged) emit_staged_mm_spmm(e, m, p, l, nm);
+    bool ok = bg_cg_emit_call(e, m, p, l, nm, true, false, d);
+    if (staged) {
+        bg_emit_indent(e, -1);
+        bg_emit_line(e, "}");
+    }
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    return ok;
 }
 
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
@@ -155,27 +176,12 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
     bg_emit_line(e, "(void)r1;");
     bool ok = true;
-    char names[BG_PLAN_MAX_ARGS][48];
-    const char *nm[BG_PLAN_MAX_ARGS];
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue; /* run once when the parameters are bound */
         if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();");
         last = phase[i];
-        bg_cg_phase_open(e, m, ir, src, l, i, phase[i]);
-        bg_emit_line(e, "const long long rows = %s;", l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0");
-        for (int k = 0; k < l->nargs; k++) {
-            arg_expr(names[k], sizeof names[k], m, p, l, k, false);
-            nm[k] = names[k];
-        }
-        if (m->insts[l->inst].op == BG_OP_BSPMM_MM) emit_staged_mm_spmm(e, m, p, l, nm);
-        ok = bg_cg_emit_call(e, m, p, l, nm, true, false, d);
-        if (m->insts[l->inst].op == BG_OP_BSPMM_MM) {
-            bg_emit_indent(e, -1);
-            bg_emit_line(e, "}");
-        }
-        bg_emit_indent(e, -1);
-        bg_emit_line(e, "}");
+        ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", d);
     }
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");

@@ -822,6 +822,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
 
     if (ok && p->fused) ok = emit_fused(&e, m, p, ir, src, d);
     if (ok && p->blocks) ok = bg_cg_emit_blocks(&e, m, p, ir, src, d);
+    if (ok && p->nrowgroups) ok = bg_cg_emit_rowgroups(&e, m, p, ir, src, d);
 
     if (ok) {
         size_t mlen = strlen(manifest);

@@ -1,5 +1,6 @@
 /* cg_internal.h - what the parts of the CUDA code generator share (cg_cuda.c: the per-launch
- * kernels, the fused kernel and the translation unit; cg_blocks.c: the per-graph kernel).
+ * kernels, the fused kernel and the translation unit; cg_blocks.c: the per-graph kernel;
+ * cg_rows.c: the row groups' kernels).
  * Not part of codegen.h's interface. */
 #ifndef BG_CG_INTERNAL_H
 #define BG_CG_INTERNAL_H
@@ -43,8 +44,24 @@ void bg_cg_buffer_params(BgEmit *e, const BgPlan *p);
  * shared memory of its own (absmean's table of batchnorm inverses). */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
                      const char *const *nm, bool plain, bool own, BgDiagSink *d);
+/* Argument k of launch l as a kernel over a range of rows starting at r0 (the per-graph and
+ * row-group kernels) passes it: a buffer of N or G rows from row r0 (or graph g), a gathered
+ * one (read at other rows: an aggregation's activation, a readout's, graph arrays) and
+ * constant-row ones from their start; rowlocal: as if no argument were gathered. */
+void bg_cg_arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k,
+                    bool rowlocal);
+/* Launch i as a block of a kernel over a range of rows (the per-graph and row-group kernels):
+ * "{ // phase ...", `const long long rows = <rows>;` unless rows is NULL (then in scope), its
+ * arguments by bg_cg_arg_expr and its plain template call (a bspmm_mm's product staged in
+ * shared memory where the range's product fits), "}". */
+bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                             int phase, const char *rows, BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d);
+
+/* cg_rows.c: the row groups' kernels (plan.h), after the per-launch ones. */
+bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                          BgDiagSink *d);
 
 #endif /* BG_CG_INTERNAL_H */

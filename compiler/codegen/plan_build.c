@@ -4,6 +4,7 @@
  * outputs.  The launch shapes here must match the kernels cg_cuda.c instantiates. */
 #include "codegen.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define BLOCK 256
@@ -282,6 +283,65 @@ static bool apply_sched(PlanCtx *c, int i, BgPlanLaunch *l) {
     return true;
 }
 
+/* Largest K x C of a product whose own kernel is the tiled FB or the tensor-core one (plan.h:
+ * a row group runs the generic product, matmul.cuh) that may join a row group: Cora's second
+ * layers (64 x 7, 64 x 64) gain more from the launches saved than the generic product costs;
+ * its first (1433 x 64 on tensor cores) lost 3 us in one (H100). */
+#define ROWGROUP_MM_MAX (64 * 64)
+
+/* May launch l (instruction i) join a row group?  Its op reads each row-indexed operand at its
+ * own output row only, and the group's plain template call is no slower kernel than its own
+ * (bg_cg_emit_call's plain: the generic product for the tiled and tensor-core ones, an
+ * absmean's batchnorm inverses per element, not a table per block) - beside
+ * bg_plan_rowgroup_launch_ok. */
+static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
+    const BgModule *m = c->m;
+    const BgInst *in = &m->insts[l->inst];
+    switch (in->op) {
+    case BG_OP_BMM: {
+        const bool wt = c->p->bufs[l->args[2]].kind == BG_BUF_B1T;
+        BgRowExpr rows;
+        int64_t k, cols;
+        kshape(m->insts[in->args[0]].type, &rows, &k);
+        kshape(in->type, &rows, &cols);
+        const int64_t kc = k * cols;
+        if ((bg_plan_bmm_tc(m, in, wt, c->sm) || bg_plan_bmm_fb_tiled(in, wt)) && kc > ROWGROUP_MM_MAX) return false;
+        break;
+    }
+    case BG_OP_ABSMEAN:
+        if (in->npro && in->steps[0].kind == BG_STEP_BATCHNORM) return false;
+        break;
+    case BG_OP_BIN: case BG_OP_BIN_CENTER: case BG_OP_ROW_MEAN: case BG_OP_SCL: case BG_OP_ADD: case BG_OP_CONCAT:
+    case BG_OP_RELU: case BG_OP_BATCHNORM: case BG_OP_STANDARDIZE: case BG_OP_LOG_SOFTMAX:
+        break;
+    default:
+        return false;
+    }
+    return bg_plan_rowgroup_launch_ok(c->p, l);
+}
+
+/* The row groups (plan.h): maximal runs of at least two consecutive row-local launches, when
+ * the parameters of a kernel that takes every buffer fit. */
+static void row_groups(PlanCtx *c) {
+    BgPlan *p = c->p;
+    if (p->nbufs > BG_PLAN_FUSED_MAX_BUFS) return;
+    p->rowgroups = bg_arena_alloc(c->a, sizeof *p->rowgroups * (size_t)(p->nlaunches / 2 + 1));
+    for (int i = 0; i < p->nlaunches;) {
+        int j = i;
+        while (j < p->nlaunches && row_group_member(c, &p->launches[j])) j++;
+        if (j - i >= 2) {
+            BgPlanRowGroup *g = &p->rowgroups[p->nrowgroups++];
+            g->first = i;
+            g->count = j - i;
+            char name[32];
+            snprintf(name, sizeof name, "bgnn_rows%d", i);
+            g->kernel = bg_arena_strdup(c->a, name);
+            g->block = BLOCK;
+        }
+        i = j > i ? j : i + 1;
+    }
+}
+
 BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d) {
     PlanCtx c;
     memset(&c, 0, sizeof c);
@@ -525,5 +585,6 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         c.p->blocks_kernel = "bgnn_graphs";
         c.p->blocks_block = BG_PLAN_BLOCKS_BLOCK;
     }
+    row_groups(&c);
     return c.p;
 }

@@ -78,7 +78,9 @@ static void hostile(const char *good) {
         const char *msg = refuse(t, strlen(t));
         CHECK_STR_CONTAINS(msg, "model.cubin: manifest line 1");
         CHECK_STR_CONTAINS(msg, "version 1");
-        CHECK_STR_CONTAINS(msg, "version 7");
+        char want[32];
+        snprintf(want, sizeof want, "version %d", BG_MANIFEST_VERSION);
+        CHECK_STR_CONTAINS(msg, want);
         free(t);
         /* the per-graph kernel only for a plan that can have one (a readout, rows N / G) */
         t = replace_line(good, find_line(good, "blocks "), "blocks 1 kernel=bgnn_graphs block=1024");
@@ -86,6 +88,21 @@ static void hostile(const char *good) {
         free(t);
         t = replace_line(good, find_line(good, "blocks "), "blocks 0 kernel=bgnn_graphs block=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "per-graph kernel");
+        free(t);
+        /* row groups: only launches that may join one, inside the plan, at least two */
+        const int rg = find_line(good, "rowgroups ");
+        CHECK(rg > 0);
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=256");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group");
+        free(t);
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "runs past");
+        free(t);
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "count");
+        free(t);
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "row group");
         free(t);
         t = replace_line(good, 1, "ELF");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not a bgnn manifest");
@@ -245,6 +262,35 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     CHECK(p->blocks == p->uses_graph_ptr);
     CHECK(!p->blocks || (p->blocks_block == BG_PLAN_BLOCKS_BLOCK && strcmp(p->blocks_kernel, "bgnn_graphs") == 0));
 
+    /* Row groups (plan.h): runs of at least two consecutive launches that may join one, in
+     * order, disjoint; no aggregation in one.  Which launches, per example: the row-local
+     * chain between two aggregations (sage_bin's second layer: standardize, the two products,
+     * the bin, the absmean); not the first layer's products of 1433 x 64 (their own kernels
+     * are faster than the group's generic product). */
+    for (int gi = 0, next = 0; gi < p->nrowgroups; gi++) {
+        const BgPlanRowGroup *g = &p->rowgroups[gi];
+        CHECK(g->count >= 2 && g->first >= next && g->first + g->count <= p->nlaunches);
+        for (int i = g->first; i < g->first + g->count; i++) {
+            CHECK(bg_plan_rowgroup_launch_ok(p, &p->launches[i]));
+            CHECK(strcmp(p->launches[i].op, "bspmm") != 0 && strcmp(p->launches[i].op, "bspmm_mm") != 0);
+        }
+        next = g->first + g->count;
+    }
+    {
+        static const struct { const char *file; int groups, launches; } want_groups[] = {
+            {"gcn_bin.bgnn", 0, 0},      {"gcn_full.bgnn", 1, 2},     {"indgcn_full.bgnn", 2, 6},
+            {"sage_bin.bgnn", 1, 5},     {"sage_full.bgnn", 2, 11},   {"saint_bin.bgnn", 2, 7},
+            {"saint_full.bgnn", 2, 7},   {"indgcn_bin.bgnn", 0, 0},
+        };
+        for (size_t w = 0; w < sizeof want_groups / sizeof want_groups[0]; w++) {
+            if (strcmp(file, want_groups[w].file) != 0) continue;
+            int nl = 0;
+            for (int gi = 0; gi < p->nrowgroups; gi++) nl += p->rowgroups[gi].count;
+            CHECK_EQ_INT(p->nrowgroups, want_groups[w].groups);
+            CHECK_EQ_INT(nl, want_groups[w].launches);
+        }
+    }
+
     /* Manifest round trip. */
     char *m1 = bg_manifest_write(p);
     BgPlan *p2 = bg_manifest_read(m1, strlen(m1), file, a, &d);
@@ -297,6 +343,12 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     CHECK_STR_CONTAINS(cu, "bgnn_manifest[");
     CHECK_STR_CONTAINS(cu, "bgnn_manifest_len");
     CHECK_STR_CONTAINS(cu, p->launches[0].kernel);
+    for (int gi = 0; cu && gi < p->nrowgroups; gi++) { /* the runtime looks each up by name */
+        char sym[256];
+        snprintf(sym, sizeof sym, "void __launch_bounds__(%d) %s(long long n, long long tile,", p->rowgroups[gi].block,
+                 p->rowgroups[gi].kernel);
+        CHECK_STR_CONTAINS(cu, sym);
+    }
     free(cu2);
     /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
      * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin or a rowmean of the

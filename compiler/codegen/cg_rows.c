@@ -1,0 +1,48 @@
+/* cg_rows.c - the row groups' kernels (plan.h, "Row groups"): one kernel runs a run of
+ * row-local launches, block y taking tiles of rows y, y + gridDim.y, ... and running every
+ * launch of the group on the tile, __syncthreads between them.
+ *
+ * The same template calls as the per-graph kernel (bg_cg_emit_call, plain): grid.x is 1, so
+ * each template's grid-stride loop covers exactly the `rows` it is given, and every argument
+ * of N rows starts at the tile's first row r0 (bg_cg_arg_expr).  A launch of the group reads
+ * earlier launches' outputs at its own rows only (bg_plan_rowgroup_launch_ok), all written by
+ * this block before the barrier, so the group's result is the separate launches' bit for bit.
+ * Tiles share no rows and the plain calls no shared memory, so a tile needs no barrier after
+ * its last launch. */
+#include "cg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                          BgDiagSink *d) {
+    int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
+    bg_plan_phases(p, phase);
+    bool ok = true;
+    for (int gi = 0; gi < p->nrowgroups && ok; gi++) {
+        const BgPlanRowGroup *g = &p->rowgroups[gi];
+        bg_emit_line(e, "%s", "");
+        bg_emit_line(e, "// Row group %d (plan.h): launches %d..%d, tiles of `tile` rows a block (grid (1, Y)).", gi,
+                     g->first, g->first + g->count - 1);
+        bg_emit_line(e, "// Parameters as the fused kernel's, the tile in place of ngraphs (bar unused).");
+        bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long tile,\n"
+                          "        unsigned *__restrict__ bar",
+                       g->block, g->kernel);
+        bg_cg_buffer_params(e, p);
+        bg_emit_indent(e, 1);
+        bg_emit_line(e, "(void)bar;");
+        bg_emit_line(e, "for (long long r0 = (long long)blockIdx.y * tile; r0 < n; r0 += (long long)gridDim.y * tile) {");
+        bg_emit_indent(e, 1);
+        bg_emit_line(e, "const long long rows = n - r0 < tile ? n - r0 : tile;");
+        for (int i = g->first; i < g->first + g->count && ok; i++) {
+            if (i > g->first) bg_emit_line(e, "__syncthreads();");
+            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, d);
+        }
+        bg_emit_indent(e, -1);
+        bg_emit_line(e, "}");
+        bg_emit_indent(e, -1);
+        bg_emit_line(e, "}");
+    }
+    free(phase);
+    return ok;
+}
