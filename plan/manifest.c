@@ -30,10 +30,11 @@
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   rowgroups 1
- *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256
+ *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1
  *                                    (the row groups, plan.h: launches first .. first+count-1
- *                                     in one kernel; ascending, disjoint, each launch
- *                                     bg_plan_rowgroup_launch_ok)
+ *                                     in one kernel; ascending, disjoint, each launch prep or
+ *                                     bg_plan_rowgroup_launch_ok, at least two not prep; csr:
+ *                                     the INPUT buffer every sparse variant in it reads, or -1)
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -194,7 +195,8 @@ char *bg_manifest_write(const BgPlan *p) {
     line(&e, "rowgroups %d", p->nrowgroups);
     for (int i = 0; i < p->nrowgroups; i++) {
         const BgPlanRowGroup *g = &p->rowgroups[i];
-        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d", i, g->kernel, g->first, g->count, g->block);
+        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d", i, g->kernel, g->first, g->count, g->block,
+             g->csr);
     }
     line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
@@ -853,12 +855,17 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->rowgroups = bg_arena_alloc(a, sizeof *p->rowgroups * (size_t)(p->nrowgroups + 1));
     for (int i = 0, next = 0; i < p->nrowgroups; i++) {
         BgPlanRowGroup *g = &p->rowgroups[i];
-        long long first, count, block;
-        if (!expect_item(r, "rowgroup", 6, i)) goto fail;
+        long long first, count, block, csr;
+        if (!expect_item(r, "rowgroup", 7, i)) goto fail;
         const char *k = val(r, 2, "kernel");
         if (!k || !parse_int_field(r, 3, "first", 0, MAX_LAUNCHES, &first) ||
-            !parse_int_field(r, 4, "count", 2, MAX_LAUNCHES, &count) || !parse_int_field(r, 5, "block", 32, 1024, &block))
+            !parse_int_field(r, 4, "count", 2, MAX_LAUNCHES, &count) || !parse_int_field(r, 5, "block", 32, 1024, &block) ||
+            !parse_int_field(r, 6, "csr", -1, MAX_BUFS, &csr))
             goto fail;
+        if (csr >= p->nbufs || (csr >= 0 && p->bufs[csr].role != BG_ROLE_INPUT)) {
+            fail(r, "row group %d: csr=%lld is not an input buffer", i, csr);
+            goto fail;
+        }
         if (!ident_ok(k, false) || block % 32) {
             fail(r, "malformed row group line");
             goto fail;
@@ -868,11 +875,29 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
                  first + count - 1, p->nlaunches);
             goto fail;
         }
-        for (long long j = first; j < first + count; j++)
-            if (!bg_plan_rowgroup_launch_ok(p, &p->launches[j])) {
+        int members = 0;
+        bool sparse = false;
+        for (long long j = first; j < first + count; j++) {
+            const BgPlanLaunch *l = &p->launches[j];
+            if (l->prep) continue;
+            members++;
+            if (!bg_plan_rowgroup_launch_ok(p, l)) {
                 fail(r, "row group %d: launch %lld cannot run in a row group", i, j);
                 goto fail;
             }
+            if (bg_plan_sparse_tpr(p, l) > 0) {
+                sparse = true;
+                if (l->args[1] != csr) {
+                    fail(r, "row group %d: launch %lld's sparse variant reads buffer %d, not csr=%lld", i, j,
+                         l->args[1], csr);
+                    goto fail;
+                }
+            }
+        }
+        if (members < 2 || (csr >= 0 && !sparse)) {
+            fail(r, "row group %d: %s", i, members < 2 ? "fewer than two launches to run" : "csr= without a sparse variant");
+            goto fail;
+        }
         if (p->nbufs > BG_PLAN_FUSED_MAX_BUFS) {
             fail(r, "row group %d: %d buffers are more than a kernel of every buffer takes", i, p->nbufs);
             goto fail;
@@ -881,6 +906,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         g->count = (int)count;
         g->block = (int)block;
         g->kernel = bg_arena_strdup(a, k);
+        g->csr = (int)csr;
         next = (int)(first + count);
     }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;

@@ -106,7 +106,7 @@ bool bg_plan_blocks_ok(const BgPlan *p) {
 }
 
 bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l) {
-    if (l->prep || l->rows.kind != BG_ROWS_N || l->alt || !l->op || bg_plan_launch_row_csr(p, l)) return false;
+    if (l->prep || l->rows.kind != BG_ROWS_N || !l->op || (l->alt && bg_plan_sparse_tpr(p, l) <= 0)) return false;
     static const char *const gathers[] = {"bspmm", "bspmm_mm", "readout"};
     for (size_t k = 0; k < sizeof gathers / sizeof gathers[0]; k++)
         if (strcmp(l->op, gathers[k]) == 0) return false;
@@ -116,6 +116,12 @@ bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l) {
         if (b->rows.kind != BG_ROWS_N && b->rows.kind != BG_ROWS_CONST) return false;
     }
     return true;
+}
+
+int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g) {
+    int k = 0;
+    for (int i = g->first; i < g->first + g->count; i++) k += !p->launches[i].prep;
+    return k;
 }
 
 int bg_plan_phases(const BgPlan *p, int *phase) {

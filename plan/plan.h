@@ -99,12 +99,16 @@
  * aggregation runs as the plain one there (same bits); other kernels as in the plan.
  *
  * ---- Row groups (small graphs) ------------------------------------------------------------
- * A row group is a run of consecutive non-prep launches first .. first + count - 1 (count >= 2)
- * that are row-local (bg_plan_rowgroup_launch_ok): rows N, no aggregation or readout, no
- * kernel over the input features' CSR or alternative, every row-indexed argument read only at
- * the launch's own output row.  The cubin then also holds
+ * A row group is a run of consecutive launches first .. first + count - 1 (at least two of them
+ * not prep; a prep launch inside runs at binding as anywhere) that are row-local
+ * (bg_plan_rowgroup_launch_ok): rows N, no aggregation or readout, every row-indexed argument
+ * read only at the launch's own output row.  A launch with a sparse variant (a product, bin,
+ * bin.center or rowmean of the input features, csr >= 0: all of the group's read buffer csr)
+ * runs that variant over the features' CSR, the kernel's last parameter.  The cubin then also
+ * holds
  *   extern "C" __global__ void bgnn_rows<first>(long long n, long long tile, unsigned *bar,
- *                                               B0 *buf0, B1 *buf1, ...);  // every buffer
+ *                                               B0 *buf0, B1 *buf1, ...,   // every buffer
+ *                                               const unsigned *csr);      // only when csr >= 0
  * launched with grid (1, Y, 1), Y = min(ceil(n / tile), 65535), and `block` threads: block y
  * takes the tiles of rows [t tile, min(n, (t + 1) tile)) for t = y, y + Y, ... and runs the
  * group's launches on each in order, __syncthreads between them (bar unused), with the
@@ -113,7 +117,8 @@
  * each launch costs a few microseconds however little it computes.  tile is a multiple of 8
  * from 8 to BG_PLAN_ROWGROUP_TILE_MAX, the runtime's choice (rt.h); the runtime runs the
  * group kernel in the launches and CUDA-graph modes on graphs of at most
- * BG_PLAN_ROWGROUP_MAX_NODES nodes (BGNN_ROW_GROUPS=on / off overrides). */
+ * BG_PLAN_ROWGROUP_MAX_NODES nodes (BGNN_ROW_GROUPS=on / off overrides), a group with csr >= 0
+ * only where it runs every sparse variant of the group (sparse features). */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
@@ -270,6 +275,7 @@ typedef struct BgPlanRowGroup {
     int first, count;     /* its launches */
     const char *kernel;   /* "bgnn_rows<first>" */
     int block;            /* threads per block */
+    int csr;              /* the INPUT buffer whose CSR its sparse variants read, or -1 */
 } BgPlanRowGroup;
 /* Largest tile (rows a block takes at once) of a row group's kernel. */
 #define BG_PLAN_ROWGROUP_TILE_MAX 64
@@ -313,11 +319,14 @@ bool bg_plan_blocks_ok(const BgPlan *p);
  * that of one block's chain of phases. */
 #define BG_PLAN_BLOCKS_BLOCK 1024
 
-/* May launch l be part of a row group (see above)?  Not prep, rows N, not bspmm, bspmm_mm or
- * readout, no alt and no sparse variant, and every argument a non-graph buffer of rows N or
- * a constant count.  The plan builder also requires the IR op to read its row-indexed
- * operands at its own row only; the manifest reader checks this much. */
+/* May launch l run in a row group (see above)?  Not prep, rows N, not bspmm, bspmm_mm or
+ * readout, every argument a non-graph buffer of rows N or a constant count, and, with an
+ * alternative kernel, a sparse variant (bg_plan_sparse_tpr).  The plan builder also requires
+ * the IR op to read its row-indexed operands at its own row only; the manifest reader checks
+ * this much. */
 bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l);
+/* The launches a row group's kernel runs: its launches that are not prep. */
+int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);
 
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500

@@ -103,7 +103,7 @@ static int n_prep(const BgPlan *p) {
 static int graph_kernels(const BgPlan *p, int64_t n) {
     int k = p->nlaunches - n_prep(p);
     if (n <= BG_PLAN_ROWGROUP_MAX_NODES)
-        for (int i = 0; i < p->nrowgroups; i++) k -= p->rowgroups[i].count - 1;
+        for (int i = 0; i < p->nrowgroups; i++) k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
     return k;
 }
 
@@ -136,9 +136,10 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     if (p->nrowgroups) {
         bg_sb_printf(&s, "row groups: %d (", p->nrowgroups);
         for (int i = 0; i < p->nrowgroups; i++)
-            bg_sb_printf(&s, "%s%s: %d launches", i ? ", " : "", p->rowgroups[i].kernel, p->rowgroups[i].count);
+            bg_sb_printf(&s, "%s%s: %d launches%s", i ? ", " : "", p->rowgroups[i].kernel,
+                         bg_plan_rowgroup_members(p, &p->rowgroups[i]), p->rowgroups[i].csr >= 0 ? " (sparse features)" : "");
         bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes: %d kernels a CUDA-graph run "
-                         "at these sizes\n",
+                         "at these sizes (with sparse features)\n",
                      BG_PLAN_ROWGROUP_MAX_NODES, graph_kernels(p, n));
     }
     if (nprep)
@@ -229,6 +230,8 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_string(&j, "kernel", p->rowgroups[i].kernel);
         bg_json_int(&j, "first", p->rowgroups[i].first);
         bg_json_int(&j, "count", p->rowgroups[i].count);
+        bg_json_int(&j, "launches", bg_plan_rowgroup_members(p, &p->rowgroups[i]));
+        bg_json_int(&j, "csr", p->rowgroups[i].csr);
         bg_json_end_object(&j);
     }
     bg_json_end_array(&j);

@@ -580,6 +580,7 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     long long tiles = (nn + tile - 1) / tile;
     unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
     void **pv = model_params(p, r, &nn, &tile, &bar);
+    if (rg->csr >= 0) pv[3 + p->nbufs] = &r->csr[rg->csr]; /* the features' CSR, last */
     BgCUresult res = g->cu.cuLaunchKernel(gm->rowgroup_fn[gi], 1, gy, 1, (unsigned)rg->block, 1, 1, 0, stream, pv, NULL);
     free(pv);
     if (res == BG_CUDA_SUCCESS) return true;
@@ -588,18 +589,28 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     return bg_cuda_check(&g->cu, res, what, d);
 }
 
-/* Does this instance run the row groups' kernels (rt.h row_groups)? */
-static bool use_rowgroups(const BgGpuModel *gm, const BgGpuRun *r) {
-    if (!gm->plan->nrowgroups || !gm->rowgroup_fn || r->row_groups == 2) return false;
-    return r->row_groups == 1 || r->n <= BG_PLAN_ROWGROUP_MAX_NODES;
+/* Does this instance run row group gi's kernel (rt.h row_groups)?  One with sparse variants
+ * only where the instance runs every one of them (the features' CSR is on the device). */
+static bool use_rowgroup(const BgGpuModel *gm, const BgGpuRun *r, int gi) {
+    const BgPlan *p = gm->plan;
+    if (gi >= p->nrowgroups || !gm->rowgroup_fn || r->row_groups == 2) return false;
+    if (r->row_groups != 1 && r->n > BG_PLAN_ROWGROUP_MAX_NODES) return false;
+    const BgPlanRowGroup *g = &p->rowgroups[gi];
+    if (g->csr < 0) return true;
+    if (!r->csr || !r->csr[g->csr]) return false;
+    for (int i = g->first; i < g->first + g->count; i++)
+        if (!p->launches[i].prep && bg_plan_sparse_tpr(p, &p->launches[i]) > 0 &&
+            (!r->use_sparse || !r->use_sparse[i] || (r->use_alt && r->use_alt[i])))
+            return false;
+    return true;
 }
 
 int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r) {
     const BgPlan *p = gm->plan;
     int k = 0;
     for (int i = 0; i < p->nlaunches; i++) k += !p->launches[i].prep;
-    if (use_rowgroups(gm, r))
-        for (int i = 0; i < p->nrowgroups; i++) k -= p->rowgroups[i].count - 1;
+    for (int i = 0; i < p->nrowgroups; i++)
+        if (use_rowgroup(gm, r, i)) k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
     return k;
 }
 
@@ -608,10 +619,9 @@ int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r) {
 static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                         BgDiagSink *d) {
     const BgPlan *p = gm->plan;
-    const bool groups = use_rowgroups(gm, r);
     for (int i = 0, gi = 0; i < p->nlaunches; i++) {
-        while (groups && gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
-        if (groups && gi < p->nrowgroups && p->rowgroups[gi].first == i) {
+        while (gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
+        if (gi < p->nrowgroups && p->rowgroups[gi].first == i && use_rowgroup(gm, r, gi)) {
             if (!launch_rowgroup(g, gm, r, gi, stream, d)) return false;
             i += p->rowgroups[gi].count - 1;
             continue;

@@ -119,6 +119,31 @@ __device__ __forceinline__ void store_all(long long rows, void *yp, F elem) {
     }
 }
 
+// ---- the input features' CSR block (plan/plan.h bg_features_csr) ------------------
+// u32 rowptr[n + 1], u32 col[nnz], float val[nnz], u32 order[n] as its arrays, seen from a
+// first row: rp[r] is the view's row r's first entry (an offset into col and val, which are
+// the whole block's), order the rows by their nonzeros (the block's row numbers), or nullptr
+// in a row group's tile (rows in index order).
+struct CsrRows {
+    const u32 *rp;
+    const u32 *col;
+    const float *val;
+    const u32 *order;
+};
+// The whole block of n rows.
+__device__ __forceinline__ CsrRows csr_rows(const void *block, long long n) {
+    const u32 *rp = (const u32 *)block, *col = rp + n + 1;
+    const float *val = (const float *)(col + rp[n]);
+    return CsrRows{rp, col, val, (const u32 *)(val + rp[n])};
+}
+// Rows r0, r0 + 1, ... of the block of n rows (a row group's tile), in index order.
+__device__ __forceinline__ CsrRows csr_tile(const void *block, long long n, long long r0) {
+    CsrRows c = csr_rows(block, n);
+    c.rp += r0;
+    c.order = nullptr;
+    return c;
+}
+
 // ---- the grid-wide barrier of the fused kernel (plan/plan.h) ----------------
 // Every block of a cooperative launch arrives once; block 0 adds 2^31 - (blocks - 1), the
 // others 1, so the counter's top bit flips exactly when the last block arrives and the low

@@ -64,7 +64,7 @@ __device__ __forceinline__ void bin(long long rows, u32 *y, const void *xp, Epi 
 // runtime's 32 threads a row; any grid is correct); at most BIN_CSR_WORDS_MAX words a row.
 constexpr long long BIN_CSR_WORDS_MAX = 128;
 template <long long C, class Epi = EpEnd>
-__device__ __forceinline__ void bin_csr(long long rows, u32 *y, const u32 *csr, Epi epi = Epi()) {
+__device__ __forceinline__ void bin_csr(long long rows, u32 *y, CsrRows csr, Epi epi = Epi()) {
     constexpr long long CW = words_of(C);
     static_assert(CW >= 1 && CW <= BIN_CSR_WORDS_MAX, "bin_csr: 1 to BIN_CSR_WORDS_MAX words a row");
     __shared__ u32 zw[CW];
@@ -76,13 +76,13 @@ __device__ __forceinline__ void bin_csr(long long rows, u32 *y, const u32 *csr, 
         if (lane == 0) zw[w] = word;
     }
     __syncthreads();
-    const u32 *col = csr + rows + 1;
-    const float *val = (const float *)(col + csr[rows]);
+    const u32 *col = csr.col;
+    const float *val = csr.val;
     u32 *im = img[warp];
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         for (long long w = lane; w < CW; w += 32) im[w] = zw[w];
         __syncwarp();
-        for (u32 p = csr[r] + (u32)lane; p < csr[r + 1]; p += 32) {
+        for (u32 p = csr.rp[r] + (u32)lane; p < csr.rp[r + 1]; p += 32) {
             const u32 c = col[p];
             const u32 bit = ep_bit(epi, r, c, val[p]) != 0u ? 1u : 0u;
             if (bit != ((zw[c >> 5] >> (c & 31u)) & 1u)) atomicXor(&im[c >> 5], 1u << (c & 31u));

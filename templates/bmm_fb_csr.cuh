@@ -5,7 +5,8 @@
 // BgPlanLaunch.alt) and passes it in place of the dense features:
 //     u32 rowptr[rows + 1]; u32 col[nnz]; float val[nnz]; u32 order[rows]   (nnz = rowptr[rows])
 // one block of memory, the columns of a row ascending, every value other than +0 (-0 and NaN kept);
-// order lists the rows by their nonzeros, most first (ties by index).
+// order lists the rows by their nonzeros, most first (ties by index).  The kernel takes it as a
+// CsrRows view (bgnn_common.cuh): the whole block, or a row group's tile (rows in index order).
 //
 // y[r,o] = sum over k ascending from +0.0f of v(w[k,o]) * x'[r,k], x' = pro(k, x[r,k]), the
 // terms with x' = +-0 skipped: bmm_fb_rows' order and rule.  The +0s the CSR leaves out give
@@ -86,7 +87,7 @@ __device__ __forceinline__ void fb_csr_store(long long r, bool valid, void *yp, 
 
 // G: lanes per row (2, 4, 8, 16 or 32; plan.c bg_plan_fb_csr_lanes).
 template <char Z, long long K, long long M, int G, class Pro = ProNone, class Epi = EpEnd>
-__device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float *csr, const u32 *w,
+__device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr, const u32 *w,
                                            Pro pro = Pro(), Epi epi = Epi()) {
     static_assert(CsrZeroTerms<Pro>::supported,
                   "bmm_fb_csr: a prologue whose zero terms it cannot account for");
@@ -97,9 +98,8 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
     constexpr int RPW = 32 / G;                             // rows a warp
     constexpr bool PREFETCH = MJ <= 8; // the next step's loads in flight (registers: 2 MJ words)
     if constexpr (M == 0) return;
-    const u32 *rp = (const u32 *)csr, *col = rp + rows + 1;
-    const float *val = (const float *)(col + rp[rows]);
-    const u32 *order = (const u32 *)(val + rp[rows]);
+    const u32 *rp = csr.rp, *col = csr.col, *order = csr.order; // order nullptr: index order
+    const float *val = csr.val;
     const unsigned lane = threadIdx.x & 31u, g = lane % G;
     // shift of output i's weight bit to the sign: bit ((G i) mod 32) + g of word (G i) / 32
     u32 sh[NO];
@@ -129,7 +129,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, const float
     Step cur;
     auto open = [&](long long base) {
         valid = base + lane / G < rows;
-        r = valid ? (long long)order[base + lane / G] : rows;
+        r = valid ? (order ? (long long)order[base + lane / G] : base + lane / G) : rows;
         beg = valid ? rp[r] : 0u;
         end = valid ? rp[r + 1] : 0u;
         load(g, beg, end, cur);

@@ -183,12 +183,10 @@ __device__ __forceinline__ double csr_row_sum(int lane, u32 b, u32 e, const u32 
 }
 
 template <long long C, int L>
-__device__ __forceinline__ void rowmean_csr(long long rows, float *y, const u32 *csr) {
+__device__ __forceinline__ void rowmean_csr(long long rows, float *y, CsrRows csr) {
     const int lane = (int)(threadIdx.x & 31u);
-    const u32 *col = csr + rows + 1;
-    const float *val = (const float *)(col + csr[rows]);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
-        const double s = csr_row_sum<L>(lane, csr[r], csr[r + 1], col, val);
+        const double s = csr_row_sum<L>(lane, csr.rp[r], csr.rp[r + 1], csr.col, csr.val);
         if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
     }
 }
@@ -313,16 +311,16 @@ __device__ __forceinline__ void bin_center(long long rows, u32 *y, const float *
 // its column where its bit differs (distinct columns: the flips commute), as bin_csr.  At most
 // BIN_CSR_WORDS_MAX words a row (bin_ops.cuh); any grid is correct.
 template <long long C, int L>
-__device__ __forceinline__ void bin_center_csr(long long rows, u32 *y, const u32 *csr) {
+__device__ __forceinline__ void bin_center_csr(long long rows, u32 *y, CsrRows csr) {
     constexpr long long CW = words_of(C);
     static_assert(CW >= 1 && CW <= 128, "bin_center_csr: 1 to 128 words a row");
     __shared__ u32 img[32][CW]; // a row image per warp (blocks of up to 1024 threads)
     const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
-    const u32 *col = csr + rows + 1;
-    const float *val = (const float *)(col + csr[rows]);
+    const u32 *col = csr.col;
+    const float *val = csr.val;
     u32 *im = img[warp];
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
-        const u32 b = csr[r], e = csr[r + 1];
+        const u32 b = csr.rp[r], e = csr.rp[r + 1];
         const double mu = C ? ddiv(csr_row_sum<L>(lane, b, e, col, val), (double)C) : 0.0;
         const bool zb = center_bit(0.0f, mu);
         for (long long w = lane; w < CW; w += 32) {

@@ -588,32 +588,35 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
     return true;
 }
 
-/* The sparse variant of a bmm of the input features (plan.h, BgPlanLaunch.alt): the row
- * kernel's call over the features as CSR (templates/bmm_fb_csr.cuh), whose block the runtime
- * passes in place of the dense features.  A bin's of the features (bg_plan_row_csr): bin_csr
- * (bin_ops.cuh), a warp a row; a rowmean's and a bin.center's: rowmean_csr and bin_center_csr
- * (rowwise.cuh), a warp a row. */
-static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
+bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
+                            const char *csr) {
     const BgInst *in = &m->insts[l->inst];
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
     if (in->op == BG_OP_BIN) {
         char *sa = step_args(m, in, l, nm, false);
-        bg_emit_line(e, "bgnn::bin_csr<%lld>(rows, %s, (const unsigned *)%s%s);", kc, nm[0], nm[1], sa);
+        bg_emit_line(e, "bgnn::bin_csr<%lld>(rows, %s, %s%s);", kc, nm[0], csr, sa);
         free(sa);
         return true;
     }
     if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) {
-        bg_emit_line(e, "bgnn::%s<%lld, %d>(rows, %s, (const unsigned *)%s);",
-                     in->op == BG_OP_ROW_MEAN ? "rowmean_csr" : "bin_center_csr", kc, row_lanes(m, in), nm[0], nm[1]);
+        bg_emit_line(e, "bgnn::%s<%lld, %d>(rows, %s, %s);", in->op == BG_OP_ROW_MEAN ? "rowmean_csr" : "bin_center_csr",
+                     kc, row_lanes(m, in), nm[0], csr);
         return true;
     }
     char *sa = step_args(m, in, l, nm, true);
     const long long cols = (long long)bg_cg_kcols(in->type);
     bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
                  (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
-                 nm[0], nm[1], nm[2], sa);
+                 nm[0], csr, nm[2], sa);
     free(sa);
     return true;
+}
+
+/* A launch's own sparse variant: the call over the whole CSR block its args[1] points to. */
+static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
+    char csr[96];
+    snprintf(csr, sizeof csr, "bgnn::csr_rows(%s, rows)", nm[1]);
+    return bg_cg_emit_sparse_call(e, m, l, nm, csr);
 }
 
 /* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */
@@ -629,12 +632,13 @@ void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const cha
     bg_emit_indent(e, 1);
 }
 
-void bg_cg_buffer_params(BgEmit *e, const BgPlan *p) {
+void bg_cg_buffer_params(BgEmit *e, const BgPlan *p, const char *extra) {
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
         if (pb->role == BG_ROLE_TEMP || bg_cg_scratch_buf(pb)) bg_emit_printf(e, ",\n        %s *b%d", bg_cg_ctype(pb->kind), b);
         else bg_emit_printf(e, ",\n        const %s *__restrict__ b%d", bg_cg_ctype(pb->kind), b);
     }
+    if (extra) bg_emit_printf(e, ",\n        %s", extra);
     bg_emit_printf(e, ") {\n");
 }
 
@@ -655,7 +659,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
                       "        unsigned *__restrict__ bar",
                    p->fused_block, p->fused_kernel);
-    bg_cg_buffer_params(e, p);
+    bg_cg_buffer_params(e, p, NULL);
     bg_emit_indent(e, 1);
     bg_emit_line(e, "(void)n;");
     bg_emit_line(e, "(void)ngraphs;");

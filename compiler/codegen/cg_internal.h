@@ -34,8 +34,9 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
 void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const char *src, const BgPlanLaunch *l,
                       int i, int phase);
 /* Every plan buffer as a kernel parameter b<index> (computed ones neither const nor
- * __restrict__), then ") {": the tail of the fused and per-graph kernels' signatures. */
-void bg_cg_buffer_params(BgEmit *e, const BgPlan *p);
+ * __restrict__), then `extra` (a last parameter, or NULL), then ") {": the tail of the fused,
+ * per-graph and row-group kernels' signatures. */
+void bg_cg_buffer_params(BgEmit *e, const BgPlan *p, const char *extra);
 /* The template call of launch l with its arguments named nm[k] and `rows` in scope.
  * plain (the per-graph kernel: no work schedule, any block size): the fast aggregation as the
  * plain row-by-row one, the tiled and tensor-core products as the generic one (matmul.cuh,
@@ -50,12 +51,19 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
  * constant-row ones from their start; rowlocal: as if no argument were gathered. */
 void bg_cg_arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k,
                     bool rowlocal);
+/* The sparse variant's template call of launch l (plan.h: a bmm of the input features over
+ * their CSR, templates/bmm_fb_csr.cuh; a bin's, bin.center's or rowmean's of them, a warp a
+ * row) with the CSR view expression csr (bgnn::CsrRows: the whole block, or a row group's
+ * tile) for the features. */
+bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
+                            const char *csr);
 /* Launch i as a block of a kernel over a range of rows (the per-graph and row-group kernels):
  * "{ // phase ...", `const long long rows = <rows>;` unless rows is NULL (then in scope), its
  * arguments by bg_cg_arg_expr and its plain template call (a bspmm_mm's product staged in
- * shared memory where the range's product fits), "}". */
+ * shared memory where the range's product fits), "}"; csr: its sparse variant's call over
+ * that CSR view (bg_cg_emit_sparse_call) instead. */
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, BgDiagSink *d);
+                             int phase, const char *rows, const char *csr, BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d);

@@ -1,18 +1,24 @@
 /* cg_rows.c - the row groups' kernels (plan.h, "Row groups"): one kernel runs a run of
  * row-local launches, block y taking tiles of rows y, y + gridDim.y, ... and running every
- * launch of the group on the tile, __syncthreads between them.
+ * launch of the group on the tile, __syncthreads between phases.
  *
  * The same template calls as the per-graph kernel (bg_cg_emit_call, plain): grid.x is 1, so
  * each template's grid-stride loop covers exactly the `rows` it is given, and every argument
  * of N rows starts at the tile's first row r0 (bg_cg_arg_expr).  A launch of the group reads
  * earlier launches' outputs at its own rows only (bg_plan_rowgroup_launch_ok), all written by
- * this block before the barrier, so the group's result is the separate launches' bit for bit.
- * Tiles share no rows and the plain calls no shared memory, so a tile needs no barrier after
- * its last launch. */
+ * this block before the barrier that ends their phase (bg_plan_phases: a launch that reads a
+ * buffer written in the current phase starts the next), so the group's result is the
+ * separate launches' bit for bit.
+ * A launch with a sparse variant runs it over the tile's rows of the features' CSR (the
+ * kernel's last parameter; bgnn::csr_tile), in index order.  Tiles share no rows and the
+ * calls' shared memory is per warp (bin_center_csr), so a tile needs no barrier after its last
+ * launch, except where a bin_csr's block-wide table of zero bits would be rewritten by the next
+ * tile's call while a warp still reads it. */
 #include "cg_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           BgDiagSink *d) {
@@ -24,20 +30,29 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         bg_emit_line(e, "%s", "");
         bg_emit_line(e, "// Row group %d (plan.h): launches %d..%d, tiles of `tile` rows a block (grid (1, Y)).", gi,
                      g->first, g->first + g->count - 1);
-        bg_emit_line(e, "// Parameters as the fused kernel's, the tile in place of ngraphs (bar unused).");
+        bg_emit_line(e, "// Parameters as the fused kernel's, the tile in place of ngraphs (bar unused)%s.",
+                     g->csr >= 0 ? ", then the features' CSR" : "");
         bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long tile,\n"
                           "        unsigned *__restrict__ bar",
                        g->block, g->kernel);
-        bg_cg_buffer_params(e, p);
+        bg_cg_buffer_params(e, p, g->csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
         bg_emit_line(e, "for (long long r0 = (long long)blockIdx.y * tile; r0 < n; r0 += (long long)gridDim.y * tile) {");
         bg_emit_indent(e, 1);
         bg_emit_line(e, "const long long rows = n - r0 < tile ? n - r0 : tile;");
-        for (int i = g->first; i < g->first + g->count && ok; i++) {
-            if (i > g->first) bg_emit_line(e, "__syncthreads();");
-            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, d);
+        for (int i = g->first, last = -1; i < g->first + g->count && ok; i++) {
+            if (p->launches[i].prep) continue; /* run once at binding */
+            if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();"); /* a phase reads none of its own */
+            last = phase[i];
+            const bool sparse = g->csr >= 0 && bg_plan_sparse_tpr(p, &p->launches[i]) > 0;
+            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, d);
         }
+        bool block_table = false; /* a bin_csr (templates/bin_ops.cuh: zw, by the whole block) */
+        for (int i = g->first; i < g->first + g->count; i++)
+            block_table |= g->csr >= 0 && !p->launches[i].prep && strcmp(p->launches[i].op, "bin") == 0 &&
+                           bg_plan_sparse_tpr(p, &p->launches[i]) > 0;
+        if (block_table) bg_emit_line(e, "__syncthreads(); // bin_csr's table of zero bits is the block's");
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");
         bg_emit_indent(e, -1);

@@ -305,7 +305,8 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
         kshape(m->insts[in->args[0]].type, &rows, &k);
         kshape(in->type, &rows, &cols);
         const int64_t kc = k * cols;
-        if ((bg_plan_bmm_tc(m, in, wt, c->sm) || bg_plan_bmm_fb_tiled(in, wt)) && kc > ROWGROUP_MM_MAX) return false;
+        if (!l->alt && (bg_plan_bmm_tc(m, in, wt, c->sm) || bg_plan_bmm_fb_tiled(in, wt)) && kc > ROWGROUP_MM_MAX)
+            return false; /* (a product of the features runs its sparse variant in a group) */
         break;
     }
     case BG_OP_ABSMEAN:
@@ -320,25 +321,38 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
     return bg_plan_rowgroup_launch_ok(c->p, l);
 }
 
-/* The row groups (plan.h): maximal runs of at least two consecutive row-local launches, when
- * the parameters of a kernel that takes every buffer fit. */
+/* The row groups (plan.h): maximal runs of at least two consecutive non-prep launches that
+ * may join one (prep launches between them run at binding), their sparse variants over one
+ * features buffer's CSR, when the parameters of a kernel that takes every buffer fit. */
 static void row_groups(PlanCtx *c) {
     BgPlan *p = c->p;
     if (p->nbufs > BG_PLAN_FUSED_MAX_BUFS) return;
     p->rowgroups = bg_arena_alloc(c->a, sizeof *p->rowgroups * (size_t)(p->nlaunches / 2 + 1));
     for (int i = 0; i < p->nlaunches;) {
-        int j = i;
-        while (j < p->nlaunches && row_group_member(c, &p->launches[j])) j++;
-        if (j - i >= 2) {
+        int first = -1, end = i, members = 0, csr = -1;
+        for (int j = i; j < p->nlaunches; j++) {
+            const BgPlanLaunch *l = &p->launches[j];
+            if (l->prep) continue;
+            if (!row_group_member(c, l)) break;
+            if (bg_plan_sparse_tpr(p, l) > 0) {
+                if (csr >= 0 && l->args[1] != csr) break;
+                csr = l->args[1];
+            }
+            if (first < 0) first = j;
+            members++;
+            end = j + 1;
+        }
+        if (members >= 2) {
             BgPlanRowGroup *g = &p->rowgroups[p->nrowgroups++];
-            g->first = i;
-            g->count = j - i;
+            g->first = first;
+            g->count = end - first;
             char name[32];
-            snprintf(name, sizeof name, "bgnn_rows%d", i);
+            snprintf(name, sizeof name, "bgnn_rows%d", first);
             g->kernel = bg_arena_strdup(c->a, name);
             g->block = BLOCK;
+            g->csr = csr;
         }
-        i = j > i ? j : i + 1;
+        i = end > i ? end : i + 1;
     }
 }
 

@@ -92,16 +92,19 @@ static void hostile(const char *good) {
         /* row groups: only launches that may join one, inside the plan, at least two */
         const int rg = find_line(good, "rowgroups ");
         CHECK(rg > 0);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=256");
-        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group"); /* gcn_bin: the bmm, then a bspmm */
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256 csr=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "runs past");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256 csr=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "count");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=0");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not an input buffer");
+        free(t);
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100 csr=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "row group");
         free(t);
         t = replace_line(good, 1, "ELF");
@@ -270,22 +273,32 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     for (int gi = 0, next = 0; gi < p->nrowgroups; gi++) {
         const BgPlanRowGroup *g = &p->rowgroups[gi];
         CHECK(g->count >= 2 && g->first >= next && g->first + g->count <= p->nlaunches);
+        CHECK(!p->launches[g->first].prep && bg_plan_rowgroup_members(p, g) >= 2);
         for (int i = g->first; i < g->first + g->count; i++) {
-            CHECK(bg_plan_rowgroup_launch_ok(p, &p->launches[i]));
-            CHECK(strcmp(p->launches[i].op, "bspmm") != 0 && strcmp(p->launches[i].op, "bspmm_mm") != 0);
+            const BgPlanLaunch *l = &p->launches[i];
+            if (l->prep) continue;
+            CHECK(bg_plan_rowgroup_launch_ok(p, l));
+            CHECK(strcmp(l->op, "bspmm") != 0 && strcmp(l->op, "bspmm_mm") != 0);
+            if (bg_plan_sparse_tpr(p, l) > 0) CHECK(g->csr == l->args[1] && p->bufs[g->csr].role == BG_ROLE_INPUT);
         }
         next = g->first + g->count;
     }
     {
-        static const struct { const char *file; int groups, launches; } want_groups[] = {
-            {"gcn_bin.bgnn", 0, 0},      {"gcn_full.bgnn", 1, 2},     {"indgcn_full.bgnn", 2, 6},
-            {"sage_bin.bgnn", 1, 5},     {"sage_full.bgnn", 2, 11},   {"saint_bin.bgnn", 2, 7},
-            {"saint_full.bgnn", 2, 7},   {"indgcn_bin.bgnn", 0, 0},
+        /* groups, launches they run, groups over the features' CSR (the first layer's row mean,
+         * product, bin.center of the inductive models) */
+        static const struct { const char *file; int groups, launches, sparse; } want_groups[] = {
+            {"gcn_bin.bgnn", 0, 0, 0},      {"gcn_full.bgnn", 1, 2, 0},     {"indgcn_full.bgnn", 2, 6, 0},
+            {"sage_bin.bgnn", 2, 9, 1},     {"sage_full.bgnn", 2, 11, 0},   {"saint_bin.bgnn", 3, 11, 1},
+            {"saint_full.bgnn", 3, 9, 1},   {"indgcn_bin.bgnn", 1, 2, 1},
         };
         for (size_t w = 0; w < sizeof want_groups / sizeof want_groups[0]; w++) {
             if (strcmp(file, want_groups[w].file) != 0) continue;
-            int nl = 0;
-            for (int gi = 0; gi < p->nrowgroups; gi++) nl += p->rowgroups[gi].count;
+            int nl = 0, ns = 0;
+            for (int gi = 0; gi < p->nrowgroups; gi++) {
+                nl += bg_plan_rowgroup_members(p, &p->rowgroups[gi]);
+                ns += p->rowgroups[gi].csr >= 0;
+            }
+            CHECK_EQ_INT(ns, want_groups[w].sparse);
             CHECK_EQ_INT(p->nrowgroups, want_groups[w].groups);
             CHECK_EQ_INT(nl, want_groups[w].launches);
         }
@@ -348,6 +361,8 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         snprintf(sym, sizeof sym, "void __launch_bounds__(%d) %s(long long n, long long tile,", p->rowgroups[gi].block,
                  p->rowgroups[gi].kernel);
         CHECK_STR_CONTAINS(cu, sym);
+        const char *k = strstr(cu, sym), *body = k ? strstr(k, ") {") : NULL; /* csr last exactly when it reads one */
+        CHECK(body && (p->rowgroups[gi].csr >= 0) == (strncmp(body - 3, "csr", 3) == 0));
     }
     free(cu2);
     /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
