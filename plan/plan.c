@@ -182,9 +182,14 @@ int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {
     if (l->alt || !l->op || l->nargs < 2) return false;
     const bool bin = strcmp(l->op, "bin") == 0 || strcmp(l->op, "bin.center") == 0, mean = strcmp(l->op, "rowmean") == 0;
-    if (!bin && !mean) return false;
+    /* standardize: lanes(32) from registers, templates/rowwise.cuh standardize_csr */
+    const bool std = strcmp(l->op, "standardize") == 0;
+    if (!bin && !mean && !std) return false;
     const BgPlanBuf *x = &p->bufs[l->args[1]], *y = &p->bufs[l->args[0]];
     if (x->role != BG_ROLE_INPUT || x->kind != BG_BUF_F32 || x->width < 1 || x->width > BG_PLAN_ROW_CSR_MAX_COLS)
         return false;
+    if (std)
+        return l->nargs == 2 && l->fp.kind == BG_FP_LANES && l->fp.split == 32 && x->width >= 2 &&
+               x->width <= BG_PLAN_ROW_CSR_REGS_MAX && y->kind == BG_BUF_F32 && y->width == x->width;
     return bin ? y->kind == BG_BUF_B1 && y->cols == x->width : y->kind == BG_BUF_F32 && y->width == 1;
 }

@@ -124,13 +124,14 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 8 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 9 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
                                  * they run bg_plan_fb_csr_lanes threads a row; 7: the graph
                                  * array order (the bit aggregation's rows by length); 8: the
-                                 * row groups */
+                                 * row groups; 9: a standardize of the features has a sparse
+                                 * variant */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -239,13 +240,17 @@ typedef enum { BG_PLAN_FB_AUTO, BG_PLAN_FB_ROWS, BG_PLAN_FB_TILED, BG_PLAN_FB_SP
 /* A launch without alt may have a sparse variant too (the cubin has kernel
  * BG_PLAN_SPARSE_SUFFIX, bg_plan_launch_row_csr): a bin, a bin.center or a rowmean of the
  * input features (args[1]) over their CSR, a warp a row (templates/bin_ops.cuh bin_csr,
- * rowwise.cuh bin_center_csr and rowmean_csr).  The runtime runs it when at most
+ * rowwise.cuh bin_center_csr and rowmean_csr), and in the order lanes(32) on rows of 2 to
+ * BG_PLAN_ROW_CSR_REGS_MAX columns a standardize of them (rowwise.cuh standardize_csr: the
+ * lanes' registers of the dense row rebuilt from the CSR).  An absmean of standardized
+ * features has none: measured slower than reading the dense row (docs/performance.md).  The runtime runs it when at most
  * BG_PLAN_ROW_CSR_MAX_DENSITY of the features are nonzero (or BGNN_FEATURES_KERNEL=sparse): a
  * warp takes 32 of its row's entries a step where the dense kernel takes 32 columns, so the
  * bound is well below where the two cost the same (a bound from that, not a measurement). */
 #define BG_PLAN_SPARSE_ROW_TPR 32
 #define BG_PLAN_ROW_CSR_MAX_DENSITY 0.1
 #define BG_PLAN_ROW_CSR_MAX_COLS 4096
+#define BG_PLAN_ROW_CSR_REGS_MAX 2048 /* templates/rowwise.cuh LANES_REGS_MAX */
 
 typedef struct BgPlanOutput {
     const char *name;     /* model output name */
@@ -392,7 +397,9 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
 int64_t bg_plan_fb_csr_lanes(int64_t cols);
 /* Whether launch l may have a sparse variant without alt (BG_PLAN_SPARSE_ROW_TPR): op bin,
  * bin.center or rowmean, args[1] an F32 INPUT of at most BG_PLAN_ROW_CSR_MAX_COLS columns,
- * args[0] its bits (bin, bin.center) or its f32[N] row means (rowmean).  The
+ * args[0] its bits (bin, bin.center) or its f32[N] row means (rowmean); or op standardize of
+ * two arguments in the order lanes(32) over 2 to BG_PLAN_ROW_CSR_REGS_MAX columns, args[0]
+ * f32 of the features' width.  The
  * runtime looks for the kernel only then (plan.c). */
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
 /* The threads per row of launch l's sparse variant (kernel + BG_PLAN_SPARSE_SUFFIX, over the

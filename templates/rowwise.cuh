@@ -191,21 +191,65 @@ __device__ __forceinline__ void rowmean_csr(long long rows, float *y, CsrRows cs
     }
 }
 
+// Lane l's registers of a CSR row (entries b .. e - 1, columns ascending and distinct, every
+// value other than +0 stored): v[i] = map(the value at column l + 32 i), fill where none is
+// stored (0 and the identity: as warp_lanes_load leaves them from the dense row; each entry's
+// map is computed once, by the lane that loads it).  The warp takes 32 entries at a time, one a
+// lane (one round trip), then for each 32-column window i the chunk holds any of (a ballot): a
+// warp OR gives the window's columns present, and lane l takes its value by a shuffle from the
+// window's first entry + (its present columns below l).  The windows do not depend on each
+// other (no running count), so their steps overlap.  Every lane of the warp calls it.
+template <long long C, class Map>
+__device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 32], u32 b, u32 e, const u32 *col,
+                                               const float *val, float fill, Map map) {
+    constexpr int NI = (int)((C + 31) / 32);
+#pragma unroll
+    for (int i = 0; i < NI; i++) v[i] = fill;
+    const u32 below = (1u << lane) - 1u;
+    for (u32 p0 = b; p0 < e; p0 += 32u) {
+        const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
+        const bool mine = (u32)lane < n;
+        const u32 c = mine ? col[p0 + (u32)lane] : 0u;
+        const float x = map(mine ? val[p0 + (u32)lane] : 0.0f);
+        const u32 w = mine ? c >> 5 : 0xffffffffu; // this entry's window
+#pragma unroll
+        for (int i = 0; i < NI; i++) {
+            const u32 in = __ballot_sync(0xffffffffu, w == (u32)i); // the window's entries: consecutive lanes
+            if (in == 0u) continue;                                  // warp-uniform
+            const u32 bits = __reduce_or_sync(0xffffffffu, w == (u32)i ? 1u << (c & 31u) : 0u);
+            const float t = __shfl_sync(0xffffffffu, x, (__ffs((int)in) - 1 + __popc(bits & below)) & 31);
+            if ((bits >> lane) & 1u) v[i] = t;
+        }
+    }
+}
+
+// A row's standardize statistics from a lane's registers (warp_lanes_load or csr_lanes_load:
+// lanes(32), 2 to LANES_REGS_MAX columns): mu and den = sd + eps, every lane the same.
+template <long long C>
+__device__ __forceinline__ void std_stats_regs(int lane, const float (&v)[(C + 31) / 32], double eps, double *mu_out,
+                                               double *den_out) {
+    const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
+    const double ss = warp_lanes_sum_regs<C>(lane, v, [&](float t) {
+        const double dv = dsub((double)t, mu);
+        return dmul(dv, dv);
+    });
+    *mu_out = mu;
+    *den_out = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
+}
+
+// Whether a row of C columns in the order lanes(L) keeps its lanes' terms in registers.
+template <long long C, int L>
+constexpr bool std_in_regs = L == 32 && C > 1 && C <= LANES_REGS_MAX;
+
 // A row's standardize statistics, by the whole warp: mu and den = sd + eps (every lane the
 // same, bit for bit).
 template <long long C, int L>
 __device__ __forceinline__ void std_stats(int lane, const float *xr, double eps, double *mu_out, double *den_out) {
     const auto xc = [&](long long c) { return xr[c]; };
-    if constexpr (L == 32 && C > 1 && C <= LANES_REGS_MAX) { // both sums from registers
+    if constexpr (std_in_regs<C, L>) { // both sums from registers
         float v[(C + 31) / 32];
         warp_lanes_load<C>(lane, v, xc);
-        const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
-        const double ss = warp_lanes_sum_regs<C>(lane, v, [&](float t) {
-            const double dv = dsub((double)t, mu);
-            return dmul(dv, dv);
-        });
-        *mu_out = mu;
-        *den_out = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
+        std_stats_regs<C>(lane, v, eps, mu_out, den_out);
     } else {
         const double sum = warp_row_sum<C, L>(lane, xc, AsDouble{});
         const double mu = C ? ddiv(sum, (double)C) : 0.0;
@@ -258,6 +302,40 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
         const double s = warp_row_sum<C, L>(
             lane, [&](long long c) { return std_value(xr[c], mu, den); }, AbsDouble{});
         if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+    }
+}
+
+// standardize_csr: standardize's result for F input features held as CSR (plan.h
+// bg_plan_launch_row_csr: lanes(32), 2 to LANES_REGS_MAX columns), the sparse variant of a
+// standardize of the features.  csr_lanes_load rebuilds each lane's registers of the dense row
+// (+0 where no entry is stored), so the statistics are the dense kernel's float64 operations in
+// its order; then a second csr_lanes_load puts each column's standardized value in the
+// registers: a stored entry's computed by the lane that holds the entry (one division a lane
+// for 32 entries), every +0 column's the row's one value of +0, computed once.  The same
+// values, so the same bits as standardize; neither the dense row's reads nor its divisions.
+// (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
+// Every lane of the warp calls it; any grid is correct.
+struct AsFloat {
+    __device__ __forceinline__ float operator()(float v) const { return v; }
+};
+template <long long C, unsigned EPS_BITS, int L>
+__device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRows csr) {
+    static_assert(std_in_regs<C, L>, "standardize_csr: lanes(32), 2 to LANES_REGS_MAX columns");
+    const double eps = (double)f32_from_bits(EPS_BITS);
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
+        const u32 b = csr.rp[r], e = csr.rp[r + 1];
+        float v[(C + 31) / 32];
+        csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, 0.0f, AsFloat{});
+        double mu, den;
+        std_stats_regs<C>(lane, v, eps, &mu, &den);
+        csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, std_value(0.0f, mu, den),
+                          [&](float t) { return std_value(t, mu, den); });
+#pragma unroll
+        for (int i = 0; i < (int)((C + 31) / 32); i++) {
+            const long long c = lane + 32LL * i;
+            if (c < C) y[r * C + c] = v[i];
+        }
     }
 }
 

@@ -592,10 +592,16 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
                             const char *csr) {
     const BgInst *in = &m->insts[l->inst];
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
+    if (!l->alt && !bg_plan_row_csr(m, in)) return false; /* no template of its form */
     if (in->op == BG_OP_BIN) {
         char *sa = step_args(m, in, l, nm, false);
         bg_emit_line(e, "bgnn::bin_csr<%lld>(rows, %s, %s%s);", kc, nm[0], csr, sa);
         free(sa);
+        return true;
+    }
+    if (in->op == BG_OP_STANDARDIZE) {
+        bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", kc,
+                     f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in), nm[0], csr);
         return true;
     }
     if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) {

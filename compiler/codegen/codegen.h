@@ -25,10 +25,11 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
  * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
  * or sym adjacency, or fused steps). */
 bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in);
-/* Whether a bin, a bin.center or a rowmean reads the model's input features (args[0] an f32
- * INPUT) in a form whose sparse variant over their CSR exists (plan.h BG_PLAN_SPARSE_ROW_TPR;
- * templates/bin_ops.cuh bin_csr: no step or a threshold; rowwise.cuh rowmean_csr and
- * bin_center_csr: no step; at most BG_PLAN_ROW_CSR_MAX_COLS columns).  The code generator then
+/* Whether a bin, a bin.center, a rowmean or a standardize reads the model's input features
+ * (args[0] an f32 INPUT) in a form whose sparse variant over their CSR exists (plan.h
+ * BG_PLAN_SPARSE_ROW_TPR; templates/bin_ops.cuh bin_csr: no step or a threshold; rowwise.cuh
+ * rowmean_csr and bin_center_csr: no step; at most BG_PLAN_ROW_CSR_MAX_COLS columns;
+ * standardize_csr: no step, the order lanes(32), 2 to BG_PLAN_ROW_CSR_REGS_MAX columns).  The code generator then
  * emits that variant (its launch also passes bg_plan_launch_row_csr). */
 bool bg_plan_row_csr(const BgModule *m, const BgInst *in);
 /* Whether a BMM instruction runs the row kernel of the input features

@@ -47,7 +47,13 @@ bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {
     if (in->nargs < 1 || in->args[0] == BG_NONE || (int)in->args[0] >= m->ninsts) return false;
     const BgInst *x = &m->insts[in->args[0]];
     if (x->op != BG_OP_INPUT || x->type.kind != BG_TY_F32 || x->type.rank != 2 || x->type.dim[1] < 1) return false;
-    if (x->type.dim[1] > BG_PLAN_ROW_CSR_MAX_COLS || in->npro) return false;
+    if (x->type.dim[1] > BG_PLAN_ROW_CSR_MAX_COLS) return false;
+    if (in->op == BG_OP_STANDARDIZE) { /* lanes(32) from registers */
+        const BgFpOrder fp = bg_inst_fp(m, in);
+        return fp.kind == BG_FP_LANES && fp.split == 32 && x->type.dim[1] >= 2 &&
+               x->type.dim[1] <= BG_PLAN_ROW_CSR_REGS_MAX && in->nsteps == 0;
+    }
+    if (in->npro) return false;
     if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) return in->nsteps == 0;
     /* a bin: no step, or the threshold compare of fold-threshold */
     return in->op == BG_OP_BIN && (in->nsteps == 0 || (in->nsteps == 1 && in->steps[0].kind == BG_STEP_THRESHOLD));
@@ -318,6 +324,9 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
     default:
         return false;
     }
+    /* a launch the plan gives a sparse variant runs it in a group (cg_rows.c): only where the
+     * code generator has that variant's template call */
+    if (!l->alt && bg_plan_launch_row_csr(c->p, l) && !bg_plan_row_csr(m, in)) return false;
     return bg_plan_rowgroup_launch_ok(c->p, l);
 }
 

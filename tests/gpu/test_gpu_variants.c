@@ -265,8 +265,12 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     o = emit(md, b, "am_std", "absmean(standardize(X))", BG_OP_ABSMEAN, "");
     snprintf(o->key, sizeof o->key, "absmean of X +standardize");
     o->fused = true;
-    /* absmean of the input itself, plain and with split-batchnorm's prologue: with a bin of X
-     * these have a sparse variant over the features' CSR (bin_csr, absmean_csr) */
+    /* a standardize of X kept as it is (its own eps, so no other use of standardize(X) is this
+     * one): its sparse variant over the features' CSR (standardize_csr) */
+    o = emit(md, b, "std_x", "standardize(X) { eps: 0.001 }", BG_OP_STANDARDIZE, "");
+    snprintf(o->key, sizeof o->key, "standardize of X");
+    /* absmean of the input itself, plain and with split-batchnorm's prologue (a bin of X has a
+     * sparse variant over the features' CSR, bin_csr) */
     o = emit(md, b, "am_x", "absmean(X)", BG_OP_ABSMEAN, "");
     snprintf(o->key, sizeof o->key, "absmean of X");
     o = emit(md, b, "am_bn", "absmean(batchnorm(X, mu, var))", BG_OP_ABSMEAN, "");
@@ -536,14 +540,18 @@ static bool make_graph(const GraphSpec *gs, unsigned long long seed, BgGraph *g,
     return ok;
 }
 
-/* Features in [-4, 4) with exact +0 and -0 (the bit rule's edge). */
+/* Features in [-4, 4) with exact +0 and -0 (the bit rule's edge).  Every other seed they are
+ * sparse, as bag-of-words features are: about 1 in 16 nonzero, every fifth row all +0 (the
+ * sparse variants' rows of no entry; rows of more than 32 entries where K is wide). */
 static void make_features(BgTensor *t, int64_t n, int64_t k, unsigned long long seed) {
     bg_tensor_alloc(t, BG_DT_F32, 2, n, k);
     float *x = t->data;
     unsigned long long s = seed;
+    const bool sparse = seed % 2 == 1;
     for (int64_t q = 0; q < n * k; q++) {
         unsigned long long r = bg_test_rand(&s);
-        x[q] = r % 13 == 0 ? 0.0f : r % 17 == 0 ? -0.0f : bg_test_randf(&s) * (q % 3 ? 1.0f : 4.0f);
+        if (sparse && ((q / k) % 5 == 0 || r % 16 != 0)) x[q] = 0.0f;
+        else x[q] = r % 13 == 0 ? 0.0f : r % 17 == 0 ? -0.0f : bg_test_randf(&s) * (q % 3 ? 1.0f : 4.0f);
     }
 }
 

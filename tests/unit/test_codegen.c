@@ -366,9 +366,11 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     }
     free(cu2);
     /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
-     * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin or a rowmean of the
-     * features), so no lookup fails; the bin's exactly when it reads the features (gcn_full's
-     * first layer), the rowmean's where fold-standardize-mm made one (the inductive models). */
+     * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin, a rowmean or a standardize
+     * of the features), so no lookup fails; the bin's exactly when it reads the features
+     * (gcn_full's first layer), the rowmean's where fold-standardize-mm made one (the
+     * inductive models), the standardize's where the first layer standardizes the features
+     * and keeps them (sage_full, indgcn_full). */
     int row_csr = 0;
     for (int i = 0; cu && i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
@@ -381,14 +383,19 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         CHECK(emitted == looked_up);
         row_csr += !l->alt && emitted;
         if (!l->alt && emitted)
-            CHECK((strcmp(l->op, "bin") == 0 || strcmp(l->op, "bin.center") == 0 || strcmp(l->op, "rowmean") == 0) &&
+            CHECK((strcmp(l->op, "bin") == 0 || strcmp(l->op, "bin.center") == 0 || strcmp(l->op, "rowmean") == 0 ||
+                   strcmp(l->op, "standardize") == 0) &&
                   p->bufs[l->args[1]].role == BG_ROLE_INPUT);
+        if (!l->alt && emitted && strcmp(l->op, "standardize") == 0)
+            CHECK(l->fp.kind == BG_FP_LANES && l->fp.split == 32);
     }
     if (strcmp(file, "gcn_full.bgnn") == 0 || strcmp(file, "gcn_bin_layers.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
-    /* the first product's row means read the features; sage_bin's and saint_bin's bin.center too */
+    /* the first product's row means read the features; sage_bin's and saint_bin's bin.center
+     * too, sage_full's and indgcn_full's standardize */
     if (strcmp(file, "indgcn_bin.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
     if (strcmp(file, "sage_bin.bgnn") == 0 || strcmp(file, "saint_bin.bgnn") == 0) CHECK_EQ_INT(row_csr, 2);
     if (strcmp(file, "saint_full.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
+    if (strcmp(file, "sage_full.bgnn") == 0 || strcmp(file, "indgcn_full.bgnn") == 0) CHECK_EQ_INT(row_csr, 1);
     CHECK(bg_codegen_cuda(m, "sm_5", &d) == NULL && has_code(&d, BG_E_ARCH));
 
     if (nv && cu) {
