@@ -91,6 +91,29 @@ static Floor plan_floor(const FloorRef *r, const BgPlan *p, int nkernels, int ns
     return f;
 }
 
+/* The largest graph one device holds for a plan (issue 14, "on paper"): its buffers (the
+ * device memory line: graph arrays, inputs, parameters, every intermediate) at the sizes' graph
+ * entries per node and graph count, in the memory a device leaves after its CUDA context.
+ * H100: cuMemGetInfo's free bytes with a context on this project's H100 80GB HBM3
+ * (docs/logs/gpu_examples_h100_2026-11-25_final.log: 84,458,799,104 of 85,017,493,504); H200:
+ * its nominal 141 GB less the same context (not measured here).  Not counted: the features' CSR
+ * the runtime adds where they are sparse (8 bytes a stored value and about 8 a row) and the
+ * cubin (well under a MB). */
+typedef struct {
+    const char *key, *gpu;
+    double bytes;
+} DeviceMem;
+static const DeviceMem device_mems[] = {{"h100_80gb", "H100 80GB", 84458799104.0},
+                                        {"h200_141gb", "H200 141GB (nominal)", 141e9 - (85017493504.0 - 84458799104.0)}};
+enum { N_DEVICE_MEMS = (int)(sizeof device_mems / sizeof device_mems[0]) };
+static double capacity_nodes(Cost mem, double per_node_entries, int64_t g, double bytes) {
+    const double per = mem.n + mem.e * per_node_entries, room = bytes - mem.c - mem.g * (double)g;
+    return per > 0 && room > 0 ? (double)(int64_t)(room / per) : 0.0;
+}
+static double entries_per_node(int64_t n, int64_t e) {
+    return n > 0 ? (double)e / (double)n : 0.0;
+}
+
 /* Launches of parameters alone (run once at binding; plan.h). */
 static int n_prep(const BgPlan *p) {
     int k = 0;
@@ -171,6 +194,13 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     fs = bg_sb_take(&f);
     bg_sb_printf(&s, "%-24s %-40s %12.0f\n", "device memory", fs, eval(mem, n, e, g));
     free(fs);
+    const double epn = entries_per_node(n, e);
+    bg_sb_printf(&s, "largest graph (these buffers at E/N = %.2f, G = %lld):", epn, (long long)g);
+    for (int i = 0; i < N_DEVICE_MEMS; i++) {
+        const double nmax = capacity_nodes(mem, epn, g, device_mems[i].bytes);
+        bg_sb_printf(&s, "%s N = %.0f, E = %.0f on an %s", i ? ";" : "", nmax, nmax * epn, device_mems[i].gpu);
+    }
+    bg_sb_printf(&s, "\n");
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nk = graph_kernels(p, n);
@@ -265,6 +295,16 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_json_end_array(&j);
     json_cost(&j, "bytes_moved_per_run", total, n, e, g);
     json_cost(&j, "device_memory", mem, n, e, g);
+    bg_json_object(&j, "largest_graph");
+    bg_json_number(&j, "entries_per_node", entries_per_node(n, e));
+    for (int i = 0; i < N_DEVICE_MEMS; i++) {
+        bg_json_object(&j, device_mems[i].key);
+        bg_json_string(&j, "gpu", device_mems[i].gpu);
+        bg_json_number(&j, "free_bytes", device_mems[i].bytes);
+        bg_json_number(&j, "nodes", capacity_nodes(mem, entries_per_node(n, e), g, device_mems[i].bytes));
+        bg_json_end_object(&j);
+    }
+    bg_json_end_object(&j);
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nsyncs = p->fused && nph > 0 ? nph - 1 : 0;

@@ -9,3 +9,11 @@ add_test(NAME docs.diagnostics_up_to_date
     -DCHECK=${PROJECT_SOURCE_DIR}/docs/diagnostics.md
     -P ${PROJECT_SOURCE_DIR}/tools/gen_diag_doc.cmake)
 set_tests_properties(docs.diagnostics_up_to_date PROPERTIES LABELS docs)
+#   docs.capacity_up_to_date: docs/performance.md holds bench/capacity.py's table (the largest
+#   graph an H100 / H200 holds per example model, from bgnnc --stats) as this bgnnc prints it
+#   (fix: python3 bench/capacity.py BUILD/bgnnc --markdown, into the section that has it).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME docs.capacity_up_to_date
+  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/capacity.py $<TARGET_FILE:bgnnc>
+    --check ${PROJECT_SOURCE_DIR}/docs/performance.md)
+set_tests_properties(docs.capacity_up_to_date PROPERTIES LABELS docs)
