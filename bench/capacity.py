@@ -9,7 +9,7 @@ For every example model at the widths of Cora (1433 features, hidden 64, 7 class
 bytes per node and per graph entry (plan/stats.c: every buffer: graph arrays, features,
 parameters, intermediates) and the most nodes whose buffers fit on each device at that
 dataset's entries per node (`largest_graph`: an H100 80GB's free bytes after a CUDA context, as
-measured; an H200's nominal 141 GB less the same context), with that as a multiple of the
+measured; an H200 141GB's about 139 GiB, not measured here), with that as a multiple of the
 dataset.  On paper: nothing runs on a GPU.  --check DOC (ctest docs.capacity_up_to_date): exit 1
 unless DOC holds the Markdown table exactly as printed (docs/performance.md keeps it).  Not counted: the features' CSR that the runtime
 adds where they are sparse (8 bytes a stored value, about 8 a row; Cora's 1.3 % of 1433 is

@@ -103,8 +103,8 @@
  * not prep; a prep launch inside runs at binding as anywhere) that are row-local
  * (bg_plan_rowgroup_launch_ok): rows N, no aggregation or readout, every row-indexed argument
  * read only at the launch's own output row.  A launch with a sparse variant (a product, bin,
- * bin.center or rowmean of the input features, csr >= 0: all of the group's read buffer csr)
- * runs that variant over the features' CSR, the kernel's last parameter.  The cubin then also
+ * bin.center, rowmean or standardize of the input features, csr >= 0: all of the group's read
+ * buffer csr) runs that variant over the features' CSR, the kernel's last parameter.  The cubin then also
  * holds
  *   extern "C" __global__ void bgnn_rows<first>(long long n, long long tile, unsigned *bar,
  *                                               B0 *buf0, B1 *buf1, ...,   // every buffer
@@ -118,7 +118,9 @@
  * from 8 to BG_PLAN_ROWGROUP_TILE_MAX, the runtime's choice (rt.h); the runtime runs the
  * group kernel in the launches and CUDA-graph modes on graphs of at most
  * BG_PLAN_ROWGROUP_MAX_NODES nodes (BGNN_ROW_GROUPS=on / off overrides), a group with csr >= 0
- * only where it runs every sparse variant of the group (sparse features). */
+ * only where it runs every sparse variant of the group (sparse features): with dense features
+ * (or features only on the device) such a group's launches run one by one (a dense twin of the
+ * group's kernel would keep them together; none of the examples has such a group today). */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 

@@ -3,8 +3,10 @@
  * once, the output written once), as a formula in N (nodes), E (graph entries, self loops
  * counted per graph declaration) and G (graphs), and evaluated for given sizes.  This is the
  * compulsory traffic: the floor the kernels are measured against; with the launch floor of
- * each execution form on a reference GPU, the estimated floor of a run.  bg_plan_stats_json: the
- * same numbers as JSON (coefficients of 1, N, E, G and their value at the sizes). */
+ * each execution form on a reference GPU, the estimated floor of a run; and from the device
+ * memory, the largest graph an H100 / H200 holds at the sizes' entries per node (the table of
+ * devices below).  bg_plan_stats_json: the same numbers as JSON (coefficients of 1, N, E, G and
+ * their value at the sizes). */
 #include "plan.h"
 
 #include <stdio.h>
@@ -96,7 +98,8 @@ static Floor plan_floor(const FloorRef *r, const BgPlan *p, int nkernels, int ns
  * entries per node and graph count, in the memory a device leaves after its CUDA context.
  * H100: cuMemGetInfo's free bytes with a context on this project's H100 80GB HBM3
  * (docs/logs/gpu_examples_h100_2026-11-25_final.log: 84,458,799,104 of 85,017,493,504); H200:
- * its nominal 141 GB less the same context (not measured here).  Not counted: the features' CSR
+ * about 139 GiB, the figure the project's device tool gives for its H200s (the H100's "about
+ * 78 GiB" there is the measured free bytes above), not measured here.  Not counted: the features' CSR
  * the runtime adds where they are sparse (8 bytes a stored value and about 8 a row) and the
  * cubin (well under a MB). */
 typedef struct {
@@ -104,7 +107,7 @@ typedef struct {
     double bytes;
 } DeviceMem;
 static const DeviceMem device_mems[] = {{"h100_80gb", "H100 80GB", 84458799104.0},
-                                        {"h200_141gb", "H200 141GB (nominal)", 141e9 - (85017493504.0 - 84458799104.0)}};
+                                        {"h200_141gb", "H200 141GB (about 139 GiB free)", 139.0 * 1073741824.0}};
 enum { N_DEVICE_MEMS = (int)(sizeof device_mems / sizeof device_mems[0]) };
 static double capacity_nodes(Cost mem, double per_node_entries, int64_t g, double bytes) {
     const double per = mem.n + mem.e * per_node_entries, room = bytes - mem.c - mem.g * (double)g;
@@ -194,13 +197,15 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     fs = bg_sb_take(&f);
     bg_sb_printf(&s, "%-24s %-40s %12.0f\n", "device memory", fs, eval(mem, n, e, g));
     free(fs);
-    const double epn = entries_per_node(n, e);
-    bg_sb_printf(&s, "largest graph (these buffers at E/N = %.2f, G = %lld):", epn, (long long)g);
-    for (int i = 0; i < N_DEVICE_MEMS; i++) {
-        const double nmax = capacity_nodes(mem, epn, g, device_mems[i].bytes);
-        bg_sb_printf(&s, "%s N = %.0f, E = %.0f on an %s", i ? ";" : "", nmax, nmax * epn, device_mems[i].gpu);
+    if (n > 0) { /* E/N is the sizes' density; without nodes there is none */
+        const double epn = entries_per_node(n, e);
+        bg_sb_printf(&s, "largest graph (these buffers at E/N = %.2f, G = %lld):", epn, (long long)g);
+        for (int i = 0; i < N_DEVICE_MEMS; i++) {
+            const double nmax = capacity_nodes(mem, epn, g, device_mems[i].bytes);
+            bg_sb_printf(&s, "%s N = %.0f, E = %.0f on an %s", i ? ";" : "", nmax, nmax * epn, device_mems[i].gpu);
+        }
+        bg_sb_printf(&s, "\n");
     }
-    bg_sb_printf(&s, "\n");
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nk = graph_kernels(p, n);
@@ -295,16 +300,18 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     bg_json_end_array(&j);
     json_cost(&j, "bytes_moved_per_run", total, n, e, g);
     json_cost(&j, "device_memory", mem, n, e, g);
-    bg_json_object(&j, "largest_graph");
-    bg_json_number(&j, "entries_per_node", entries_per_node(n, e));
-    for (int i = 0; i < N_DEVICE_MEMS; i++) {
-        bg_json_object(&j, device_mems[i].key);
-        bg_json_string(&j, "gpu", device_mems[i].gpu);
-        bg_json_number(&j, "free_bytes", device_mems[i].bytes);
-        bg_json_number(&j, "nodes", capacity_nodes(mem, entries_per_node(n, e), g, device_mems[i].bytes));
+    if (n > 0) { /* as the text report: only at sizes with nodes */
+        bg_json_object(&j, "largest_graph");
+        bg_json_number(&j, "entries_per_node", entries_per_node(n, e));
+        for (int i = 0; i < N_DEVICE_MEMS; i++) {
+            bg_json_object(&j, device_mems[i].key);
+            bg_json_string(&j, "gpu", device_mems[i].gpu);
+            bg_json_number(&j, "free_bytes", device_mems[i].bytes);
+            bg_json_number(&j, "nodes", capacity_nodes(mem, entries_per_node(n, e), g, device_mems[i].bytes));
+            bg_json_end_object(&j);
+        }
         bg_json_end_object(&j);
     }
-    bg_json_end_object(&j);
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nsyncs = p->fused && nph > 0 ? nph - 1 : 0;

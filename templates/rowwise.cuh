@@ -191,6 +191,18 @@ __device__ __forceinline__ void rowmean_csr(long long rows, float *y, CsrRows cs
     }
 }
 
+// The OR of x over the warp's 32 lanes, every lane the result (redux.sync from sm_80, a butterfly
+// of shuffles before).
+__device__ __forceinline__ u32 warp_or(u32 x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#pragma unroll
+    for (int h = 16; h >= 1; h /= 2) x |= __shfl_xor_sync(0xffffffffu, x, h);
+    return x;
+#else
+    return __reduce_or_sync(0xffffffffu, x);
+#endif
+}
+
 // Lane l's registers of a CSR row (entries b .. e - 1, columns ascending and distinct, every
 // value other than +0 stored): v[i] = map(the value at column l + 32 i), fill where none is
 // stored (0 and the identity: as warp_lanes_load leaves them from the dense row; each entry's
@@ -216,7 +228,7 @@ __device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 3
         for (int i = 0; i < NI; i++) {
             const u32 in = __ballot_sync(0xffffffffu, w == (u32)i); // the window's entries: consecutive lanes
             if (in == 0u) continue;                                  // warp-uniform
-            const u32 bits = __reduce_or_sync(0xffffffffu, w == (u32)i ? 1u << (c & 31u) : 0u);
+            const u32 bits = warp_or(w == (u32)i ? 1u << (c & 31u) : 0u);
             const float t = __shfl_sync(0xffffffffu, x, (__ffs((int)in) - 1 + __popc(bits & below)) & 31);
             if ((bits >> lane) & 1u) v[i] = t;
         }

@@ -51,7 +51,7 @@ bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {
     if (in->op == BG_OP_STANDARDIZE) { /* lanes(32) from registers */
         const BgFpOrder fp = bg_inst_fp(m, in);
         return fp.kind == BG_FP_LANES && fp.split == 32 && x->type.dim[1] >= 2 &&
-               x->type.dim[1] <= BG_PLAN_ROW_CSR_REGS_MAX && in->nsteps == 0;
+               x->type.dim[1] <= BG_PLAN_ROW_CSR_REGS_MAX && in->nsteps == 0 && in->npro == 0;
     }
     if (in->npro) return false;
     if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) return in->nsteps == 0;
