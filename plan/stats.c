@@ -301,13 +301,14 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     json_cost(&j, "bytes_moved_per_run", total, n, e, g);
     json_cost(&j, "device_memory", mem, n, e, g);
     if (n > 0) { /* as the text report: only at sizes with nodes */
+        const double epn = entries_per_node(n, e);
         bg_json_object(&j, "largest_graph");
-        bg_json_number(&j, "entries_per_node", entries_per_node(n, e));
+        bg_json_number(&j, "entries_per_node", epn);
         for (int i = 0; i < N_DEVICE_MEMS; i++) {
             bg_json_object(&j, device_mems[i].key);
             bg_json_string(&j, "gpu", device_mems[i].gpu);
             bg_json_number(&j, "free_bytes", device_mems[i].bytes);
-            bg_json_number(&j, "nodes", capacity_nodes(mem, entries_per_node(n, e), g, device_mems[i].bytes));
+            bg_json_number(&j, "nodes", capacity_nodes(mem, epn, g, device_mems[i].bytes));
             bg_json_end_object(&j);
         }
         bg_json_end_object(&j);

@@ -96,7 +96,11 @@ __device__ __forceinline__ double warp_row_sum(int lane, T term, Map map) {
     else return warp_seq_sum<C>(lane, term, map);
 }
 
-// The identity map of warp_seq_sum (a float widened exactly) and the absolute value.
+// The identity maps of csr_lanes_load (float) and warp_seq_sum (a float widened exactly), and
+// the absolute value.
+struct AsFloat { // the identity of csr_lanes_load's map
+    __device__ __forceinline__ float operator()(float v) const { return v; }
+};
 struct AsDouble {
     __device__ __forceinline__ double operator()(float v) const { return (double)v; }
 };
@@ -327,9 +331,6 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
 // values, so the same bits as standardize; neither the dense row's reads nor its divisions.
 // (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
 // Every lane of the warp calls it; any grid is correct.
-struct AsFloat {
-    __device__ __forceinline__ float operator()(float v) const { return v; }
-};
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRows csr) {
     static_assert(std_in_regs<C, L>, "standardize_csr: lanes(32), 2 to LANES_REGS_MAX columns");
