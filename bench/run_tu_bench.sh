@@ -41,19 +41,7 @@ export BGNN_DUMP_DIR=${BGNN_DUMP_DIR:-$OUT/nvrtc-dumps}
 cat "$OUT/env.log"
 
 # NCI1's one-hot features, rebuilt from node_labels.npy where they travelled without them
-for d in "$BGNN_DATA_DIR"/*/; do
-    if [[ -f $d/onehot_width && ! -f $d/features.npy ]]; then
-        python3 -c 'import numpy as np, sys
-d = sys.argv[1]
-l = np.load(d + "/node_labels.npy")
-x = np.zeros((len(l), int(open(d + "/onehot_width").read())), np.float32)
-x[np.arange(len(l)), l] = 1
-np.save(d + "/features.npy", x)' "$d"
-        (cd "$d" && sha256sum -c --quiet features.sha256) ||
-            { echo "run_tu_bench.sh: $d/features.npy differs"; exit 1; }
-        echo "rebuilt $d/features.npy"
-    fi
-done
+bench/tu_onehot.sh "$BGNN_DATA_DIR"
 
 PREGEN=()
 if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then

@@ -30,11 +30,12 @@
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   rowgroups 1
- *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1
+ *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1 rows=n
  *                                    (the row groups, plan.h: launches first .. first+count-1
- *                                     in one kernel; ascending, disjoint, each launch prep or
- *                                     bg_plan_rowgroup_launch_ok, at least two not prep; csr:
- *                                     the INPUT buffer every sparse variant in it reads, or -1)
+ *                                     in one kernel; ascending, disjoint, bg_plan_rowgroup_ok:
+ *                                     row-local launches, the first maybe an aggregation; csr:
+ *                                     the INPUT buffer every sparse variant in it reads, or -1;
+ *                                     rows: n, tiles of node rows, or g, of graph rows)
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -195,8 +196,8 @@ char *bg_manifest_write(const BgPlan *p) {
     line(&e, "rowgroups %d", p->nrowgroups);
     for (int i = 0; i < p->nrowgroups; i++) {
         const BgPlanRowGroup *g = &p->rowgroups[i];
-        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d", i, g->kernel, g->first, g->count, g->block,
-             g->csr);
+        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d rows=%s", i, g->kernel, g->first, g->count,
+             g->block, g->csr, g->rows == BG_ROWS_G ? "g" : "n");
     }
     line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
@@ -856,12 +857,23 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     for (int i = 0, next = 0; i < p->nrowgroups; i++) {
         BgPlanRowGroup *g = &p->rowgroups[i];
         long long first, count, block, csr;
-        if (!expect_item(r, "rowgroup", 7, i)) goto fail;
+        if (!expect_item(r, "rowgroup", 8, i)) goto fail;
         const char *k = val(r, 2, "kernel");
         if (!k || !parse_int_field(r, 3, "first", 0, MAX_LAUNCHES, &first) ||
             !parse_int_field(r, 4, "count", 2, MAX_LAUNCHES, &count) || !parse_int_field(r, 5, "block", 32, 1024, &block) ||
             !parse_int_field(r, 6, "csr", -1, MAX_BUFS, &csr))
             goto fail;
+        const char *rk = val(r, 7, "rows");
+        if (!rk) goto fail;
+        if (strcmp(rk, "n") != 0 && strcmp(rk, "g") != 0) {
+            fail(r, "row group %d: rows=%.20s, expected n or g", i, rk);
+            goto fail;
+        }
+        const BgRowKind kind = rk[0] == 'g' ? BG_ROWS_G : BG_ROWS_N;
+        if (kind == BG_ROWS_G && csr >= 0) {
+            fail(r, "row group %d: csr= in a group of graph rows", i);
+            goto fail;
+        }
         if (csr >= p->nbufs || (csr >= 0 && p->bufs[csr].role != BG_ROLE_INPUT)) {
             fail(r, "row group %d: csr=%lld is not an input buffer", i, csr);
             goto fail;
@@ -875,16 +887,16 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
                  first + count - 1, p->nlaunches);
             goto fail;
         }
-        int members = 0;
+        int members = 0, bad;
         bool sparse = false;
+        if (!bg_plan_rowgroup_ok(p, (int)first, (int)count, kind, &bad) && bad >= 0) {
+            fail(r, "row group %d: launch %d cannot run in a row group", i, bad);
+            goto fail;
+        }
         for (long long j = first; j < first + count; j++) {
             const BgPlanLaunch *l = &p->launches[j];
             if (l->prep) continue;
             members++;
-            if (!bg_plan_rowgroup_launch_ok(p, l)) {
-                fail(r, "row group %d: launch %lld cannot run in a row group", i, j);
-                goto fail;
-            }
             if (bg_plan_sparse_tpr(p, l) > 0) {
                 sparse = true;
                 if (l->args[1] != csr) {
@@ -907,6 +919,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         g->block = (int)block;
         g->kernel = bg_arena_strdup(a, k);
         g->csr = (int)csr;
+        g->rows = kind;
         next = (int)(first + count);
     }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;

@@ -105,17 +105,49 @@ bool bg_plan_blocks_ok(const BgPlan *p) {
     return true;
 }
 
-bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l) {
-    if (l->prep || l->rows.kind != BG_ROWS_N || !l->op || (l->alt && bg_plan_sparse_tpr(p, l) <= 0)) return false;
+bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind kind) {
+    if (kind != BG_ROWS_N && kind != BG_ROWS_G) return false;
+    if (l->prep || l->rows.kind != kind || !l->op || (l->alt && bg_plan_sparse_tpr(p, l) <= 0)) return false;
+    if (kind == BG_ROWS_G && l->alt) return false; /* sparse variants read the features' rows */
     static const char *const gathers[] = {"bspmm", "bspmm_mm", "readout"};
     for (size_t k = 0; k < sizeof gathers / sizeof gathers[0]; k++)
         if (strcmp(l->op, gathers[k]) == 0) return false;
     for (int k = 0; k < l->nargs; k++) {
         const BgPlanBuf *b = &p->bufs[l->args[k]];
         if (b->role == BG_ROLE_GRAPH || b->role == BG_ROLE_GRAPH_PTR) return false;
-        if (b->rows.kind != BG_ROWS_N && b->rows.kind != BG_ROWS_CONST) return false;
+        if (b->rows.kind != kind && b->rows.kind != BG_ROWS_CONST) return false;
     }
     return true;
+}
+
+bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind kind) {
+    if (l->prep || l->alt || !l->op || l->nargs < 1) return false;
+    const BgPlanBuf *y = &p->bufs[l->args[0]];
+    if (y->role != BG_ROLE_TEMP || y->rows.kind != kind) return false;
+    if (kind == BG_ROWS_N)
+        return strcmp(l->op, "bspmm") == 0 && (l->rows.kind == BG_ROWS_N || l->rows.kind == BG_ROWS_ITEMS);
+    return kind == BG_ROWS_G && strcmp(l->op, "readout") == 0 && l->rows.kind == BG_ROWS_G;
+}
+
+bool bg_plan_rowgroup_ok(const BgPlan *p, int first, int count, BgRowKind kind, int *bad) {
+    int members = 0, lead = -1;
+    *bad = -1;
+    for (int j = first; j < first + count; j++) {
+        const BgPlanLaunch *l = &p->launches[j];
+        if (l->prep) continue;
+        *bad = j;
+        if (members == 0 && bg_plan_rowgroup_lead_ok(p, l, kind)) {
+            lead = j;
+        } else if (!bg_plan_rowgroup_launch_ok(p, l, kind)) {
+            return false;
+        } else if (lead >= 0) {
+            for (int k = 1; k < p->launches[lead].nargs; k++)
+                if (p->launches[lead].args[k] == l->args[0]) return false; /* it writes what the gather reads */
+        }
+        members++;
+    }
+    *bad = -1;
+    return members >= 2;
 }
 
 int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g) {

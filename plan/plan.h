@@ -102,7 +102,12 @@
  * A row group is a run of consecutive launches first .. first + count - 1 (at least two of them
  * not prep; a prep launch inside runs at binding as anywhere) that are row-local
  * (bg_plan_rowgroup_launch_ok): rows N, no aggregation or readout, every row-indexed argument
- * read only at the launch's own output row.  A launch with a sparse variant (a product, bin,
+ * read only at the launch's own output row.  Its first launch may instead be a gather
+ * (bg_plan_rowgroup_lead_ok: a bspmm, run as its plain template over the tile's rows): it
+ * reads its activation at any row, all written by earlier kernels, since no launch of the
+ * group writes a buffer the gather reads (bg_plan_rowgroup_ok).  A group of graph rows (rows
+ * G: a readout, then the graph-level launches after it, the classifier) tiles the batch's
+ * graphs the same way, its kernel given n = ngraphs.  A launch with a sparse variant (a product, bin,
  * bin.center, rowmean or standardize of the input features, csr >= 0: all of the group's read
  * buffer csr) runs that variant over the features' CSR, the kernel's last parameter.  The cubin then also
  * holds
@@ -114,8 +119,9 @@
  * group's launches on each in order, __syncthreads between them (bar unused), with the
  * per-graph kernel's template calls (a launch's rows are the tile's, every row-indexed
  * argument starts at the tile's first row).  One launch in place of `count`: on a small graph
- * each launch costs a few microseconds however little it computes.  tile is a multiple of 8
- * from 8 to BG_PLAN_ROWGROUP_TILE_MAX, the runtime's choice (rt.h); the runtime runs the
+ * each launch costs a few microseconds however little it computes.  tile is the runtime's
+ * choice (rt.h): node rows a multiple of 8 from 8 to BG_PLAN_ROWGROUP_TILE_MAX, graph rows
+ * block / the widest graph-level row (at least 1); the runtime runs the
  * group kernel in the launches and CUDA-graph modes on graphs of at most
  * BG_PLAN_ROWGROUP_MAX_NODES nodes (BGNN_ROW_GROUPS=on / off overrides), a group with csr >= 0
  * only where it runs every sparse variant of the group (sparse features): with dense features
@@ -126,14 +132,15 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 9 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 10 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
                                  * they run bg_plan_fb_csr_lanes threads a row; 7: the graph
                                  * array order (the bit aggregation's rows by length); 8: the
                                  * row groups; 9: a standardize of the features has a sparse
-                                 * variant */
+                                 * variant; 10: a row group may open with a gather (bspmm,
+                                 * readout), rows=n|g */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -280,6 +287,7 @@ int64_t bg_plan_graph_group_min_rows(const BgPlanGraph *g, int64_t runtime_min_r
 /* A row group (see above). */
 typedef struct BgPlanRowGroup {
     int first, count;     /* its launches */
+    BgRowKind rows;       /* BG_ROWS_N: tiles of node rows; BG_ROWS_G: tiles of graph rows */
     const char *kernel;   /* "bgnn_rows<first>" */
     int block;            /* threads per block */
     int csr;              /* the INPUT buffer whose CSR its sparse variants read, or -1 */
@@ -290,6 +298,12 @@ typedef struct BgPlanRowGroup {
  * the launches' own kernels (tiled products, tensor cores; plan.h's per-graph template calls
  * are the plain ones) matter more than the launches saved. */
 #define BG_PLAN_ROWGROUP_MAX_NODES 65536
+/* Largest graph of a batch (nodes) on which the runtime runs a group of graph rows by default:
+ * a block takes a few graphs, and its classifier waits on its longest graph's readout, where
+ * the readout's own kernel gives each (graph, column) a thread.  H100, batches of 1024: GCN
+ * bin on PROTEINS (a graph of 620 nodes) lost 5 us (88 -> 93 us) with the group; MUTAG,
+ * ENZYMES and NCI1 (28, 126 and 111 nodes at most) gained 0.5-1.3 us. */
+#define BG_PLAN_ROWGROUP_GRAPH_MAX_NODES 256
 
 typedef struct BgPlan {
     const char *model;    /* model name */
@@ -326,12 +340,22 @@ bool bg_plan_blocks_ok(const BgPlan *p);
  * that of one block's chain of phases. */
 #define BG_PLAN_BLOCKS_BLOCK 1024
 
-/* May launch l run in a row group (see above)?  Not prep, rows N, not bspmm, bspmm_mm or
- * readout, every argument a non-graph buffer of rows N or a constant count, and, with an
- * alternative kernel, a sparse variant (bg_plan_sparse_tpr).  The plan builder also requires
- * the IR op to read its row-indexed operands at its own row only; the manifest reader checks
- * this much. */
-bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l);
+/* May launch l run in a row group of rows `kind` (BG_ROWS_N or BG_ROWS_G; see above)?  Not
+ * prep, rows kind, not bspmm, bspmm_mm or readout, every argument a non-graph buffer of rows
+ * kind or a constant count, and, with an alternative kernel, a sparse variant
+ * (bg_plan_sparse_tpr; rows N only).  The plan builder also requires the IR op to read its
+ * row-indexed operands at its own row only; the manifest reader checks this much. */
+bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind kind);
+/* May launch l open a row group of rows `kind` as its gather (see above)?  Not prep, no
+ * alternative kernel, an output of rows kind; rows N: op bspmm with rows N (or its schedule's
+ * work items: the group runs the plain template over the tile's rows, bit for bit the same
+ * sums); rows G: op readout (over the tile's graphs, their nodes at any rows). */
+bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind kind);
+/* Do the launches first .. first + count - 1 make a valid row group of rows `kind`: at least
+ * two not prep, the first of them bg_plan_rowgroup_lead_ok or bg_plan_rowgroup_launch_ok, the
+ * others bg_plan_rowgroup_launch_ok, and no launch after a gather writing a buffer it reads?
+ * On failure *bad is the offending launch, or -1 when there are fewer than two. */
+bool bg_plan_rowgroup_ok(const BgPlan *p, int first, int count, BgRowKind kind, int *bad);
 /* The launches a row group's kernel runs: its launches that are not prep. */
 int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);
 

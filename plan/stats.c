@@ -124,12 +124,17 @@ static int n_prep(const BgPlan *p) {
     return k;
 }
 
-/* Kernels of a CUDA-graph run on n nodes: the non-prep launches, a row group's one kernel in
- * place of its launches where the runtime runs it by default (plan.h). */
-static int graph_kernels(const BgPlan *p, int64_t n) {
+/* Kernels of a CUDA-graph run on n nodes in g graphs: the non-prep launches, a row group's one
+ * kernel in place of its launches where the runtime runs it by default (plan.h; a group of
+ * graph rows taken as run when the graphs' mean size, ceil(n / g), is within its bound: the
+ * runtime looks at the largest). */
+static int graph_kernels(const BgPlan *p, int64_t n, int64_t g) {
     int k = p->nlaunches - n_prep(p);
+    const int64_t mean = g > 0 ? (n + g - 1) / g : n;
     if (n <= BG_PLAN_ROWGROUP_MAX_NODES)
-        for (int i = 0; i < p->nrowgroups; i++) k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
+        for (int i = 0; i < p->nrowgroups; i++)
+            if (p->rowgroups[i].rows != BG_ROWS_G || mean <= BG_PLAN_ROWGROUP_GRAPH_MAX_NODES)
+                k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
     return k;
 }
 
@@ -163,10 +168,13 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_sb_printf(&s, "row groups: %d (", p->nrowgroups);
         for (int i = 0; i < p->nrowgroups; i++)
             bg_sb_printf(&s, "%s%s: %d launches%s", i ? ", " : "", p->rowgroups[i].kernel,
-                         bg_plan_rowgroup_members(p, &p->rowgroups[i]), p->rowgroups[i].csr >= 0 ? " (sparse features)" : "");
-        bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes: %d kernels a CUDA-graph run "
-                         "at these sizes (with sparse features)\n",
-                     BG_PLAN_ROWGROUP_MAX_NODES, graph_kernels(p, n));
+                         bg_plan_rowgroup_members(p, &p->rowgroups[i]),
+                         p->rowgroups[i].csr >= 0         ? " (sparse features)"
+                         : p->rowgroups[i].rows == BG_ROWS_G ? " (graph rows)"
+                                                             : "");
+        bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes (of graph rows: batches of "
+                         "graphs up to %d nodes): %d kernels a CUDA-graph run at these sizes (with sparse features)\n",
+                     BG_PLAN_ROWGROUP_MAX_NODES, BG_PLAN_ROWGROUP_GRAPH_MAX_NODES, graph_kernels(p, n, g));
     }
     if (nprep)
         bg_sb_printf(&s, "prep: %d launches of parameters alone, run once when the weights are bound (not per run)\n",
@@ -208,7 +216,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     }
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
-        int nk = graph_kernels(p, n);
+        int nk = graph_kernels(p, n, g);
         Floor fl = plan_floor(r, p, nk, nsyncs, eval(total, n, e, g));
         bg_sb_printf(&s, "floor (reference %s: %.2f TB/s, an empty launch %.1f us, a further CUDA-graph node %.2f us, "
                          "a grid sync %.1f us): the bytes per run %.1f us;",
@@ -267,10 +275,11 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_int(&j, "count", p->rowgroups[i].count);
         bg_json_int(&j, "launches", bg_plan_rowgroup_members(p, &p->rowgroups[i]));
         bg_json_int(&j, "csr", p->rowgroups[i].csr);
+        bg_json_string(&j, "rows", p->rowgroups[i].rows == BG_ROWS_G ? "graphs" : "nodes");
         bg_json_end_object(&j);
     }
     bg_json_end_array(&j);
-    bg_json_int(&j, "graph_kernels", graph_kernels(p, n));
+    bg_json_int(&j, "graph_kernels", graph_kernels(p, n, g));
     bg_json_int(&j, "kernels", p->nlaunches - n_prep(p));
     bg_json_int(&j, "prep_launches", n_prep(p));
     bg_json_int(&j, "launches_per_run", p->fused ? 1 : p->nlaunches - n_prep(p));
@@ -316,7 +325,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nsyncs = p->fused && nph > 0 ? nph - 1 : 0;
-        Floor fl = plan_floor(r, p, graph_kernels(p, n), nsyncs, eval(total, n, e, g));
+        Floor fl = plan_floor(r, p, graph_kernels(p, n, g), nsyncs, eval(total, n, e, g));
         bg_json_object(&j, "floor_us");
         bg_json_string(&j, "reference_gpu", r->gpu);
         bg_json_number(&j, "bytes", fl.bytes_us);

@@ -380,6 +380,14 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
     out->gsz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->gsz);
     out->n = bd->graph ? bd->graph->n : 0;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
+    out->largest_graph = out->n;
+    if (bd->graph && bd->graph->graph_ptr) {
+        out->largest_graph = 0;
+        for (int64_t k = 0; k < bd->graph->ngraphs; k++) {
+            const int64_t nodes = bd->graph->graph_ptr[k + 1] - bd->graph->graph_ptr[k];
+            if (nodes > out->largest_graph) out->largest_graph = nodes;
+        }
+    }
     if (!exec_options(out, d) || !choose_blocks(p, bd->graph, out, d)) goto fail;
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
@@ -569,13 +577,28 @@ int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm) {
     return tile < 8 ? 8 : tile > BG_PLAN_ROWGROUP_TILE_MAX ? BG_PLAN_ROWGROUP_TILE_MAX : tile;
 }
 
-/* Row group gi's kernel (plan.h) in place of its launches: grid (1, Y), tiles of rows. */
+int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi) {
+    const BgPlanRowGroup *g = &p->rowgroups[gi];
+    int64_t wmax = 1;
+    for (int i = g->first; i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (!l->prep && l->nargs > 0 && p->bufs[l->args[0]].cols > wmax) wmax = p->bufs[l->args[0]].cols;
+    }
+    const int64_t tile = g->block / wmax;
+    return tile < 1 ? 1 : tile;
+}
+
+/* Row group gi's kernel (plan.h) in place of its launches: grid (1, Y), tiles of node rows (n
+ * = the graph's nodes) or of graph rows (n = the batch's graphs). */
 static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi, BgCUstream stream,
                             BgDiagSink *d) {
     const BgPlan *p = gm->plan;
     const BgPlanRowGroup *rg = &p->rowgroups[gi];
-    if (r->n <= 0) return true;
-    long long nn = r->n, tile = r->rowgroup_tile > 0 ? r->rowgroup_tile : bg_gpu_rowgroup_tile(r->n, g->nsm);
+    const long long rows = rg->rows == BG_ROWS_G ? r->ngraphs : r->n; /* node or graph rows */
+    if (rows <= 0) return true;
+    long long nn = rows, tile = r->rowgroup_tile > 0         ? r->rowgroup_tile
+                                : rg->rows == BG_ROWS_G ? bg_gpu_rowgroup_graph_tile(p, gi)
+                                                        : bg_gpu_rowgroup_tile(rows, g->nsm);
     BgCUdeviceptr bar = r->bar;
     long long tiles = (nn + tile - 1) / tile;
     unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
@@ -596,6 +619,7 @@ static bool use_rowgroup(const BgGpuModel *gm, const BgGpuRun *r, int gi) {
     if (gi >= p->nrowgroups || !gm->rowgroup_fn || r->row_groups == 2) return false;
     if (r->row_groups != 1 && r->n > BG_PLAN_ROWGROUP_MAX_NODES) return false;
     const BgPlanRowGroup *g = &p->rowgroups[gi];
+    if (r->row_groups != 1 && g->rows == BG_ROWS_G && r->largest_graph > BG_PLAN_ROWGROUP_GRAPH_MAX_NODES) return false;
     if (g->csr < 0) return true;
     if (!r->csr || !r->csr[g->csr]) return false;
     for (int i = g->first; i < g->first + g->count; i++)

@@ -111,6 +111,7 @@ typedef struct BgGpuRun {
     size_t *bytes;
     bool *borrowed;       /* not ours to free (caller's device features) */
     int64_t n, ngraphs;
+    int64_t largest_graph; /* the most nodes of one graph of the bound batch (n without one) */
     BgPlanGraphSize *gsz; /* per plan graph: entries and schedule sizes */
     BgCUstream last_stream;
     BgCUevent ev[2];
@@ -133,7 +134,9 @@ typedef struct BgGpuRun {
     int blocks_threads;   /* BGNN_BLOCKS_THREADS: the per-graph kernel's block (0: by the batch) */
     int blocks_threads_used; /* the block of its last launch */
     int row_groups;       /* BGNN_ROW_GROUPS: 0 auto (on graphs of at most
-                           * BG_PLAN_ROWGROUP_MAX_NODES nodes), 1 on, 2 off: whether the
+                           * BG_PLAN_ROWGROUP_MAX_NODES nodes; a group of graph rows on batches
+                           * whose graphs have at most BG_PLAN_ROWGROUP_GRAPH_MAX_NODES nodes),
+                           * 1 on, 2 off: whether the
                            * launches and graph modes run a row group's kernel (plan.h) in place
                            * of its launches */
     int rowgroup_tile;    /* BGNN_ROWGROUP_TILE: rows a block takes at once (0: by the graph,
@@ -143,6 +146,11 @@ typedef struct BgGpuRun {
  * of nsm SMs: the smallest multiple of 8 that leaves about 8 tiles an SM, from 8 to
  * BG_PLAN_ROWGROUP_TILE_MAX (Cora's 2,708 rows on 132 SMs: 8, 339 blocks). */
 int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm);
+/* The graphs a block of a group of graph rows (plan.h) takes at once: one output of the
+ * group's widest graph-level row a thread (block / widest, at least 1; GIN's readout of 64
+ * columns and 256 threads: 4), so that each phase is one short chain a thread, as in the
+ * launches' own kernels. */
+int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi);
 /* Kernels one run of the CUDA-graph or launches mode launches: the non-prep launches, a row
  * group's kernel in place of its launches where this instance runs them. */
 int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r);

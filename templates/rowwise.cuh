@@ -481,8 +481,17 @@ __device__ __forceinline__ void readout(long long rows, float *y, const void *xp
                     float tv = readout_val<X, C, REDUCE>(xp, v, c);
                     if (tv > acc) acc = tv;
                 }
-            } else {
-                for (long long v = lo; v < hi; v++) acc = fadd(acc, readout_val<X, C, REDUCE>(xp, v, c));
+            } else { // 8 nodes' loads issued together, then added in node order: one memory
+                     // round trip per 8 nodes of a long graph, not per node
+                long long v = lo;
+                for (; v + 8 <= hi; v += 8) {
+                    float t[8];
+#pragma unroll
+                    for (int k = 0; k < 8; k++) t[k] = readout_val<X, C, REDUCE>(xp, v + k, c);
+#pragma unroll
+                    for (int k = 0; k < 8; k++) acc = fadd(acc, t[k]);
+                }
+                for (; v < hi; v++) acc = fadd(acc, readout_val<X, C, REDUCE>(xp, v, c));
                 if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
             }
         }

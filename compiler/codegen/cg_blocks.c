@@ -121,7 +121,7 @@ static void emit_staged_mm_spmm(BgEmit *e, const BgModule *m, const BgPlan *p, c
 }
 
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, const char *csr, BgDiagSink *d) {
+                             int phase, const char *rows, const char *csr, bool own, BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     char names[BG_PLAN_MAX_ARGS][48];
     const char *nm[BG_PLAN_MAX_ARGS];
@@ -133,7 +133,7 @@ bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, cons
     }
     const bool staged = m->insts[l->inst].op == BG_OP_BSPMM_MM;
     if (staged) emit_staged_mm_spmm(e, m, p, l, nm);
-    bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr) : bg_cg_emit_call(e, m, p, l, nm, true, false, d);
+    bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr) : bg_cg_emit_call(e, m, p, l, nm, true, own, d);
     if (staged) {
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");
@@ -181,7 +181,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         if (l->prep) continue; /* run once when the parameters are bound */
         if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();");
         last = phase[i];
-        ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL, d);
+        ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL, false, d);
     }
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");

@@ -61,9 +61,10 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
  * "{ // phase ...", `const long long rows = <rows>;` unless rows is NULL (then in scope), its
  * arguments by bg_cg_arg_expr and its plain template call (a bspmm_mm's product staged in
  * shared memory where the range's product fits), "}"; csr: its sparse variant's call over
- * that CSR view (bg_cg_emit_sparse_call) instead. */
+ * that CSR view (bg_cg_emit_sparse_call) instead.  own: as bg_cg_emit_call's (the row groups'
+ * kernels give an absmean its table: the plan admits only narrow ones). */
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, const char *csr, BgDiagSink *d);
+                             int phase, const char *rows, const char *csr, bool own, BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d);

@@ -4,11 +4,15 @@
  *
  * The same template calls as the per-graph kernel (bg_cg_emit_call, plain): grid.x is 1, so
  * each template's grid-stride loop covers exactly the `rows` it is given, and every argument
- * of N rows starts at the tile's first row r0 (bg_cg_arg_expr).  A launch of the group reads
- * earlier launches' outputs at its own rows only (bg_plan_rowgroup_launch_ok), all written by
- * this block before the barrier that ends their phase (bg_plan_phases: a launch that reads a
- * buffer written in the current phase starts the next), so the group's result is the
- * separate launches' bit for bit.
+ * of N rows starts at the tile's first row r0 (bg_cg_arg_expr; a group of graph rows: every
+ * argument of G rows at the tile's first graph g, n being ngraphs).  A launch of the group
+ * reads earlier launches' outputs at its own rows only (bg_plan_rowgroup_launch_ok), all
+ * written by this block before the barrier that ends their phase (bg_plan_phases: a launch
+ * that reads a buffer written in the current phase starts the next), so the group's result is
+ * the separate launches' bit for bit.  The first launch may be a gather (a bspmm or readout):
+ * it reads its activation at any row, written by an earlier kernel and by no launch of the
+ * group (bg_plan_rowgroup_ok), so tiles need no order between them there either.  An absmean
+ * with a batchnorm prologue gets its table of inverses (own: the plan admits narrow ones). 
  * A launch with a sparse variant runs it over the tile's rows of the features' CSR (the
  * kernel's last parameter; bgnn::csr_tile), in index order.  Tiles share no rows and the
  * calls' shared memory is per warp (bin_center_csr), so a tile needs no barrier after its last
@@ -28,8 +32,8 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     for (int gi = 0; gi < p->nrowgroups && ok; gi++) {
         const BgPlanRowGroup *g = &p->rowgroups[gi];
         bg_emit_line(e, "%s", "");
-        bg_emit_line(e, "// Row group %d (plan.h): launches %d..%d, tiles of `tile` rows a block (grid (1, Y)).", gi,
-                     g->first, g->first + g->count - 1);
+        bg_emit_line(e, "// Row group %d (plan.h): launches %d..%d, tiles of `tile` %s rows a block (grid (1, Y)).", gi,
+                     g->first, g->first + g->count - 1, g->rows == BG_ROWS_G ? "graph" : "node");
         bg_emit_line(e, "// Parameters as the fused kernel's, the tile in place of ngraphs (bar unused)%s.",
                      g->csr >= 0 ? ", then the features' CSR" : "");
         bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long tile,\n"
@@ -38,15 +42,18 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         bg_cg_buffer_params(e, p, g->csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
-        bg_emit_line(e, "for (long long r0 = (long long)blockIdx.y * tile; r0 < n; r0 += (long long)gridDim.y * tile) {");
+        /* the tile's first row: r0 of node rows, g of graph rows (bg_cg_arg_expr's offsets) */
+        const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0";
+        bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,
+                     t0, t0);
         bg_emit_indent(e, 1);
-        bg_emit_line(e, "const long long rows = n - r0 < tile ? n - r0 : tile;");
+        bg_emit_line(e, "const long long rows = n - %s < tile ? n - %s : tile;", t0, t0);
         for (int i = g->first, last = -1; i < g->first + g->count && ok; i++) {
             if (p->launches[i].prep) continue; /* run once at binding */
             if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();"); /* a phase reads none of its own */
             last = phase[i];
             const bool sparse = g->csr >= 0 && bg_plan_sparse_tpr(p, &p->launches[i]) > 0;
-            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, d);
+            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, true, d);
         }
         bool block_table = false; /* a bin_csr (templates/bin_ops.cuh: zw, by the whole block) */
         for (int i = g->first; i < g->first + g->count; i++)

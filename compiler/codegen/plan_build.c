@@ -295,12 +295,17 @@ static bool apply_sched(PlanCtx *c, int i, BgPlanLaunch *l) {
  * its first (1433 x 64 on tensor cores) lost 3 us in one (H100). */
 #define ROWGROUP_MM_MAX (64 * 64)
 
+/* Widest row of an absmean with a batchnorm prologue that may join a row group: the group
+ * kernel gives it its table of inverses (templates/rowwise.cuh absmean TABLE, C floats of
+ * static shared memory, cg_rows.c), as its own kernel has; per element they cost a division
+ * and a square root each. */
+#define ROWGROUP_ABSMEAN_TABLE_MAX 1024
+
 /* May launch l (instruction i) join a row group?  Its op reads each row-indexed operand at its
  * own output row only, and the group's plain template call is no slower kernel than its own
- * (bg_cg_emit_call's plain: the generic product for the tiled and tensor-core ones, an
- * absmean's batchnorm inverses per element, not a table per block) - beside
+ * (bg_cg_emit_call's plain: the generic product for the tiled and tensor-core ones) - beside
  * bg_plan_rowgroup_launch_ok. */
-static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
+static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind kind) {
     const BgModule *m = c->m;
     const BgInst *in = &m->insts[l->inst];
     switch (in->op) {
@@ -315,9 +320,13 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
             return false; /* (a product of the features runs its sparse variant in a group) */
         break;
     }
-    case BG_OP_ABSMEAN:
-        if (in->npro && in->steps[0].kind == BG_STEP_BATCHNORM) return false;
+    case BG_OP_ABSMEAN: { /* a batchnorm prologue: its table of inverses (cg_rows.c), when small */
+        BgRowExpr rows;
+        int64_t cols;
+        kshape(m->insts[in->args[0]].type, &rows, &cols);
+        if (in->npro && in->steps[0].kind == BG_STEP_BATCHNORM && cols > ROWGROUP_ABSMEAN_TABLE_MAX) return false;
         break;
+    }
     case BG_OP_BIN: case BG_OP_BIN_CENTER: case BG_OP_ROW_MEAN: case BG_OP_SCL: case BG_OP_ADD: case BG_OP_CONCAT:
     case BG_OP_RELU: case BG_OP_BATCHNORM: case BG_OP_STANDARDIZE: case BG_OP_LOG_SOFTMAX:
         break;
@@ -327,22 +336,39 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l) {
     /* a launch the plan gives a sparse variant runs it in a group (cg_rows.c): only where the
      * code generator has that variant's template call */
     if (!l->alt && bg_plan_launch_row_csr(c->p, l) && !bg_plan_row_csr(m, in)) return false;
-    return bg_plan_rowgroup_launch_ok(c->p, l);
+    return bg_plan_rowgroup_launch_ok(c->p, l, kind);
+}
+
+/* May launch l open a row group of rows `kind` as its gather (plan.h)?  A readout over the
+ * tile's graphs, or a bspmm of bit activations (bg_plan_bspmm_bits: a warp a row, the same
+ * template as its own kernel but for the rows' order, which changes no bit).  Measured on an
+ * H100 (docs/performance.md, "Row groups that open with a gather"): a group opened by the bit
+ * aggregation gained (Cora saint_bin 59.6 -> 48.9 us, MUTAG to NCI1 GIN bin 11-22%); one
+ * opened by a float aggregation (bspmm_adjb, a thread an output, over 8-row tiles) lost
+ * (indgcn_full 79 -> 147 us, saint_full 68 -> 74), and so did one opened by the fast BBB
+ * aggregation's plain form (the TU GCN models, 5-35%). */
+static bool row_group_lead(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind kind) {
+    const BgInst *in = &c->m->insts[l->inst];
+    if (in->op == BG_OP_BSPMM && (!bg_plan_bspmm_bits(c->m, in) || bg_plan_bspmm_fast(c->m, in))) return false;
+    return (in->op == BG_OP_BSPMM || in->op == BG_OP_READOUT) && bg_plan_rowgroup_lead_ok(c->p, l, kind);
 }
 
 /* The row groups (plan.h): maximal runs of at least two consecutive non-prep launches that
- * may join one (prep launches between them run at binding), their sparse variants over one
- * features buffer's CSR, when the parameters of a kernel that takes every buffer fit. */
+ * may join one (prep launches between them run at binding), the first maybe a gather, all of
+ * node rows or all of graph rows (the first's), their sparse variants over one features
+ * buffer's CSR, when the parameters of a kernel that takes every buffer fit. */
 static void row_groups(PlanCtx *c) {
     BgPlan *p = c->p;
     if (p->nbufs > BG_PLAN_FUSED_MAX_BUFS) return;
     p->rowgroups = bg_arena_alloc(c->a, sizeof *p->rowgroups * (size_t)(p->nlaunches / 2 + 1));
     for (int i = 0; i < p->nlaunches;) {
         int first = -1, end = i, members = 0, csr = -1;
+        BgRowKind kind = BG_ROWS_N;
         for (int j = i; j < p->nlaunches; j++) {
             const BgPlanLaunch *l = &p->launches[j];
             if (l->prep) continue;
-            if (!row_group_member(c, l)) break;
+            if (first < 0) kind = l->rows.kind == BG_ROWS_G ? BG_ROWS_G : BG_ROWS_N;
+            if (!(first < 0 && row_group_lead(c, l, kind)) && !row_group_member(c, l, kind)) break;
             if (bg_plan_sparse_tpr(p, l) > 0) {
                 if (csr >= 0 && l->args[1] != csr) break;
                 csr = l->args[1];
@@ -351,7 +377,8 @@ static void row_groups(PlanCtx *c) {
             members++;
             end = j + 1;
         }
-        if (members >= 2) {
+        int bad;
+        if (members >= 2 && bg_plan_rowgroup_ok(p, first, end - first, kind, &bad)) {
             BgPlanRowGroup *g = &p->rowgroups[p->nrowgroups++];
             g->first = first;
             g->count = end - first;
@@ -360,6 +387,7 @@ static void row_groups(PlanCtx *c) {
             g->kernel = bg_arena_strdup(c->a, name);
             g->block = BLOCK;
             g->csr = csr;
+            g->rows = kind;
         }
         i = end > i ? end : i + 1;
     }
