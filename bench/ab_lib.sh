@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ab_lib.sh - the table of the side-by-side timing scripts (bench/ab_latency.sh,
-# bench/ab_reddit.sh), sourced by them.
+# bench/ab_reddit.sh, bench/ab_tu.sh), sourced by them.
 #   ab_median            the median of the numbers on stdin, one a line ("-" when none)
 #   ab_row LABEL T0 T1.. one table row: LABEL, each binary's median of its space-separated
 #                        times Tj, then each one's ratio to the first

@@ -33,7 +33,8 @@
  *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1 rows=n
  *                                    (the row groups, plan.h: launches first .. first+count-1
  *                                     in one kernel; ascending, disjoint, bg_plan_rowgroup_ok:
- *                                     row-local launches, the first maybe an aggregation; csr:
+ *                                     row-local launches, the first maybe a gather (a bspmm,
+ *                                     or a readout in a group of graph rows); csr:
  *                                     the INPUT buffer every sparse variant in it reads, or -1;
  *                                     rows: n, tiles of node rows, or g, of graph rows)
  *   outputs 1

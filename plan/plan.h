@@ -101,8 +101,8 @@
  * ---- Row groups (small graphs) ------------------------------------------------------------
  * A row group is a run of consecutive launches first .. first + count - 1 (at least two of them
  * not prep; a prep launch inside runs at binding as anywhere) that are row-local
- * (bg_plan_rowgroup_launch_ok): rows N, no aggregation or readout, every row-indexed argument
- * read only at the launch's own output row.  Its first launch may instead be a gather
+ * (bg_plan_rowgroup_launch_ok): rows N (or, in a group of graph rows, G), no aggregation or
+ * readout, every row-indexed argument read only at the launch's own output row.  Its first launch may instead be a gather
  * (bg_plan_rowgroup_lead_ok: a bspmm, run as its plain template over the tile's rows): it
  * reads its activation at any row, all written by earlier kernels, since no launch of the
  * group writes a buffer the gather reads (bg_plan_rowgroup_ok).  A group of graph rows (rows

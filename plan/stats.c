@@ -173,7 +173,8 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
                          : p->rowgroups[i].rows == BG_ROWS_G ? " (graph rows)"
                                                              : "");
         bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes (of graph rows: batches of "
-                         "graphs up to %d nodes): %d kernels a CUDA-graph run at these sizes (with sparse features)\n",
+                         "graphs up to %d nodes): %d kernels a CUDA-graph run at these sizes (with sparse features; "
+                         "graph-row groups counted for graphs of N/G nodes, the runtime looks at the largest)\n",
                      BG_PLAN_ROWGROUP_MAX_NODES, BG_PLAN_ROWGROUP_GRAPH_MAX_NODES, graph_kernels(p, n, g));
     }
     if (nprep)

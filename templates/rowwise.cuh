@@ -111,7 +111,7 @@ struct AbsDouble {
 // absmean: y[r] = fl(sum_c |x[r,c]| (float64, order: lanes(L), or seq when L = 0) / C); C = 0
 // gives 0.  pro maps x[r,c] to the value summed (epilogue.cuh: ProNone, or ProBn, a batchnorm
 // prologue).  One warp per row (the launch has 32 threads per row), the sum by warp_row_sum.
-// TABLE (a launch's own kernel, whose static shared memory is its own): a batchnorm
+// TABLE (a launch's own kernel, or a row group's, cg_rows.c: rows up to 1,024 columns there): a batchnorm
 // prologue's inv = 1 / sqrt(var + eps) (a correctly rounded division and square root) is
 // computed once per column and block into shared memory, not once per element: the same
 // values, so the same bits (rows up to ABSMEAN_INV_MAX columns, 32 KB).  In the fused and

@@ -40,9 +40,10 @@ void bg_cg_buffer_params(BgEmit *e, const BgPlan *p, const char *extra);
 /* The template call of launch l with its arguments named nm[k] and `rows` in scope.
  * plain (the per-graph kernel: no work schedule, any block size): the fast aggregation as the
  * plain row-by-row one, the tiled and tensor-core products as the generic one (matmul.cuh,
- * the same recorded order): the same bits.  own: the call is the whole of its kernel (a
- * launch's own kernel, not a phase of the fused or per-graph one), so it may take static
- * shared memory of its own (absmean's table of batchnorm inverses). */
+ * the same recorded order): the same bits.  own: the call may take static shared memory of
+ * its own (absmean's table of batchnorm inverses): the whole of its kernel (a launch's own),
+ * or a phase of a row group's kernel (the plan admits only narrow tables there), not of the
+ * fused or per-graph one, whose static shared memory is every phase's at once. */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
                      const char *const *nm, bool plain, bool own, BgDiagSink *d);
 /* Argument k of launch l as a kernel over a range of rows starting at r0 (the per-graph and

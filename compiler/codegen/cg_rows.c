@@ -15,9 +15,10 @@
  * with a batchnorm prologue gets its table of inverses (own: the plan admits narrow ones). 
  * A launch with a sparse variant runs it over the tile's rows of the features' CSR (the
  * kernel's last parameter; bgnn::csr_tile), in index order.  Tiles share no rows and the
- * calls' shared memory is per warp (bin_center_csr), so a tile needs no barrier after its last
- * launch, except where a bin_csr's block-wide table of zero bits would be rewritten by the next
- * tile's call while a warp still reads it. */
+ * calls' shared memory is per warp (bin_center_csr, the bit aggregation's stage) or ends with
+ * its own barrier (absmean's table), so a tile needs no barrier after its last launch, except
+ * where a bin_csr's block-wide table of zero bits would be rewritten by the next tile's call
+ * while a warp still reads it. */
 #include "cg_internal.h"
 
 #include <stdio.h>
