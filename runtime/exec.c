@@ -329,29 +329,37 @@ static bool upload_csr(BgGpu *g, const float *x, int64_t rows, int64_t width, ui
     return ok;
 }
 
+/* The most nodes of one graph of the bound batch (n for a graph without graph_ptr). */
+static int64_t largest_graph(const BgGraph *gr) {
+    if (!gr) return 0;
+    if (!gr->graph_ptr) return gr->n;
+    int64_t largest = 0;
+    for (int64_t k = 0; k < gr->ngraphs; k++)
+        if (gr->graph_ptr[k + 1] - gr->graph_ptr[k] > largest) largest = gr->graph_ptr[k + 1] - gr->graph_ptr[k];
+    return largest;
+}
+
 /* Whether the per-graph kernel can run this batch: a graph_ptr, and no edge between two of its
- * graphs.  *largest = the most nodes of one graph. */
-static bool block_diagonal(const BgGraph *gr, int64_t *largest) {
-    *largest = 0;
+ * graphs. */
+static bool block_diagonal(const BgGraph *gr) {
     if (!gr || !gr->graph_ptr) return false;
     for (int64_t k = 0; k < gr->ngraphs; k++) {
         const int64_t lo = gr->graph_ptr[k], hi = gr->graph_ptr[k + 1];
-        if (hi - lo > *largest) *largest = hi - lo;
         for (int64_t e = gr->rowptr[lo]; e < gr->rowptr[hi]; e++)
             if (gr->col[e] < lo || gr->col[e] >= hi) return false;
     }
     return true;
 }
 
-/* use_blocks (see rt.h) for the bound graph; false with an error when BGNN_BATCH_KERNEL=graphs
- * asks for what cannot be. */
+/* use_blocks (see rt.h) for the bound graph (r->largest_graph set); false with an error when
+ * BGNN_BATCH_KERNEL=graphs asks for what cannot be. */
 static bool choose_blocks(const BgPlan *p, const BgGraph *gr, BgGpuRun *r, BgDiagSink *d) {
-    int64_t largest = 0;
+    const int64_t largest = r->largest_graph;
     const char *why = NULL;
     char buf[sizeof r->blocks_why];
     if (!p->blocks) why = "the model has no per-graph kernel";
     else if (!gr || !gr->graph_ptr) why = "the graph is not a batch (no graph_ptr)";
-    else if (!block_diagonal(gr, &largest)) why = "the batch has edges between two of its graphs";
+    else if (!block_diagonal(gr)) why = "the batch has edges between two of its graphs";
     else if (r->batch_kernel == 1) why = "BGNN_BATCH_KERNEL=layers";
     else if (r->batch_kernel == 0 && largest > BG_PLAN_BLOCKS_MAX_NODES) {
         snprintf(buf, sizeof buf, "its largest graph has %lld nodes (the per-graph kernel takes up to %d)",
@@ -380,14 +388,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
     out->gsz = bg_xcalloc((size_t)p->ngraphs + 1, sizeof *out->gsz);
     out->n = bd->graph ? bd->graph->n : 0;
     out->ngraphs = bd->graph && bd->graph->graph_ptr ? bd->graph->ngraphs : 1;
-    out->largest_graph = out->n;
-    if (bd->graph && bd->graph->graph_ptr) {
-        out->largest_graph = 0;
-        for (int64_t k = 0; k < bd->graph->ngraphs; k++) {
-            const int64_t nodes = bd->graph->graph_ptr[k + 1] - bd->graph->graph_ptr[k];
-            if (nodes > out->largest_graph) out->largest_graph = nodes;
-        }
-    }
+    out->largest_graph = largest_graph(bd->graph);
     if (!exec_options(out, d) || !choose_blocks(p, bd->graph, out, d)) goto fail;
     for (int gi = 0; gi < p->ngraphs; gi++) {
         const BgAdj *adj = &bd->adj[gi];
