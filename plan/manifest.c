@@ -30,13 +30,14 @@
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   rowgroups 1
- *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1 rows=n
+ *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1 rows=n warp=0
  *                                    (the row groups, plan.h: launches first .. first+count-1
  *                                     in one kernel; ascending, disjoint, bg_plan_rowgroup_ok:
  *                                     row-local launches, the first maybe a gather (a bspmm,
  *                                     or a readout in a group of graph rows); csr:
  *                                     the INPUT buffer every sparse variant in it reads, or -1;
- *                                     rows: n, tiles of node rows, or g, of graph rows)
+ *                                     rows: n, tiles of node rows, or g, of graph rows;
+ *                                     warp: 1, the warp-rows form: node rows, csr -1)
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -197,8 +198,8 @@ char *bg_manifest_write(const BgPlan *p) {
     line(&e, "rowgroups %d", p->nrowgroups);
     for (int i = 0; i < p->nrowgroups; i++) {
         const BgPlanRowGroup *g = &p->rowgroups[i];
-        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d rows=%s", i, g->kernel, g->first, g->count,
-             g->block, g->csr, g->rows == BG_ROWS_G ? "g" : "n");
+        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d rows=%s warp=%d", i, g->kernel, g->first,
+             g->count, g->block, g->csr, g->rows == BG_ROWS_G ? "g" : "n", g->warp ? 1 : 0);
     }
     line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
@@ -857,12 +858,12 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->rowgroups = bg_arena_alloc(a, sizeof *p->rowgroups * (size_t)(p->nrowgroups + 1));
     for (int i = 0, next = 0; i < p->nrowgroups; i++) {
         BgPlanRowGroup *g = &p->rowgroups[i];
-        long long first, count, block, csr;
-        if (!expect_item(r, "rowgroup", 8, i)) goto fail;
+        long long first, count, block, csr, warp;
+        if (!expect_item(r, "rowgroup", 9, i)) goto fail;
         const char *k = val(r, 2, "kernel");
         if (!k || !parse_int_field(r, 3, "first", 0, MAX_LAUNCHES, &first) ||
             !parse_int_field(r, 4, "count", 2, MAX_LAUNCHES, &count) || !parse_int_field(r, 5, "block", 32, 1024, &block) ||
-            !parse_int_field(r, 6, "csr", -1, MAX_BUFS, &csr))
+            !parse_int_field(r, 6, "csr", -1, MAX_BUFS, &csr) || !parse_int_field(r, 8, "warp", 0, 1, &warp))
             goto fail;
         const char *rk = val(r, 7, "rows");
         if (!rk) goto fail;
@@ -873,6 +874,10 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         const BgRowKind kind = rk[0] == 'g' ? BG_ROWS_G : BG_ROWS_N;
         if (kind == BG_ROWS_G && csr >= 0) {
             fail(r, "row group %d: csr= in a group of graph rows", i);
+            goto fail;
+        }
+        if (warp && (kind == BG_ROWS_G || csr >= 0)) {
+            fail(r, "row group %d: warp=1 needs node rows and csr=-1", i);
             goto fail;
         }
         if (csr >= p->nbufs || (csr >= 0 && p->bufs[csr].role != BG_ROLE_INPUT)) {
@@ -921,6 +926,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         g->kernel = bg_arena_strdup(a, k);
         g->csr = (int)csr;
         g->rows = kind;
+        g->warp = warp != 0;
         next = (int)(first + count);
     }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;

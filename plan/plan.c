@@ -156,6 +156,27 @@ int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g) {
     return k;
 }
 
+bool bg_plan_buf_kept(const BgPlan *p, int b) {
+    if (b < 0 || b >= p->nbufs || p->bufs[b].role != BG_ROLE_TEMP) return true;
+    const BgPlanRowGroup *g = NULL; /* the warp-rows group whose member writes b */
+    for (int i = 0; i < p->nrowgroups && !g; i++) {
+        const BgPlanRowGroup *q = &p->rowgroups[i];
+        for (int j = q->first; q->warp && j < q->first + q->count; j++)
+            if (!p->launches[j].prep && p->launches[j].args[0] == b) g = q;
+    }
+    if (!g) return true;
+    for (int q = 0; q < p->noutputs; q++)
+        if (p->outputs[q].buf == b) return true;
+    for (int j = 0; j < p->nlaunches; j++) {
+        const BgPlanLaunch *l = &p->launches[j];
+        const bool member = j >= g->first && j < g->first + g->count && !l->prep;
+        const bool gather = l->op && strcmp(l->op, "bspmm") == 0; /* reads its activation at other rows */
+        for (int k = 1; k < l->nargs; k++)
+            if (l->args[k] == b && (!member || k != 1 || gather)) return true;
+    }
+    return false;
+}
+
 int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {

@@ -126,13 +126,20 @@
  * BG_PLAN_ROWGROUP_MAX_NODES nodes (BGNN_ROW_GROUPS=on / off overrides), a group with csr >= 0
  * only where it runs every sparse variant of the group (sparse features): with dense features
  * (or features only on the device) such a group's launches run one by one (a dense twin of the
- * group's kernel would keep them together; none of the examples has such a group today). */
+ * group's kernel would keep them together; none of the examples has such a group today).
+ * A group with `warp` set (node rows, no csr; the code generator sets it where
+ * templates/warp_rows.cuh has every member, plan_build.c) runs in the warp-rows form: the
+ * block's warps take the tile's rows one at a time, and a warp runs its row through every
+ * launch, the values in registers.  Its members' results are then in memory only where
+ * bg_plan_buf_kept says so: read by a launch outside the group, by a member other than as its
+ * main operand (args[1]; a bspmm's activation is gathered), or a model output.  The others
+ * exist in the separate launches, the fused and the per-graph kernels only. */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 10 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 11 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
@@ -140,7 +147,7 @@
                                  * array order (the bit aggregation's rows by length); 8: the
                                  * row groups; 9: a standardize of the features has a sparse
                                  * variant; 10: a row group may open with a gather (bspmm,
-                                 * readout), rows=n|g */
+                                 * readout), rows=n|g; 11: warp=0|1 per row group */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -291,6 +298,7 @@ typedef struct BgPlanRowGroup {
     const char *kernel;   /* "bgnn_rows<first>" */
     int block;            /* threads per block */
     int csr;              /* the INPUT buffer whose CSR its sparse variants read, or -1 */
+    bool warp;            /* the warp-rows form (see above): a warp a row, values in registers */
 } BgPlanRowGroup;
 /* Largest tile (rows a block takes at once) of a row group's kernel. */
 #define BG_PLAN_ROWGROUP_TILE_MAX 64
@@ -358,6 +366,9 @@ bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind 
 bool bg_plan_rowgroup_ok(const BgPlan *p, int first, int count, BgRowKind kind, int *bad);
 /* The launches a row group's kernel runs: its launches that are not prep. */
 int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);
+/* Is buffer b's value in memory after a run in the CUDA-graph mode?  False only for the result
+ * of a member of a warp-rows group that nothing reads from memory (see "Row groups"). */
+bool bg_plan_buf_kept(const BgPlan *p, int b);
 
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500

@@ -171,6 +171,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
                          bg_plan_rowgroup_members(p, &p->rowgroups[i]),
                          p->rowgroups[i].csr >= 0         ? " (sparse features)"
                          : p->rowgroups[i].rows == BG_ROWS_G ? " (graph rows)"
+                         : p->rowgroups[i].warp              ? " (warp rows)"
                                                              : "");
         bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes (of graph rows: batches of "
                          "graphs up to %d nodes): %d kernels a CUDA-graph run at these sizes (with sparse features; "
@@ -277,6 +278,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_int(&j, "launches", bg_plan_rowgroup_members(p, &p->rowgroups[i]));
         bg_json_int(&j, "csr", p->rowgroups[i].csr);
         bg_json_string(&j, "rows", p->rowgroups[i].rows == BG_ROWS_G ? "graphs" : "nodes");
+        bg_json_bool(&j, "warp", p->rowgroups[i].warp);
         bg_json_end_object(&j);
     }
     bg_json_end_array(&j);

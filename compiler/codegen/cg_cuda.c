@@ -145,7 +145,7 @@ static const char *slot_name(const BgInst *in, int s, int j, const char *const *
 static const char *tf(bool b) { return b ? "true" : "false"; }
 
 /* The prologue functor of in (bgnn::ProNone{} without one). */
-static void pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *k) {
+void bg_cg_pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *k) {
     if (!in->npro) {
         bg_sb_printf(b, "bgnn::ProNone{}");
         return;
@@ -246,7 +246,7 @@ static void steps_expr(BgStrBuf *b, const BgModule *m, const BgInst *in, const c
 }
 
 /* ", PRO, EPI" / ", EPI" arguments of a call with fused steps ("" without). */
-static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *l, const char *const *nm,
+char *bg_cg_step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *l, const char *const *nm,
                        bool with_pro) {
     BgStrBuf b = {0};
     bg_sb_printf(&b, "%s", "");
@@ -254,7 +254,7 @@ static char *step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *
         int k = bg_cg_step_first_arg(in, l->nargs);
         if (with_pro) {
             bg_sb_printf(&b, ", ");
-            pro_expr(&b, in, nm, &k);
+            bg_cg_pro_expr(&b, in, nm, &k);
         }
         bg_sb_printf(&b, ", ");
         steps_expr(&b, m, in, nm, &k);
@@ -276,7 +276,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
     const BgType ty = in->type;
     int64_t C = bg_cg_kcols(ty);
     const BgType *t0 = in->nargs > 0 && in->args[0] != BG_NONE ? &m->insts[in->args[0]].type : NULL;
-    char *sa = step_args(m, in, l, nm, in->op == BG_OP_BMM);
+    char *sa = bg_cg_step_args(m, in, l, nm, in->op == BG_OP_BMM);
     bool ok = true;
     switch (in->op) {
     case BG_OP_BIN:
@@ -318,7 +318,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         /* its batchnorm prologue (dup-batchnorm, fuse-batchnorm) as the reduction reads x */
         BgStrBuf pb = {0};
         int k = bg_cg_step_first_arg(in, l->nargs);
-        pro_expr(&pb, in, nm, &k);
+        bg_cg_pro_expr(&pb, in, nm, &k);
         char *pe = bg_sb_take(&pb);
         bg_emit_line(e, "bgnn::absmean<%lld, %d, %s>(rows, %s, %s, %s);", (long long)bg_cg_kcols(*t0), row_lanes(m, in),
                      tf(own), nm[0], nm[1], pe);
@@ -594,7 +594,7 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
     if (!l->alt && !bg_plan_row_csr(m, in)) return false; /* no template of its form */
     if (in->op == BG_OP_BIN) {
-        char *sa = step_args(m, in, l, nm, false);
+        char *sa = bg_cg_step_args(m, in, l, nm, false);
         bg_emit_line(e, "bgnn::bin_csr<%lld>(rows, %s, %s%s);", kc, nm[0], csr, sa);
         free(sa);
         return true;
@@ -609,7 +609,7 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
                      kc, row_lanes(m, in), nm[0], csr);
         return true;
     }
-    char *sa = step_args(m, in, l, nm, true);
+    char *sa = bg_cg_step_args(m, in, l, nm, true);
     const long long cols = (long long)bg_cg_kcols(in->type);
     bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
                  (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
@@ -760,6 +760,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             break;
         }
     if (fold) bg_emit_line(&e, "#include \"fold.cuh\"");
+    for (int i = 0; i < p->nrowgroups; i++)
+        if (p->rowgroups[i].warp) {
+            bg_emit_line(&e, "#include \"warp_rows.cuh\"");
+            break;
+        }
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {
             bg_emit_line(&e, "#include \"bspmm_fast.cuh\"");

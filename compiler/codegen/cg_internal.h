@@ -1,6 +1,6 @@
 /* cg_internal.h - what the parts of the CUDA code generator share (cg_cuda.c: the per-launch
  * kernels, the fused kernel and the translation unit; cg_blocks.c: the per-graph kernel;
- * cg_rows.c: the row groups' kernels).
+ * cg_rows.c: the row groups' kernels; cg_warp_rows.c: their warp-rows form).
  * Not part of codegen.h's interface. */
 #ifndef BG_CG_INTERNAL_H
 #define BG_CG_INTERNAL_H
@@ -30,6 +30,12 @@ int64_t bg_cg_kcols(BgType t);
  * the argument position of step s0's first operand (advanced past the steps' operands). */
 void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
                        int *k);
+/* The prologue functor of in (bgnn::ProNone{} without one) appended to b; *k as above. */
+void bg_cg_pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *k);
+/* ", PRO, EPI" (with_pro) or ", EPI" arguments of launch l's call with fused steps ("" without
+ * steps; malloc'd). */
+char *bg_cg_step_args(const BgModule *m, const BgInst *in, const BgPlanLaunch *l, const char *const *nm,
+                      bool with_pro);
 /* Opens launch i's block in a one-kernel form: "{ // phase P, launch i: file:line:col  IR", indented. */
 void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const char *src, const BgPlanLaunch *l,
                       int i, int phase);
@@ -73,5 +79,12 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
 /* cg_rows.c: the row groups' kernels (plan.h), after the per-launch ones. */
 bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           BgDiagSink *d);
+
+/* cg_warp_rows.c: the body of group g's kernel in the warp-rows form (BgPlanRowGroup.warp;
+ * templates/warp_rows.cuh: a warp takes a row through every launch of the group, its values
+ * in registers): the tables read once, then the tile loop and the block's warps over the
+ * tile's rows; phase[] as bg_plan_phases gives it (for the comments). */
+bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                          const BgPlanRowGroup *g, const int *phase, BgDiagSink *d);
 
 #endif /* BG_CG_INTERNAL_H */

@@ -18,7 +18,8 @@
  * calls' shared memory is per warp (bin_center_csr, the bit aggregation's stage) or ends with
  * its own barrier (absmean's table), so a tile needs no barrier after its last launch, except
  * where a bin_csr's block-wide table of zero bits would be rewritten by the next tile's call
- * while a warp still reads it. */
+ * while a warp still reads it.  A group whose members templates/warp_rows.cuh has takes the
+ * warp-rows form instead (cg_warp_rows.c): a warp a row through every launch, no barrier. */
 #include "cg_internal.h"
 
 #include <stdio.h>
@@ -43,6 +44,12 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         bg_cg_buffer_params(e, p, g->csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
+        if (g->warp) { /* a warp a row, values in registers (cg_warp_rows.c) */
+            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, d);
+            bg_emit_indent(e, -1);
+            bg_emit_line(e, "}");
+            continue;
+        }
         /* the tile's first row: r0 of node rows, g of graph rows (bg_cg_arg_expr's offsets) */
         const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0";
         bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,

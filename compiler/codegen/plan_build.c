@@ -353,6 +353,76 @@ static bool row_group_lead(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind ki
     return (in->op == BG_OP_BSPMM || in->op == BG_OP_READOUT) && bg_plan_rowgroup_lead_ok(c->p, l, kind);
 }
 
+/* ---- the warp-rows form of a row group (plan.h; templates/warp_rows.cuh, cg_warp_rows.c) ---- */
+
+/* Widest row (columns) of a value a warp holds in registers: warp_rows.cuh WR_WORDS_MAX words. */
+#define WARP_ROWS_COLS_MAX 256
+/* Most weight words a lane holds for one product (ceil(M / 32) x ceil(K / 32)): 64 x 64 takes 4. */
+#define WARP_ROWS_WEIGHT_REGS 16
+
+/* An F or B value of N rows and 1 to WARP_ROWS_COLS_MAX columns (cols), or an f32[N] (cols 0). */
+static bool warp_row_value(BgType t, int64_t *cols) {
+    if (t.rank == 2 && t.dim[0] == BG_DIM_N && t.dim[1] >= 1 && t.dim[1] <= WARP_ROWS_COLS_MAX) {
+        *cols = t.dim[1];
+        return true;
+    }
+    *cols = 0;
+    return t.rank == 1 && t.dim[0] == BG_DIM_N && t.kind == BG_TY_F32;
+}
+
+/* May launch l, a member of a row group (lead: its first), run in the warp-rows form?  A bit
+ * aggregation first; then bin, absmean in the order lanes(32) (a batchnorm prologue's
+ * operands of constant rows), bmm.BB{F,B} of transposed weights that fit a lane's registers,
+ * scl, relu. */
+static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, bool lead) {
+    const BgModule *m = c->m;
+    const BgInst *in = &m->insts[l->inst];
+    int64_t cols, cin;
+    if (!warp_row_value(in->type, &cols)) return false;
+    if (in->op == BG_OP_BSPMM) /* a gather: the group's first launch */
+        return lead && cols > 0 && bg_plan_bspmm_bits(m, in) && !bg_plan_bspmm_fast(m, in);
+    if (lead || in->nargs < 1 || in->args[0] == BG_NONE || l->nargs < 2) return false;
+    const BgType *t0 = &m->insts[in->args[0]].type;
+    if (!warp_row_value(*t0, &cin) || cin == 0) return false;
+    switch (in->op) {
+    case BG_OP_BIN: return cols == cin;
+    case BG_OP_ABSMEAN: {
+        if (cols != 0 || t0->kind != BG_TY_F32 || (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE)) return false;
+        for (int k = 2; k < l->nargs; k++)
+            if (c->p->bufs[l->args[k]].rows.kind != BG_ROWS_CONST) return false;
+        const BgFpOrder fp = bg_inst_fp(m, in);
+        return fp.kind == BG_FP_LANES && fp.split == 32;
+    }
+    case BG_OP_BMM: {
+        const BgPlanBuf *w = &c->p->bufs[l->args[2]];
+        if (in->prec[0] != 'B' || in->prec[1] != 'B' || in->npro || cols == 0) return false;
+        return w->kind == BG_BUF_B1T && w->rows.kind == BG_ROWS_CONST &&
+               ((cols + 31) / 32) * ((cin + 31) / 32) <= WARP_ROWS_WEIGHT_REGS;
+    }
+    case BG_OP_SCL: return in->type.kind == BG_TY_F32 && cols == cin;
+    case BG_OP_RELU: return in->type.kind == BG_TY_F32 && t0->kind == BG_TY_F32 && cols == cin;
+    default: return false;
+    }
+}
+
+/* Does group g take the warp-rows form: node rows, no sparse variant, every member one
+ * warp_rows_member admits, and each member's result written by it alone (a value, a
+ * register)? */
+static bool warp_rows_ok(const PlanCtx *c, const BgPlanRowGroup *g) {
+    const BgPlan *p = c->p;
+    if (g->rows != BG_ROWS_N || g->csr >= 0) return false;
+    bool lead = true;
+    for (int i = g->first; i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep) continue;
+        if (!warp_rows_member(c, l, lead)) return false;
+        for (int j = 0; j < p->nlaunches; j++)
+            if (j != i && p->launches[j].args[0] == l->args[0]) return false;
+        lead = false;
+    }
+    return !lead;
+}
+
 /* The row groups (plan.h): maximal runs of at least two consecutive non-prep launches that
  * may join one (prep launches between them run at binding), the first maybe a gather, all of
  * node rows or all of graph rows (the first's), their sparse variants over one features
@@ -388,6 +458,7 @@ static void row_groups(PlanCtx *c) {
             g->block = BLOCK;
             g->csr = csr;
             g->rows = kind;
+            g->warp = warp_rows_ok(c, g);
         }
         i = end > i ? end : i + 1;
     }

@@ -1,5 +1,6 @@
 /* gpu_run_compare.h - the GPU tests' check of one finished run against the CPU reference:
- * every TEMP buffer holding an IR value (f32 or b1) and every output, each compared with
+ * every TEMP buffer holding an IR value (f32 or b1) that a run keeps in memory
+ * (bg_plan_buf_kept: not a warp-rows group's register-only value) and every output, each compared with
  * bg_gpu_compare (gpu_compare.h) against the interpreter's value of that instruction. */
 #ifndef BG_GPU_RUN_COMPARE_H
 #define BG_GPU_RUN_COMPARE_H
@@ -24,6 +25,7 @@ static inline int bg_gpu_compare_run(BgGpu *g, const BgPlan *p, const BgModule *
         const BgPlanBuf *pb = &p->bufs[k];
         if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1)) continue;
         if (pb->inst < 0 || pb->inst >= m->ninsts || !all[pb->inst].data) continue;
+        if (!bg_plan_buf_kept(p, k)) continue; /* a warp-rows group's value held in registers only */
         int64_t dim[2] = {bg_gpu_rdim(pb->dim[0], run->n, run->ngraphs), bg_gpu_rdim(pb->dim[1], run->n, run->ngraphs)};
         BgTensor t;
         if (!bg_gpu_run_read_buf(g, p, run, k, pb->rank, dim, &t, &d)) {

@@ -92,30 +92,37 @@ static void hostile(const char *good) {
         /* row groups: only launches that may join one, inside the plan, at least two */
         const int rg = find_line(good, "rowgroups ");
         CHECK(rg > 0);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group"); /* gcn_bin: the bmm, then a bspmm */
         free(t);
         /* an aggregation may open a group, not follow its first launch: the bspmm, then the bspmm_mm */
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "launch 4 cannot run in a row group");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=q");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=q warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "expected n or g");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=-1 rows=g");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=-1 rows=g warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group"); /* node rows, not graph rows */
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256 csr=-1 rows=n");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256 csr=-1 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "runs past");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256 csr=-1 rows=n");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256 csr=-1 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "count");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=0 rows=n");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=0 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not an input buffer");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100 csr=-1 rows=n");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100 csr=-1 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "row group");
+        free(t);
+        /* the warp-rows form: node rows and no sparse variant */
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=g warp=1");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp=1 needs node rows");
+        free(t);
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=2");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp");
         free(t);
         t = replace_line(good, 1, "ELF");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not a bgnn manifest");

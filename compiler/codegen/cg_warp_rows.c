@@ -1,0 +1,170 @@
+/* cg_warp_rows.c - the warp-rows form of a row group's kernel (templates/warp_rows.cuh): the
+ * block's warps take the tile's rows one at a time, and a warp runs its row through every
+ * launch of the group, each value in registers (an F row as a float a lane and 32-column word,
+ * a B row as its words in every lane, an absmean as a float).
+ *
+ * A group takes this form when the plan says so (BgPlanRowGroup.warp, set by plan_build.c: node
+ * rows, no sparse variant, every member an op warp_rows.cuh has on rows of at most 256
+ * columns).  The values are the separate launches' bit for bit: each call does its op's
+ * template's float operations in their order.
+ *
+ * A launch's main operand (args[1]; a gather's activation comes from memory) is the register
+ * value when an earlier member computed it, else it is loaded at row r.  A member's result is
+ * also stored, then __syncwarp, when anything reads it from memory (bg_plan_buf_kept: a launch
+ * outside the group, a member as another operand, such as an epilogue's per-row factor, or
+ * the model's outputs).  Row r of the tile is the templates' row r (arguments from bg_cg_arg_expr,
+ * offset to the tile's first row r0), so the epilogue functors read their operands as the
+ * memory form's calls do.  Prologue tables (a batchnorm's inverses) and product weights are
+ * read once per warp, before the tile loop. */
+#include "cg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An F or B value of N rows (cols set), or an f32[N] (cols 0). */
+static void value_cols(BgType t, int64_t *cols) { *cols = t.rank == 2 ? t.dim[1] : 0; }
+
+/* The C type of a value's register array / scalar. */
+static const char *reg_type(const BgType t) { return t.kind == BG_TY_B1 ? "bgnn::u32" : "float"; }
+
+/* The main operand of launch i: "v<buf>" when a member computed it, else loaded as "x<i>". */
+static void main_operand(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, int i, const char *nm1,
+                         const bool *in_regs, char *out, size_t cap) {
+    const BgInst *in = &m->insts[l->inst];
+    const int b = l->args[1];
+    if (in_regs[b]) {
+        snprintf(out, cap, "v%d", b);
+        return;
+    }
+    const BgType *t0 = &m->insts[in->args[0]].type;
+    const long long ci = (long long)t0->dim[1];
+    snprintf(out, cap, "x%d", i);
+    bg_emit_line(e, "%s x%d[bgnn::WrWords<%lld>::n];", reg_type(*t0), i, ci);
+    bg_emit_line(e, "bgnn::wr_load_%c<%lld>(%s%s, r, x%d);", t0->kind == BG_TY_B1 ? 'b' : 'f', ci,
+                 t0->kind == BG_TY_B1 ? "(const bgnn::u32 *)" : "", nm1, i);
+}
+
+/* Launch i's call(s) in the row loop: its result v<out>, stored when read from memory. */
+static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                        int phase, bool *in_regs) {
+    const BgPlanLaunch *l = &p->launches[i];
+    const BgInst *in = &m->insts[l->inst];
+    char names[BG_PLAN_MAX_ARGS][48];
+    const char *nm[BG_PLAN_MAX_ARGS];
+    for (int k = 0; k < l->nargs; k++) {
+        bg_cg_arg_expr(names[k], sizeof names[k], m, p, l, k, false);
+        nm[k] = names[k];
+    }
+    const int ob = l->args[0];
+    int64_t c = 0;
+    value_cols(in->type, &c);
+    if (c) bg_emit_line(e, "%s v%d[bgnn::WrWords<%lld>::n];", reg_type(in->type), ob, (long long)c);
+    else bg_emit_line(e, "float v%d;", ob);
+    bg_cg_phase_open(e, m, ir, src, l, i, phase);
+    char *sa = bg_cg_step_args(m, in, l, nm, false);
+    const char *epi = sa[0] ? sa + 2 : "bgnn::EpEnd{}"; /* ", EPI" */
+    char x[32];
+    bool ok = true;
+    switch (in->op) {
+    case BG_OP_BSPMM: {
+        const bool adjf = in->prec[1] == 'F';
+        bg_emit_line(e, "bgnn::wr_bspmm_bits<%s, %lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);",
+                     adjf ? "true" : "false", (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
+                     adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
+        break;
+    }
+    case BG_OP_BIN:
+        main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
+        bg_emit_line(e, "bgnn::wr_bin<%lld>(r, v%d, %s, %s);", (long long)c, ob, x, epi);
+        break;
+    case BG_OP_ABSMEAN: {
+        main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
+        bg_emit_line(e, "v%d = bgnn::wr_absmean<%lld>(%s, pro%d, inv%d);", ob,
+                     (long long)m->insts[in->args[0]].type.dim[1], x, i, i);
+        break;
+    }
+    case BG_OP_BMM:
+        main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
+        bg_emit_line(e, "bgnn::wr_bmm_bb<%lld, %lld>(r, v%d, %s, w%d, %s);",
+                     (long long)m->insts[in->args[0]].type.dim[1], (long long)c, ob, x, i, epi);
+        break;
+    case BG_OP_SCL: {
+        const bool hr = in->args[1] != BG_NONE, hc = in->args[2] != BG_NONE;
+        int k = 2;
+        const char *rf = hr ? nm[k++] : "nullptr";
+        const char *cf = hc ? nm[k++] : "nullptr";
+        main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
+        bg_emit_line(e, "bgnn::wr_scl<%lld, %s, %s>(r, v%d, %s, %s, %s);", (long long)c, hr ? "true" : "false",
+                     hc ? "true" : "false", ob, x, rf, cf);
+        break;
+    }
+    case BG_OP_RELU:
+        main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
+        bg_emit_line(e, "bgnn::wr_relu<%lld>(v%d, %s);", (long long)c, ob, x);
+        break;
+    default: ok = false; break;
+    }
+    free(sa);
+    if (ok && bg_plan_buf_kept(p, ob)) {
+        if (!c) bg_emit_line(e, "bgnn::wr_store_s(%s, r, v%d);", nm[0], ob);
+        else bg_emit_line(e, "bgnn::wr_store_%c<%lld>(%s%s, r, v%d);", in->type.kind == BG_TY_B1 ? 'b' : 'f',
+                          (long long)c, in->type.kind == BG_TY_B1 ? "(bgnn::u32 *)" : "", nm[0], ob);
+        bg_emit_line(e, "__syncwarp(); // read from memory by this warp's later launches or kernels after");
+    }
+    in_regs[ob] = true;
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    return ok;
+}
+
+/* Before the tile loop: launch i's tables a warp reads once (a prologue's inverses, a
+ * product's weight words), from operands of constant rows. */
+static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
+    const BgPlanLaunch *l = &p->launches[i];
+    const BgInst *in = &m->insts[l->inst];
+    char names[BG_PLAN_MAX_ARGS][48];
+    const char *nm[BG_PLAN_MAX_ARGS];
+    for (int k = 0; k < l->nargs; k++) {
+        bg_cg_arg_expr(names[k], sizeof names[k], m, p, l, k, false);
+        nm[k] = names[k];
+    }
+    const long long ci = in->nargs > 0 && in->args[0] != BG_NONE ? (long long)m->insts[in->args[0]].type.dim[1] : 0;
+    if (in->op == BG_OP_ABSMEAN) {
+        BgStrBuf pb = {0};
+        int k = bg_cg_step_first_arg(in, l->nargs);
+        bg_cg_pro_expr(&pb, in, nm, &k);
+        char *pe = bg_sb_take(&pb);
+        bg_emit_line(e, "const auto pro%d = %s; // launch %d's prologue", i, pe, i);
+        bg_emit_line(e, "float inv%d[bgnn::WrWords<%lld>::n];", i, ci);
+        bg_emit_line(e, "bgnn::wr_pro_inv<%lld>(pro%d, inv%d);", ci, i, i);
+        free(pe);
+    } else if (in->op == BG_OP_BMM) {
+        const long long c = (long long)in->type.dim[1];
+        bg_emit_line(e, "bgnn::WrBbWeights<%lld, %lld> w%d; // launch %d's weights", ci, c, i, i);
+        bg_emit_line(e, "bgnn::wr_bb_weights<%lld, %lld>((const bgnn::u32 *)%s, w%d);", ci, c, nm[2], i);
+    }
+}
+
+bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                          const BgPlanRowGroup *g, const int *phase, BgDiagSink *d) {
+    (void)d;
+    bg_emit_line(e, "// warp rows (cg_warp_rows.c): a warp takes a row through every launch, its values in registers");
+    for (int i = g->first; i < g->first + g->count; i++)
+        if (!p->launches[i].prep) emit_prelude(e, m, p, i);
+    bg_emit_line(e, "for (long long r0 = (long long)blockIdx.y * tile; r0 < n; r0 += (long long)gridDim.y * tile) {");
+    bg_emit_indent(e, 1);
+    bg_emit_line(e, "const long long rows = n - r0 < tile ? n - r0 : tile;");
+    bg_emit_line(e, "for (long long r = threadIdx.x >> 5; r < rows; r += blockDim.x >> 5) {");
+    bg_emit_indent(e, 1);
+    bool *in_regs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
+    bool ok = true;
+    for (int i = g->first; i < g->first + g->count && ok; i++)
+        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], in_regs);
+    free(in_regs);
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    return ok;
+}

@@ -1,0 +1,230 @@
+// warp_rows.cuh - a row group's launches on one row at a time, the row held by one warp in
+// registers from launch to launch (cg_rows.c, "warp rows"): the values a launch of the group
+// passes to a later one as its main operand never go through memory.
+//
+// A row value of C columns, CW = ceil(C / 32) words (at most WR_WORDS_MAX):
+//   F  float v[CW]: lane l holds column l + 32 w in v[w] (0.0f past C);
+//   B  u32 b[CW]: every lane holds every word (padding bits zero);
+//   a per-row float (absmean): every lane holds it.
+// Each function computes exactly what its op's template computes for that row (the same float
+// operations in the same order): bspmm_bits_rows (spmm_bits.cuh) a row without a work list,
+// bin_rows (bin_ops.cuh), absmean in the order lanes(32) (rowwise.cuh: lane l sums its columns
+// l + 32 w in w order, then the warp's butterfly), bmm of B activations and transposed B
+// weights (matmul.cuh bmm_dot: K - 2 popc, then the epilogue), scl and relu (elementwise.cuh).
+// Operands other than the main one (epilogue and prologue tables, per-row factors) are read
+// from memory at row r as the templates read them; the code generator stores a value there,
+// followed by __syncwarp, when anything reads it so.  Every lane of the warp calls each
+// function (ballots and shuffles take the full mask).
+#ifndef BGNN_WARP_ROWS_CUH
+#define BGNN_WARP_ROWS_CUH
+
+#include "bgnn_common.cuh"
+#include "epilogue.cuh"
+#include "rowwise.cuh"
+#include "spmm_bits.cuh"
+
+namespace bgnn {
+
+constexpr int WR_WORDS_MAX = 8; // rows of up to 256 columns
+template <long long C>
+struct WrWords {
+    static_assert(words_of(C) <= WR_WORDS_MAX, "warp rows: at most 256 columns");
+    static constexpr int n = C > 0 ? (int)words_of(C) : 1;
+};
+
+__device__ __forceinline__ unsigned wr_lane() { return threadIdx.x & 31u; }
+
+// ---- memory -----------------------------------------------------------------------------
+template <long long C>
+__device__ __forceinline__ void wr_load_f(const float *x, long long r, float (&v)[WrWords<C>::n]) {
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        v[w] = c < C ? x[r * C + c] : 0.0f;
+    }
+}
+template <long long C>
+__device__ __forceinline__ void wr_store_f(float *y, long long r, const float (&v)[WrWords<C>::n]) {
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        if (c < C) y[r * C + c] = v[w];
+    }
+}
+template <long long C>
+__device__ __forceinline__ void wr_load_b(const u32 *x, long long r, u32 (&b)[WrWords<C>::n]) {
+    constexpr long long CW = words_of(C);
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) b[w] = w < CW ? x[r * CW + w] : 0u;
+}
+template <long long C>
+__device__ __forceinline__ void wr_store_b(u32 *y, long long r, const u32 (&b)[WrWords<C>::n]) {
+    constexpr long long CW = words_of(C);
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++)
+        if (w < CW && lane == (unsigned)w) y[r * CW + w] = b[w];
+}
+__device__ __forceinline__ void wr_store_s(float *y, long long r, float s) {
+    if (wr_lane() == 0u) y[r] = s;
+}
+
+// ---- the row's result through an epilogue -------------------------------------------------
+// Column c = 32 w + lane's value t: the F row's float (0.0f past C), or the B row's words (one
+// ballot a word, padding bits 0).
+template <long long C, class Epi>
+__device__ __forceinline__ void wr_out(long long r, int w, float t, const Epi &epi, float (&v)[WrWords<C>::n]) {
+    const long long c = 32LL * w + wr_lane();
+    v[w] = c < C ? ep_val(epi, r, c, t) : 0.0f;
+}
+template <long long C, class Epi>
+__device__ __forceinline__ void wr_out(long long r, int w, float t, const Epi &epi, u32 (&b)[WrWords<C>::n]) {
+    const long long c = 32LL * w + wr_lane();
+    b[w] = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, r, c, t) != 0u);
+}
+
+// ---- ops ----------------------------------------------------------------------------------
+// bspmm.B?{F,B} of bit activations x (rows of C bits, gathered at the row's neighbours): the
+// row's sums as spmm_bits_lanes takes them (the warp's stage in blocks of at most 8 warps),
+// fl(rowf[r] * s) for adjacency B, then the epilogue.  Out: float or u32 [CW].
+template <bool ADJF, long long C, class Out, class Epi>
+__device__ __forceinline__ void wr_bspmm_bits(long long r, Out &out, const long long *rowptr, const int *col,
+                                              const float *rowf, const float *factor, const u32 *x, Epi epi) {
+    constexpr int CW = WrWords<C>::n;
+    const unsigned lane = wr_lane();
+    const long long e0 = rowptr[r], e1 = rowptr[r + 1];
+    float acc[CW];
+#pragma unroll
+    for (int w = 0; w < CW; w++) acc[w] = 0.0f;
+    if (blockDim.x <= 256) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc);
+    else spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+#pragma unroll
+    for (int w = 0; w < CW; w++) {
+        float v = acc[w];
+        if constexpr (!ADJF) v = fmul(rowf[r], v);
+        wr_out<C>(r, w, v, epi, out);
+    }
+}
+
+// bin of an F row (by the sign, or the epilogue's threshold table): bin_rows' bits.
+template <long long C, class Epi = EpEnd>
+__device__ __forceinline__ void wr_bin(long long r, u32 (&b)[WrWords<C>::n], const float (&v)[WrWords<C>::n],
+                                       Epi epi = Epi()) {
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        b[w] = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, r, c, v[w]) != 0u);
+    }
+}
+// bin of a B row: a copy.
+template <long long C, class Epi = EpEnd>
+__device__ __forceinline__ void wr_bin(long long, u32 (&b)[WrWords<C>::n], const u32 (&x)[WrWords<C>::n],
+                                       Epi = Epi()) {
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) b[w] = x[w];
+}
+
+// A prologue's per-column factors for the lane's columns (ProBn: inv = 1 / sqrt(var + eps),
+// as its table in absmean holds them), computed once per warp.
+template <long long C, class Pro>
+__device__ __forceinline__ void wr_pro_inv(const Pro &pro, float (&iv)[WrWords<C>::n]) {
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        if constexpr (Pro::kInv) iv[w] = c < C ? pro.inv(c) : 0.0f;
+        else iv[w] = 0.0f;
+    }
+}
+
+// absmean in the order lanes(32): fl(sum_c |pro(c, x)| (float64) / C), every lane the same.
+template <long long C, class Pro>
+__device__ __forceinline__ float wr_absmean(const float (&v)[WrWords<C>::n], const Pro &pro,
+                                            const float (&iv)[WrWords<C>::n]) {
+    if constexpr (C == 0) return 0.0f;
+    const unsigned lane = wr_lane();
+    float t[WrWords<C>::n];
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        if constexpr (Pro::kInv) t[w] = c < C ? pro.with_inv(c, v[w], iv[w]) : 0.0f;
+        else t[w] = c < C ? pro(c, v[w]) : 0.0f;
+    }
+    const double s = warp_lanes_sum_regs<C>((int)lane, t, AbsDouble{});
+    return __double2float_rn(ddiv(s, (double)C));
+}
+
+// The weight words lane l uses in a BB product: w (b1t [M][KW]) rows o = l + 32 j, j < MCW.
+template <long long K, long long M>
+struct WrBbWeights {
+    static constexpr int KW = K > 0 ? (int)words_of(K) : 1, MCW = WrWords<M>::n;
+    u32 w[MCW][KW];
+};
+template <long long K, long long M>
+__device__ __forceinline__ void wr_bb_weights(const u32 *w, WrBbWeights<K, M> &wr) {
+    constexpr int KW = WrBbWeights<K, M>::KW, MCW = WrBbWeights<K, M>::MCW;
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int j = 0; j < MCW; j++) {
+        const long long o = 32LL * j + lane;
+#pragma unroll
+        for (int i = 0; i < KW; i++) wr.w[j][i] = o < M && i < words_of(K) ? w[o * words_of(K) + i] : 0u;
+    }
+}
+
+// bmm.BB{F,B} with transposed weights: t = K - 2 popc(x XOR w_o) over the real K bits (an
+// exact float), then the epilogue; the weights from registers (wr_bb_weights).
+template <long long K, long long M, class Out, class Epi>
+__device__ __forceinline__ void wr_bmm_bb(long long r, Out &out, const u32 (&x)[WrWords<K>::n],
+                                          const WrBbWeights<K, M> &wr, Epi epi) {
+    constexpr int KW = WrBbWeights<K, M>::KW, MCW = WrBbWeights<K, M>::MCW;
+#pragma unroll
+    for (int j = 0; j < MCW; j++) {
+        int pc = 0;
+#pragma unroll
+        for (int i = 0; i < KW; i++) pc += popc((x[i] ^ wr.w[j][i]) & word_mask(K, i));
+        wr_out<M>(r, j, (float)(K - 2LL * pc), epi, out);
+    }
+}
+
+// scl of a B row (read as +-1) or an F row: fl(fl(v * rf[r]) * cf[c]), absent factors skipped.
+template <long long C, bool HAS_R, bool HAS_C>
+__device__ __forceinline__ float wr_scl_one(long long r, long long c, float v, const float *rf, const float *cf) {
+    if constexpr (HAS_R) v = fmul(v, rf[r]);
+    if constexpr (HAS_C) v = fmul(v, cf[c]);
+    return v;
+}
+template <long long C, bool HAS_R, bool HAS_C>
+__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const u32 (&x)[WrWords<C>::n],
+                                       const float *rf, const float *cf) {
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        y[w] = c < C ? wr_scl_one<C, HAS_R, HAS_C>(r, c, pm1((x[w] >> lane) & 1u), rf, cf) : 0.0f;
+    }
+}
+template <long long C, bool HAS_R, bool HAS_C>
+__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const float (&x)[WrWords<C>::n],
+                                       const float *rf, const float *cf) {
+    const unsigned lane = wr_lane();
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) {
+        const long long c = 32LL * w + lane;
+        y[w] = c < C ? wr_scl_one<C, HAS_R, HAS_C>(r, c, x[w], rf, cf) : 0.0f;
+    }
+}
+
+// relu: v > 0 ? v : +0.
+template <long long C>
+__device__ __forceinline__ void wr_relu(float (&y)[WrWords<C>::n], const float (&x)[WrWords<C>::n]) {
+#pragma unroll
+    for (int w = 0; w < WrWords<C>::n; w++) y[w] = x[w] > 0.0f ? x[w] : 0.0f;
+}
+
+} // namespace bgnn
+
+#endif // BGNN_WARP_ROWS_CUH

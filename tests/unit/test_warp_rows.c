@@ -1,0 +1,130 @@
+/* test_warp_rows.c - the warp-rows form of row groups (plan.h "Row groups", plan_build.c,
+ * cg_warp_rows.c): which groups take it (the GIN bin classifiers' layer groups; no group of the
+ * GCN ones, of graph rows or over the features' CSR), which of their members' results stay in
+ * registers (bg_plan_buf_kept: a bin or a product read only as a later member's main operand)
+ * and which are stored (a per-row scale an epilogue reads, a layer's bits the next gather
+ * reads, the outputs), the manifest's warp= through a write and a read, and the generated
+ * kernel (one warp a row, no block barrier).  GPU == CPU for these kernels: test_gpu_batches
+ * (the MUTAG classifiers) and the TU A/B runs. */
+#include "bgtest.h"
+#include "bg.h"
+#include "codegen.h"
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The buffer of instruction i's value, or -1. */
+static int buf_of(const BgPlan *p, int inst) {
+    for (int k = 0; k < p->nbufs; k++)
+        if (p->bufs[k].inst == inst && p->bufs[k].role == BG_ROLE_TEMP) return k;
+    return -1;
+}
+
+static void check_gin(const char *srcdir, const char *ds) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/examples/tu/gin_bin_%s.bgnn", srcdir, ds);
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_file(a, path, NULL, &d);
+    BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
+    CHECK(m && p);
+    if (!p) {
+        bg_diag_free(&d);
+        bg_arena_free(a);
+        return;
+    }
+    int warp = 0, regs_only = 0, kept_scale = 0, kept_bits = 0;
+    for (int gi = 0; gi < p->nrowgroups; gi++) {
+        const BgPlanRowGroup *g = &p->rowgroups[gi];
+        if (!g->warp) continue;
+        warp++;
+        CHECK(g->rows == BG_ROWS_N && g->csr < 0);
+        CHECK(strcmp(p->launches[g->first].op, "bspmm") == 0); /* each layer's group opens with its gather */
+        for (int i = g->first; i < g->first + g->count; i++) {
+            const BgPlanLaunch *l = &p->launches[i];
+            if (l->prep) continue;
+            const int b = l->args[0];
+            const bool kept = bg_plan_buf_kept(p, b);
+            if (strcmp(l->op, "bin") == 0) { /* read only as the next product's main operand */
+                CHECK(!kept);
+                regs_only += !kept;
+            }
+            if (strcmp(l->op, "absmean") == 0) { /* the product's epilogue reads it at row r */
+                CHECK(kept);
+                kept_scale += kept;
+            }
+            /* the layer's bits, gathered by the next group's aggregation, stay in memory */
+            for (int j = g->first + g->count; j < p->nlaunches; j++)
+                if (strcmp(p->launches[j].op, "bspmm") == 0 && p->launches[j].args[5] == b) {
+                    CHECK(kept);
+                    kept_bits += kept;
+                }
+        }
+    }
+    CHECK(warp >= 2);
+    CHECK(regs_only >= 2 * warp && kept_scale >= 2 * warp && kept_bits >= 1);
+    for (int q = 0; q < p->noutputs; q++) CHECK(bg_plan_buf_kept(p, p->outputs[q].buf));
+    /* a value outside every warp-rows group is always in memory */
+    const int x = buf_of(p, 1);
+    CHECK(x < 0 || bg_plan_buf_kept(p, x));
+    CHECK(bg_plan_buf_kept(p, -1) && bg_plan_buf_kept(p, p->nbufs));
+    /* warp= through the manifest */
+    char *man = bg_manifest_write(p);
+    BgPlan *q = bg_manifest_read(man, strlen(man), "test", a, &d);
+    CHECK(q && q->nrowgroups == p->nrowgroups);
+    for (int gi = 0; q && gi < q->nrowgroups; gi++) CHECK(q->rowgroups[gi].warp == p->rowgroups[gi].warp);
+    for (int b = 0; q && b < p->nbufs; b++) CHECK(bg_plan_buf_kept(q, b) == bg_plan_buf_kept(p, b));
+    free(man);
+    /* the generated kernel: a warp a row, no block barrier in a warp-rows group */
+    char *cu = bg_codegen_cuda(m, "sm_90", &d);
+    CHECK(cu != NULL);
+    for (int gi = 0; cu && gi < p->nrowgroups; gi++) {
+        const BgPlanRowGroup *g = &p->rowgroups[gi];
+        char sig[80];
+        snprintf(sig, sizeof sig, "void __launch_bounds__(%d) %s(", g->block, g->kernel);
+        const char *k = strstr(cu, sig);
+        CHECK(k != NULL);
+        if (!k) continue;
+        const char *end = strstr(k + 1, "extern \"C\"");
+        const size_t len = end ? (size_t)(end - k) : strlen(k);
+        char *body = malloc(len + 1);
+        memcpy(body, k, len);
+        body[len] = 0;
+        CHECK((strstr(body, "__syncthreads") == NULL) == g->warp);
+        CHECK((strstr(body, "wr_bspmm_bits") != NULL) == g->warp);
+        free(body);
+    }
+    free(cu);
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
+/* Models with no warp-rows group: every buffer kept. */
+static void check_none(const char *srcdir, const char *rel) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", srcdir, rel);
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_file(a, path, NULL, &d);
+    BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
+    CHECK(m && p);
+    for (int gi = 0; p && gi < p->nrowgroups; gi++) CHECK(!p->rowgroups[gi].warp);
+    for (int b = 0; p && b < p->nbufs; b++) CHECK(bg_plan_buf_kept(p, b));
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
+int main(void) {
+    const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
+    static const char *const ds[] = {"mutag", "proteins", "enzymes", "nci1"};
+    for (int i = 0; i < 4; i++) check_gin(srcdir, ds[i]);
+    check_none(srcdir, "examples/tu/gcn_bin_enzymes.bgnn");
+    check_none(srcdir, "examples/tu/gin_full_enzymes.bgnn");
+    check_none(srcdir, "examples/gcn_bin.bgnn");
+    check_none(srcdir, "examples/sage_bin.bgnn");
+    return bg_test_finish();
+}
