@@ -37,7 +37,7 @@
  *                                     or a readout in a group of graph rows); csr:
  *                                     the INPUT buffer every sparse variant in it reads, or -1;
  *                                     rows: n, tiles of node rows, or g, of graph rows;
- *                                     warp: 1, the warp-rows form: node rows, csr -1)
+ *                                     warp: 1, the warp-rows form, csr -1)
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -876,8 +876,8 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             fail(r, "row group %d: csr= in a group of graph rows", i);
             goto fail;
         }
-        if (warp && (kind == BG_ROWS_G || csr >= 0)) {
-            fail(r, "row group %d: warp=1 needs node rows and csr=-1", i);
+        if (warp && csr >= 0) {
+            fail(r, "row group %d: warp=1 with csr=%lld (the warp-rows form has no sparse variant)", i, csr);
             goto fail;
         }
         if (csr >= p->nbufs || (csr >= 0 && p->bufs[csr].role != BG_ROLE_INPUT)) {

@@ -170,7 +170,7 @@ bool bg_plan_buf_kept(const BgPlan *p, int b) {
     for (int j = 0; j < p->nlaunches; j++) {
         const BgPlanLaunch *l = &p->launches[j];
         const bool member = j >= g->first && j < g->first + g->count && !l->prep;
-        const bool gather = l->op && strcmp(l->op, "bspmm") == 0; /* reads its activation at other rows */
+        const bool gather = l->op && (strcmp(l->op, "bspmm") == 0 || strcmp(l->op, "readout") == 0); /* at other rows */
         for (int k = 1; k < l->nargs; k++)
             if (l->args[k] == b && (!member || k != 1 || gather)) return true;
     }

@@ -169,10 +169,10 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         for (int i = 0; i < p->nrowgroups; i++)
             bg_sb_printf(&s, "%s%s: %d launches%s", i ? ", " : "", p->rowgroups[i].kernel,
                          bg_plan_rowgroup_members(p, &p->rowgroups[i]),
-                         p->rowgroups[i].csr >= 0         ? " (sparse features)"
-                         : p->rowgroups[i].rows == BG_ROWS_G ? " (graph rows)"
-                         : p->rowgroups[i].warp              ? " (warp rows)"
-                                                             : "");
+                         p->rowgroups[i].csr >= 0 ? " (sparse features)"
+                         : p->rowgroups[i].rows == BG_ROWS_G ? (p->rowgroups[i].warp ? " (graph rows, warp rows)" : " (graph rows)")
+                         : p->rowgroups[i].warp ? " (warp rows)"
+                                                : "");
         bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes (of graph rows: batches of "
                          "graphs up to %d nodes): %d kernels a CUDA-graph run at these sizes (with sparse features; "
                          "graph-row groups counted for graphs of N/G nodes, the runtime looks at the largest)\n",

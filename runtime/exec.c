@@ -580,6 +580,7 @@ int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm) {
 
 int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi) {
     const BgPlanRowGroup *g = &p->rowgroups[gi];
+    if (g->warp) return g->block / 32 > 0 ? g->block / 32 : 1; /* a graph a warp */
     int64_t wmax = 1;
     for (int i = g->first; i < g->first + g->count; i++) {
         const BgPlanLaunch *l = &p->launches[i];

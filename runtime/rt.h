@@ -150,7 +150,7 @@ int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm);
 /* The graphs a block of a group of graph rows (plan.h) takes at once: one output of the
  * group's widest graph-level row a thread (block / widest, at least 1; GIN's readout of 64
  * columns and 256 threads: 4), so that each phase is one short chain a thread, as in the
- * launches' own kernels. */
+ * launches' own kernels; in the warp-rows form a graph a warp (block / 32). */
 int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi);
 /* Kernels one run of the CUDA-graph or launches mode launches: the non-prep launches, a row
  * group's kernel in place of its launches where this instance runs them. */

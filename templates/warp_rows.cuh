@@ -9,8 +9,10 @@
 // Each function computes exactly what its op's template computes for that row (the same float
 // operations in the same order): bspmm_bits_rows (spmm_bits.cuh) a row without a work list,
 // bin_rows (bin_ops.cuh), absmean in the order lanes(32) (rowwise.cuh: lane l sums its columns
-// l + 32 w in w order, then the warp's butterfly), bmm of B activations and transposed B
-// weights (matmul.cuh bmm_dot: K - 2 popc, then the epilogue), scl and relu (elementwise.cuh).
+// l + 32 w in w order, then the warp's butterfly) or seq (warp_seq_sum), bmm of B activations and transposed B
+// weights (matmul.cuh bmm_dot: K - 2 popc, then the epilogue), scl and relu (elementwise.cuh);
+// in a group of graph rows (a row a graph), readout, bmm.FF* in the order seq (bmm_dot_f) and
+// log_softmax (lsm_warp).
 // Operands other than the main one (epilogue and prologue tables, per-row factors) are read
 // from memory at row r as the templates read them; the code generator stores a value there,
 // followed by __syncwarp, when anything reads it so.  Every lane of the warp calls each
@@ -140,21 +142,36 @@ __device__ __forceinline__ void wr_pro_inv(const Pro &pro, float (&iv)[WrWords<C
     }
 }
 
-// absmean in the order lanes(32): fl(sum_c |pro(c, x)| (float64) / C), every lane the same.
-template <long long C, class Pro>
+// absmean: fl(sum_c |pro(c, x)| (float64) / C), every lane the same; the sum in the order
+// lanes(32) (L = 32: lane l sums its columns in w order, then the warp's butterfly) or seq
+// (L = 0: column after column from +0, each term broadcast from its lane, as warp_seq_sum).
+template <long long C, int L, class Pro>
 __device__ __forceinline__ float wr_absmean(const float (&v)[WrWords<C>::n], const Pro &pro,
                                             const float (&iv)[WrWords<C>::n]) {
-    if constexpr (C == 0) return 0.0f;
-    const unsigned lane = wr_lane();
-    float t[WrWords<C>::n];
+    static_assert(L == 32 || L == 0, "wr_absmean: lanes(32) or seq");
+    if constexpr (C == 0) {
+        return 0.0f;
+    } else {
+        const unsigned lane = wr_lane();
+        float t[WrWords<C>::n];
 #pragma unroll
-    for (int w = 0; w < WrWords<C>::n; w++) {
-        const long long c = 32LL * w + lane;
-        if constexpr (Pro::kInv) t[w] = c < C ? pro.with_inv(c, v[w], iv[w]) : 0.0f;
-        else t[w] = c < C ? pro(c, v[w]) : 0.0f;
+        for (int w = 0; w < WrWords<C>::n; w++) {
+            const long long c = 32LL * w + lane;
+            if constexpr (Pro::kInv) t[w] = c < C ? pro.with_inv(c, v[w], iv[w]) : 0.0f;
+            else t[w] = c < C ? pro(c, v[w]) : 0.0f;
+        }
+        double s = 0.0;
+        if constexpr (L == 32) {
+            s = warp_lanes_sum_regs<C>((int)lane, t, AbsDouble{});
+        } else {
+#pragma unroll
+            for (int w = 0; w < WrWords<C>::n; w++) {
+                const int nc = C - 32LL * w < 32 ? (int)(C - 32LL * w) : 32;
+                for (int i = 0; i < nc; i++) s = dadd(s, AbsDouble{}(__shfl_sync(0xffffffffu, t[w], i)));
+            }
+        }
+        return __double2float_rn(ddiv(s, (double)C));
     }
-    const double s = warp_lanes_sum_regs<C>((int)lane, t, AbsDouble{});
-    return __double2float_rn(ddiv(s, (double)C));
 }
 
 // The weight words lane l uses in a BB product: w (b1t [M][KW]) rows o = l + 32 j, j < MCW.
@@ -223,6 +240,104 @@ template <long long C>
 __device__ __forceinline__ void wr_relu(float (&y)[WrWords<C>::n], const float (&x)[WrWords<C>::n]) {
 #pragma unroll
     for (int w = 0; w < WrWords<C>::n; w++) y[w] = x[w] > 0.0f ? x[w] : 0.0f;
+}
+
+// ---- graph rows (a group of graph rows: a readout, then the classifier) --------------------
+// readout of graph g (node rows graph_ptr[g] .. graph_ptr[g + 1] - 1 of x, a gather): each
+// column as readout's thread computes it (sum: 8 nodes' loads, then added in node order from
+// +0; mean: that sum over the count; max: the first node's, then the larger), 0 for an empty
+// graph.
+template <char X, long long C, int REDUCE>
+__device__ __forceinline__ void wr_readout(long long g, float (&y)[WrWords<C>::n], const void *xp,
+                                           const long long *graph_ptr) {
+    static_assert(REDUCE >= 0 && REDUCE <= 2, "wr_readout: sum, mean or max");
+    constexpr int CW = WrWords<C>::n;
+    const unsigned lane = wr_lane();
+    const long long lo = graph_ptr[g], hi = graph_ptr[g + 1];
+    float acc[CW];
+#pragma unroll
+    for (int w = 0; w < CW; w++) acc[w] = 0.0f;
+    if (hi > lo) {
+        if constexpr (REDUCE == 2) {
+#pragma unroll
+            for (int w = 0; w < CW; w++) {
+                const long long c = 32LL * w + lane;
+                if (c < C) acc[w] = readout_val<X, C, REDUCE>(xp, lo, c);
+            }
+            for (long long v = lo + 1; v < hi; v++)
+#pragma unroll
+                for (int w = 0; w < CW; w++) {
+                    const long long c = 32LL * w + lane;
+                    if (c < C) {
+                        const float tv = readout_val<X, C, REDUCE>(xp, v, c);
+                        if (tv > acc[w]) acc[w] = tv;
+                    }
+                }
+        } else {
+            long long v = lo;
+            for (; v + 8 <= hi; v += 8) {
+                float t[8][CW];
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+#pragma unroll
+                    for (int w = 0; w < CW; w++) {
+                        const long long c = 32LL * w + lane;
+                        t[k][w] = c < C ? readout_val<X, C, REDUCE>(xp, v + k, c) : 0.0f;
+                    }
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+#pragma unroll
+                    for (int w = 0; w < CW; w++) acc[w] = fadd(acc[w], t[k][w]);
+            }
+            for (; v < hi; v++)
+#pragma unroll
+                for (int w = 0; w < CW; w++) {
+                    const long long c = 32LL * w + lane;
+                    acc[w] = fadd(acc[w], c < C ? readout_val<X, C, REDUCE>(xp, v, c) : 0.0f);
+                }
+            if constexpr (REDUCE == 1)
+#pragma unroll
+                for (int w = 0; w < CW; w++) acc[w] = fdiv(acc[w], (float)(hi - lo));
+        }
+    }
+#pragma unroll
+    for (int w = 0; w < CW; w++) y[w] = 32LL * w + lane < C ? acc[w] : 0.0f;
+}
+
+// bmm.FF{F,B} of an F row and f32 weights w [K][M] in the order seq (FMA: __fmaf_rn(x, w, acc),
+// else fl(acc + fl(x * w))), k ascending from +0, as bmm_dot_f: lane l takes outputs
+// o = l + 32 j, x[k] broadcast from its lane, then the epilogue.
+template <long long K, long long M, bool FMA, class Out, class Epi>
+__device__ __forceinline__ void wr_bmm_ff(long long r, Out &out, const float (&x)[WrWords<K>::n], const float *w,
+                                          Epi epi) {
+    constexpr int MCW = WrWords<M>::n;
+    const unsigned lane = wr_lane();
+    float acc[MCW];
+#pragma unroll
+    for (int j = 0; j < MCW; j++) acc[j] = 0.0f;
+#pragma unroll 16
+    for (int k = 0; k < (int)K; k++) {
+        const float xk = __shfl_sync(0xffffffffu, x[k >> 5], k & 31);
+#pragma unroll
+        for (int j = 0; j < MCW; j++) {
+            const long long o = 32LL * j + lane;
+            const float wk = o < M ? w[(long long)k * M + o] : 0.0f;
+            if constexpr (FMA) acc[j] = __fmaf_rn(xk, wk, acc[j]);
+            else acc[j] = fadd(acc[j], fmul(xk, wk));
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < MCW; j++) wr_out<M>(r, j, acc[j], epi, out);
+}
+
+// log_softmax of a row of at most 32 columns: lsm_warp (epilogue.cuh), the log_softmax kernel's
+// own function for such rows.
+template <long long C>
+__device__ __forceinline__ void wr_log_softmax(float (&y)[WrWords<C>::n], const float (&x)[WrWords<C>::n]) {
+    static_assert(C >= 1 && C <= 32, "wr_log_softmax: a row of 1 to 32 columns");
+    const int lane = (int)wr_lane();
+    const float o = lsm_warp<C>(lane, lane < C ? x[0] : 0.0f);
+    y[0] = lane < C ? o : 0.0f;
 }
 
 } // namespace bgnn

@@ -11,7 +11,9 @@
  * and column factors, read at neighbour j, a global node id in the same graph; the column
  * indices and edge weights, at global edge positions (rowptr + r0 gives them); a readout's
  * activation, at the node ids graph_ptr holds.  Graphs own disjoint rows, so one graph's
- * last phase and the next one's first need no barrier between them. */
+ * last phase and the next one's first need no barrier between them.  A row group of the plan
+ * in the warp-rows form (cg_warp_rows.c) runs in that form here too, over the graph's rows: a
+ * block barrier before and after it, none between its launches. */
 #include "cg_internal.h"
 
 #include <stdio.h>
@@ -143,6 +145,13 @@ bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, cons
     return ok;
 }
 
+/* The warp-rows group (BgPlanRowGroup.warp) whose first launch is i, or NULL. */
+static const BgPlanRowGroup *warp_group_at(const BgPlan *p, int i) {
+    for (int k = 0; k < p->nrowgroups; k++)
+        if (p->rowgroups[k].warp && p->rowgroups[k].first == i) return &p->rowgroups[k];
+    return NULL;
+}
+
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d) {
     int gptr = -1;
@@ -179,6 +188,15 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue; /* run once when the parameters are bound */
+        const BgPlanRowGroup *wg = warp_group_at(p, i);
+        if (wg) { /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
+            if (last >= 0) bg_emit_line(e, "__syncthreads();");
+            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, d);
+            bg_emit_line(e, "__syncthreads();");
+            last = -1;
+            i = wg->first + wg->count - 1;
+            continue;
+        }
         if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();");
         last = phase[i];
         ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL, false, d);

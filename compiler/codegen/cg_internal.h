@@ -80,11 +80,13 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
 bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           BgDiagSink *d);
 
-/* cg_warp_rows.c: the body of group g's kernel in the warp-rows form (BgPlanRowGroup.warp;
+/* cg_warp_rows.c: group g's launches in the warp-rows form (BgPlanRowGroup.warp;
  * templates/warp_rows.cuh: a warp takes a row through every launch of the group, its values
- * in registers): the tables read once, then the tile loop and the block's warps over the
- * tile's rows; phase[] as bg_plan_phases gives it (for the comments). */
+ * in registers): the tables read once, then the block's warps over the rows; tiles: the body
+ * of the group's kernel (the tile loop: n, tile in scope), else a block of the per-graph
+ * kernel over the graph's rows r0 .. r1 - 1 (in scope).  phase[] as bg_plan_phases gives it
+ * (for the comments). */
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
-                          const BgPlanRowGroup *g, const int *phase, BgDiagSink *d);
+                          const BgPlanRowGroup *g, const int *phase, bool tiles, BgDiagSink *d);
 
 #endif /* BG_CG_INTERNAL_H */

@@ -45,7 +45,7 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
         if (g->warp) { /* a warp a row, values in registers (cg_warp_rows.c) */
-            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, d);
+            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, true, d);
             bg_emit_indent(e, -1);
             bg_emit_line(e, "}");
             continue;

@@ -3,9 +3,9 @@
  * launch of the group, each value in registers (an F row as a float a lane and 32-column word,
  * a B row as its words in every lane, an absmean as a float).
  *
- * A group takes this form when the plan says so (BgPlanRowGroup.warp, set by plan_build.c: node
- * rows, no sparse variant, every member an op warp_rows.cuh has on rows of at most 256
- * columns).  The values are the separate launches' bit for bit: each call does its op's
+ * A group takes this form when the plan says so (BgPlanRowGroup.warp, set by plan_build.c: no
+ * sparse variant, every member an op warp_rows.cuh has on rows of at most 256 columns; a
+ * group of graph rows, a readout and the classifier after it, holds a graph's row a warp).  The values are the separate launches' bit for bit: each call does its op's
  * template's float operations in their order.
  *
  * A launch's main operand (args[1]; a gather's activation comes from memory) is the register
@@ -15,7 +15,9 @@
  * the model's outputs).  Row r of the tile is the templates' row r (arguments from bg_cg_arg_expr,
  * offset to the tile's first row r0), so the epilogue functors read their operands as the
  * memory form's calls do.  Prologue tables (a batchnorm's inverses) and product weights are
- * read once per warp, before the tile loop. */
+ * read once per warp, before the tile loop.  The per-graph kernel (cg_blocks.c) runs the same
+ * form over a graph's rows (r0 .. r1 - 1) where the plan has such a group, with a block
+ * barrier before and after it, not between its launches. */
 #include "cg_internal.h"
 
 #include <stdio.h>
@@ -74,20 +76,35 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
                      adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
         break;
     }
+    case BG_OP_READOUT:
+        bg_emit_line(e, "bgnn::wr_readout<'%c', %lld, %d>(r, v%d, %s, %s);",
+                     m->insts[in->args[0]].type.kind == BG_TY_B1 ? 'B' : 'F', (long long)c, (int)in->attrs.reduce, ob,
+                     nm[1], nm[2]);
+        break;
+    case BG_OP_LOG_SOFTMAX:
+        main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
+        bg_emit_line(e, "bgnn::wr_log_softmax<%lld>(v%d, %s);", (long long)c, ob, x);
+        break;
     case BG_OP_BIN:
         main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
         bg_emit_line(e, "bgnn::wr_bin<%lld>(r, v%d, %s, %s);", (long long)c, ob, x, epi);
         break;
     case BG_OP_ABSMEAN: {
         main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
-        bg_emit_line(e, "v%d = bgnn::wr_absmean<%lld>(%s, pro%d, inv%d);", ob,
-                     (long long)m->insts[in->args[0]].type.dim[1], x, i, i);
+        const BgFpOrder fp = bg_inst_fp(m, in);
+        bg_emit_line(e, "v%d = bgnn::wr_absmean<%lld, %d>(%s, pro%d, inv%d);", ob,
+                     (long long)m->insts[in->args[0]].type.dim[1], fp.kind == BG_FP_LANES ? (int)fp.split : 0, x, i, i);
         break;
     }
     case BG_OP_BMM:
         main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
-        bg_emit_line(e, "bgnn::wr_bmm_bb<%lld, %lld>(r, v%d, %s, w%d, %s);",
-                     (long long)m->insts[in->args[0]].type.dim[1], (long long)c, ob, x, i, epi);
+        if (in->prec[0] == 'F') /* FF: seq, with or without fma (plan_build.c admits no other) */
+            bg_emit_line(e, "bgnn::wr_bmm_ff<%lld, %lld, %s>(r, v%d, %s, %s, %s);",
+                         (long long)m->insts[in->args[0]].type.dim[1], (long long)c, bg_inst_fp(m, in).fma ? "true" : "false",
+                         ob, x, nm[2], epi);
+        else
+            bg_emit_line(e, "bgnn::wr_bmm_bb<%lld, %lld>(r, v%d, %s, w%d, %s);",
+                         (long long)m->insts[in->args[0]].type.dim[1], (long long)c, ob, x, i, epi);
         break;
     case BG_OP_SCL: {
         const bool hr = in->args[1] != BG_NONE, hc = in->args[2] != BG_NONE;
@@ -139,7 +156,7 @@ static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
         bg_emit_line(e, "float inv%d[bgnn::WrWords<%lld>::n];", i, ci);
         bg_emit_line(e, "bgnn::wr_pro_inv<%lld>(pro%d, inv%d);", ci, i, i);
         free(pe);
-    } else if (in->op == BG_OP_BMM) {
+    } else if (in->op == BG_OP_BMM && in->prec[0] == 'B') {
         const long long c = (long long)in->type.dim[1];
         bg_emit_line(e, "bgnn::WrBbWeights<%lld, %lld> w%d; // launch %d's weights", ci, c, i, i);
         bg_emit_line(e, "bgnn::wr_bb_weights<%lld, %lld>((const bgnn::u32 *)%s, w%d);", ci, c, nm[2], i);
@@ -147,14 +164,24 @@ static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
 }
 
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
-                          const BgPlanRowGroup *g, const int *phase, BgDiagSink *d) {
+                          const BgPlanRowGroup *g, const int *phase, bool tiles, BgDiagSink *d) {
     (void)d;
     bg_emit_line(e, "// warp rows (cg_warp_rows.c): a warp takes a row through every launch, its values in registers");
+    if (!tiles) { /* the per-graph kernel: the group's tables read in a block of their own */
+        bg_emit_line(e, "{ // launches %d..%d", g->first, g->first + g->count - 1);
+        bg_emit_indent(e, 1);
+    }
     for (int i = g->first; i < g->first + g->count; i++)
         if (!p->launches[i].prep) emit_prelude(e, m, p, i);
-    bg_emit_line(e, "for (long long r0 = (long long)blockIdx.y * tile; r0 < n; r0 += (long long)gridDim.y * tile) {");
-    bg_emit_indent(e, 1);
-    bg_emit_line(e, "const long long rows = n - r0 < tile ? n - r0 : tile;");
+    const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0"; /* the tile's first row (bg_cg_arg_expr's offsets) */
+    if (tiles) {
+        bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,
+                     t0, t0);
+        bg_emit_indent(e, 1);
+        bg_emit_line(e, "const long long rows = n - %s < tile ? n - %s : tile;", t0, t0);
+    } else { /* the per-graph kernel: the graph's node rows, or its one graph row */
+        bg_emit_line(e, "const long long rows = %s;", g->rows == BG_ROWS_G ? "1" : "r1 - r0");
+    }
     bg_emit_line(e, "for (long long r = threadIdx.x >> 5; r < rows; r += blockDim.x >> 5) {");
     bg_emit_indent(e, 1);
     bool *in_regs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));

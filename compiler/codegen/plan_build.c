@@ -360,30 +360,36 @@ static bool row_group_lead(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind ki
 /* Most weight words a lane holds for one product (ceil(M / 32) x ceil(K / 32)): 64 x 64 takes 4. */
 #define WARP_ROWS_WEIGHT_REGS 16
 
-/* An F or B value of N rows and 1 to WARP_ROWS_COLS_MAX columns (cols), or an f32[N] (cols 0). */
-static bool warp_row_value(BgType t, int64_t *cols) {
-    if (t.rank == 2 && t.dim[0] == BG_DIM_N && t.dim[1] >= 1 && t.dim[1] <= WARP_ROWS_COLS_MAX) {
+/* An F or B value of `dim` rows (N or G) and 1 to WARP_ROWS_COLS_MAX columns (cols), or an
+ * f32[dim] (cols 0). */
+static bool warp_row_value(BgType t, int64_t dim, int64_t *cols) {
+    if (t.rank == 2 && t.dim[0] == dim && t.dim[1] >= 1 && t.dim[1] <= WARP_ROWS_COLS_MAX) {
         *cols = t.dim[1];
         return true;
     }
     *cols = 0;
-    return t.rank == 1 && t.dim[0] == BG_DIM_N && t.kind == BG_TY_F32;
+    return t.rank == 1 && t.dim[0] == dim && t.kind == BG_TY_F32;
 }
 
-/* May launch l, a member of a row group (lead: its first), run in the warp-rows form?  A bit
- * aggregation first; then bin, absmean in the order lanes(32) (a batchnorm prologue's
- * operands of constant rows), bmm.BB{F,B} of transposed weights that fit a lane's registers,
- * scl, relu. */
-static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, bool lead) {
+/* May launch l, a member of a row group of rows `kind` (lead: its first), run in the warp-rows
+ * form?  Node rows: a bit aggregation first; then bin, absmean in the order lanes(32) or seq
+ * (a batchnorm prologue's operands of constant rows), bmm.BB{F,B} of transposed weights that
+ * fit a lane's registers, scl, relu.  Graph rows: a readout first (of node rows); then
+ * bmm.FF{F,B} in the order seq of f32 weights, log_softmax of at most 32 columns, scl, relu. */
+static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind kind, bool lead) {
     const BgModule *m = c->m;
     const BgInst *in = &m->insts[l->inst];
+    const int64_t dim = kind == BG_ROWS_G ? BG_DIM_G : BG_DIM_N;
     int64_t cols, cin;
-    if (!warp_row_value(in->type, &cols)) return false;
+    if (!warp_row_value(in->type, dim, &cols)) return false;
     if (in->op == BG_OP_BSPMM) /* a gather: the group's first launch */
-        return lead && cols > 0 && bg_plan_bspmm_bits(m, in) && !bg_plan_bspmm_fast(m, in);
+        return lead && kind == BG_ROWS_N && cols > 0 && bg_plan_bspmm_bits(m, in) && !bg_plan_bspmm_fast(m, in);
+    if (in->op == BG_OP_READOUT) /* of node rows, into the tile's graph rows */
+        return lead && kind == BG_ROWS_G && cols > 0 && in->attrs.reduce <= 2 &&
+               warp_row_value(m->insts[in->args[0]].type, BG_DIM_N, &cin) && cin == cols;
     if (lead || in->nargs < 1 || in->args[0] == BG_NONE || l->nargs < 2) return false;
     const BgType *t0 = &m->insts[in->args[0]].type;
-    if (!warp_row_value(*t0, &cin) || cin == 0) return false;
+    if (!warp_row_value(*t0, dim, &cin) || cin == 0) return false;
     switch (in->op) {
     case BG_OP_BIN: return cols == cin;
     case BG_OP_ABSMEAN: {
@@ -391,31 +397,35 @@ static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, bool lead)
         for (int k = 2; k < l->nargs; k++)
             if (c->p->bufs[l->args[k]].rows.kind != BG_ROWS_CONST) return false;
         const BgFpOrder fp = bg_inst_fp(m, in);
-        return fp.kind == BG_FP_LANES && fp.split == 32;
+        return (fp.kind == BG_FP_LANES && fp.split == 32) || fp.kind == BG_FP_SEQ;
     }
     case BG_OP_BMM: {
         const BgPlanBuf *w = &c->p->bufs[l->args[2]];
-        if (in->prec[0] != 'B' || in->prec[1] != 'B' || in->npro || cols == 0) return false;
-        return w->kind == BG_BUF_B1T && w->rows.kind == BG_ROWS_CONST &&
-               ((cols + 31) / 32) * ((cin + 31) / 32) <= WARP_ROWS_WEIGHT_REGS;
+        if (in->npro || cols == 0 || w->rows.kind != BG_ROWS_CONST) return false;
+        if (in->prec[0] == 'F' && in->prec[1] == 'F') { /* one fma chain an output, k ascending */
+            const BgFpOrder fp = bg_inst_fp(m, in);
+            return kind == BG_ROWS_G && w->kind == BG_BUF_F32 && fp.kind == BG_FP_SEQ;
+        }
+        if (in->prec[0] != 'B' || in->prec[1] != 'B') return false;
+        return w->kind == BG_BUF_B1T && ((cols + 31) / 32) * ((cin + 31) / 32) <= WARP_ROWS_WEIGHT_REGS;
     }
+    case BG_OP_LOG_SOFTMAX: return cols == cin && cols <= 32;
     case BG_OP_SCL: return in->type.kind == BG_TY_F32 && cols == cin;
     case BG_OP_RELU: return in->type.kind == BG_TY_F32 && t0->kind == BG_TY_F32 && cols == cin;
     default: return false;
     }
 }
 
-/* Does group g take the warp-rows form: node rows, no sparse variant, every member one
- * warp_rows_member admits, and each member's result written by it alone (a value, a
- * register)? */
+/* Does group g take the warp-rows form: no sparse variant, every member one warp_rows_member
+ * admits, and each member's result written by it alone (a value, a register)? */
 static bool warp_rows_ok(const PlanCtx *c, const BgPlanRowGroup *g) {
     const BgPlan *p = c->p;
-    if (g->rows != BG_ROWS_N || g->csr >= 0) return false;
+    if (g->csr >= 0) return false;
     bool lead = true;
     for (int i = g->first; i < g->first + g->count; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue;
-        if (!warp_rows_member(c, l, lead)) return false;
+        if (!warp_rows_member(c, l, g->rows, lead)) return false;
         for (int j = 0; j < p->nlaunches; j++)
             if (j != i && p->launches[j].args[0] == l->args[0]) return false;
         lead = false;

@@ -117,9 +117,9 @@ static void hostile(const char *good) {
         t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100 csr=-1 rows=n warp=0");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "row group");
         free(t);
-        /* the warp-rows form: node rows and no sparse variant */
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=g warp=1");
-        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp=1 needs node rows");
+        /* the warp-rows form: no sparse variant */
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n warp=1");
+        CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp=1 with csr=6");
         free(t);
         t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=2");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp");

@@ -1,6 +1,6 @@
 /* test_warp_rows.c - the warp-rows form of row groups (plan.h "Row groups", plan_build.c,
- * cg_warp_rows.c): which groups take it (the GIN bin classifiers' layer groups; no group of the
- * GCN ones, of graph rows or over the features' CSR), which of their members' results stay in
+ * cg_warp_rows.c): which groups take it (the GIN bin classifiers' layer groups, the TU
+ * classifiers' readout and classifier groups; none over the features' CSR), which of their members' results stay in
  * registers (bg_plan_buf_kept: a bin or a product read only as a later member's main operand)
  * and which are stored (a per-row scale an epilogue reads, a layer's bits the next gather
  * reads, the outputs), the manifest's warp= through a write and a read, and the generated
@@ -36,10 +36,21 @@ static void check_gin(const char *srcdir, const char *ds) {
         bg_arena_free(a);
         return;
     }
-    int warp = 0, regs_only = 0, kept_scale = 0, kept_bits = 0;
+    int warp = 0, regs_only = 0, kept_scale = 0, kept_bits = 0, graph_warp = 0;
     for (int gi = 0; gi < p->nrowgroups; gi++) {
         const BgPlanRowGroup *g = &p->rowgroups[gi];
         if (!g->warp) continue;
+        if (g->rows == BG_ROWS_G) { /* the readout and the classifier: only the output kept */
+            graph_warp++;
+            CHECK(strcmp(p->launches[g->first].op, "readout") == 0 && g->csr < 0);
+            for (int i = g->first; i < g->first + g->count; i++) {
+                const int b = p->launches[i].args[0];
+                bool out = false;
+                for (int q = 0; q < p->noutputs; q++) out |= p->outputs[q].buf == b;
+                if (!p->launches[i].prep) CHECK(bg_plan_buf_kept(p, b) == out);
+            }
+            continue;
+        }
         warp++;
         CHECK(g->rows == BG_ROWS_N && g->csr < 0);
         CHECK(strcmp(p->launches[g->first].op, "bspmm") == 0); /* each layer's group opens with its gather */
@@ -64,7 +75,7 @@ static void check_gin(const char *srcdir, const char *ds) {
                 }
         }
     }
-    CHECK(warp >= 2);
+    CHECK(warp >= 2 && graph_warp == 1);
     CHECK(regs_only >= 2 * warp && kept_scale >= 2 * warp && kept_bits >= 1);
     for (int q = 0; q < p->noutputs; q++) CHECK(bg_plan_buf_kept(p, p->outputs[q].buf));
     /* a value outside every warp-rows group is always in memory */
@@ -94,7 +105,7 @@ static void check_gin(const char *srcdir, const char *ds) {
         memcpy(body, k, len);
         body[len] = 0;
         CHECK((strstr(body, "__syncthreads") == NULL) == g->warp);
-        CHECK((strstr(body, "wr_bspmm_bits") != NULL) == g->warp);
+        CHECK((strstr(body, g->rows == BG_ROWS_G ? "wr_readout" : "wr_bspmm_bits") != NULL) == g->warp);
         free(body);
     }
     free(cu);
@@ -102,8 +113,9 @@ static void check_gin(const char *srcdir, const char *ds) {
     bg_arena_free(a);
 }
 
-/* Models with no warp-rows group: every buffer kept. */
-static void check_none(const char *srcdir, const char *rel) {
+/* Models with no warp-rows group of node rows (graph_rows: one of graph rows, the classifier
+ * after the readout): every buffer of node rows kept. */
+static void check_none(const char *srcdir, const char *rel, bool graph_rows) {
     char path[600];
     snprintf(path, sizeof path, "%s/%s", srcdir, rel);
     BgArena *a = bg_arena_new();
@@ -112,8 +124,13 @@ static void check_none(const char *srcdir, const char *rel) {
     BgModule *m = bg_compile_file(a, path, NULL, &d);
     BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
     CHECK(m && p);
-    for (int gi = 0; p && gi < p->nrowgroups; gi++) CHECK(!p->rowgroups[gi].warp);
-    for (int b = 0; p && b < p->nbufs; b++) CHECK(bg_plan_buf_kept(p, b));
+    int graph_warp = 0;
+    for (int gi = 0; p && gi < p->nrowgroups; gi++) {
+        CHECK(!p->rowgroups[gi].warp || p->rowgroups[gi].rows == BG_ROWS_G);
+        graph_warp += p->rowgroups[gi].warp;
+    }
+    CHECK_EQ_INT(graph_warp, graph_rows ? 1 : 0);
+    for (int b = 0; p && b < p->nbufs; b++) CHECK(p->bufs[b].rows.kind != BG_ROWS_N || bg_plan_buf_kept(p, b));
     bg_diag_free(&d);
     bg_arena_free(a);
 }
@@ -122,9 +139,9 @@ int main(void) {
     const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
     static const char *const ds[] = {"mutag", "proteins", "enzymes", "nci1"};
     for (int i = 0; i < 4; i++) check_gin(srcdir, ds[i]);
-    check_none(srcdir, "examples/tu/gcn_bin_enzymes.bgnn");
-    check_none(srcdir, "examples/tu/gin_full_enzymes.bgnn");
-    check_none(srcdir, "examples/gcn_bin.bgnn");
-    check_none(srcdir, "examples/sage_bin.bgnn");
+    check_none(srcdir, "examples/tu/gcn_bin_enzymes.bgnn", true);
+    check_none(srcdir, "examples/tu/gin_full_enzymes.bgnn", true);
+    check_none(srcdir, "examples/gcn_bin.bgnn", false);
+    check_none(srcdir, "examples/sage_bin.bgnn", false);
     return bg_test_finish();
 }
