@@ -307,7 +307,8 @@ typedef struct BgPlanRowGroup {
  * the launches' own kernels (tiled products, tensor cores; plan.h's per-graph template calls
  * are the plain ones) matter more than the launches saved. */
 #define BG_PLAN_ROWGROUP_MAX_NODES 65536
-/* Largest graph of a batch (nodes) on which the runtime runs a group of graph rows by default:
+/* Largest graph of a batch (nodes) on which the runtime runs a group of graph rows by default
+ * (one not in the warp-rows form, where a graph holds only its own warp, has no bound):
  * a block takes a few graphs, and its classifier waits on its longest graph's readout, where
  * the readout's own kernel gives each (graph, column) a thread.  H100, batches of 1024: GCN
  * bin on PROTEINS (a graph of 620 nodes) lost 5 us (88 -> 93 us) with the group; MUTAG,

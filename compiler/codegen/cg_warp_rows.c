@@ -15,9 +15,9 @@
  * the model's outputs).  Row r of the tile is the templates' row r (arguments from bg_cg_arg_expr,
  * offset to the tile's first row r0), so the epilogue functors read their operands as the
  * memory form's calls do.  Prologue tables (a batchnorm's inverses) and product weights are
- * read once per warp, before the tile loop.  The per-graph kernel (cg_blocks.c) runs the same
- * form over a graph's rows (r0 .. r1 - 1) where the plan has such a group, with a block
- * barrier before and after it, not between its launches. */
+ * read once per warp, before the tile loop.  The per-graph kernel (cg_blocks.c) runs a group
+ * of node rows in the same form over a graph's rows (r0 .. r1 - 1), with a block barrier
+ * before and after it, not between its launches. */
 #include "cg_internal.h"
 
 #include <stdio.h>
