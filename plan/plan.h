@@ -307,12 +307,12 @@ typedef struct BgPlanRowGroup {
  * the launches' own kernels (tiled products, tensor cores; plan.h's per-graph template calls
  * are the plain ones) matter more than the launches saved. */
 #define BG_PLAN_ROWGROUP_MAX_NODES 65536
-/* Largest graph of a batch (nodes) on which the runtime runs a group of graph rows by default
- * (one not in the warp-rows form, where a graph holds only its own warp, has no bound):
+/* Largest graph of a batch (nodes) on which the runtime runs a group of graph rows by default:
  * a block takes a few graphs, and its classifier waits on its longest graph's readout, where
  * the readout's own kernel gives each (graph, column) a thread.  H100, batches of 1024: GCN
  * bin on PROTEINS (a graph of 620 nodes) lost 5 us (88 -> 93 us) with the group; MUTAG,
- * ENZYMES and NCI1 (28, 126 and 111 nodes at most) gained 0.5-1.3 us. */
+ * ENZYMES and NCI1 (28, 126 and 111 nodes at most) gained 0.5-1.3 us.  In the warp-rows form
+ * (a graph a warp) PROTEINS lost too: GIN bin 119.4 -> 123.2 us, GCN bin 89.9 -> 93.8. */
 #define BG_PLAN_ROWGROUP_GRAPH_MAX_NODES 256
 
 typedef struct BgPlan {

@@ -133,7 +133,7 @@ static int graph_kernels(const BgPlan *p, int64_t n, int64_t g) {
     const int64_t mean = g > 0 ? (n + g - 1) / g : n;
     if (n <= BG_PLAN_ROWGROUP_MAX_NODES)
         for (int i = 0; i < p->nrowgroups; i++)
-            if (p->rowgroups[i].rows != BG_ROWS_G || p->rowgroups[i].warp || mean <= BG_PLAN_ROWGROUP_GRAPH_MAX_NODES)
+            if (p->rowgroups[i].rows != BG_ROWS_G || mean <= BG_PLAN_ROWGROUP_GRAPH_MAX_NODES)
                 k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
     return k;
 }
@@ -173,7 +173,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
                          : p->rowgroups[i].rows == BG_ROWS_G ? (p->rowgroups[i].warp ? " (graph rows, warp rows)" : " (graph rows)")
                          : p->rowgroups[i].warp ? " (warp rows)"
                                                 : "");
-        bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes (of graph rows not in warp rows: batches of "
+        bg_sb_printf(&s, "), each one kernel over tiles of rows on graphs up to %d nodes (of graph rows: batches of "
                          "graphs up to %d nodes): %d kernels a CUDA-graph run at these sizes (with sparse features; "
                          "graph-row groups counted for graphs of N/G nodes, the runtime looks at the largest)\n",
                      BG_PLAN_ROWGROUP_MAX_NODES, BG_PLAN_ROWGROUP_GRAPH_MAX_NODES, graph_kernels(p, n, g));

@@ -621,8 +621,7 @@ static bool use_rowgroup(const BgGpuModel *gm, const BgGpuRun *r, int gi) {
     if (gi >= p->nrowgroups || !gm->rowgroup_fn || r->row_groups == 2) return false;
     if (r->row_groups != 1 && r->n > BG_PLAN_ROWGROUP_MAX_NODES) return false;
     const BgPlanRowGroup *g = &p->rowgroups[gi];
-    if (r->row_groups != 1 && g->rows == BG_ROWS_G && !g->warp && r->largest_graph > BG_PLAN_ROWGROUP_GRAPH_MAX_NODES)
-        return false; /* (in the warp-rows form a long graph holds its warp only) */
+    if (r->row_groups != 1 && g->rows == BG_ROWS_G && r->largest_graph > BG_PLAN_ROWGROUP_GRAPH_MAX_NODES) return false;
     if (g->csr < 0) return true;
     if (!r->csr || !r->csr[g->csr]) return false;
     for (int i = g->first; i < g->first + g->count; i++)

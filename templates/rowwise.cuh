@@ -96,6 +96,15 @@ __device__ __forceinline__ double warp_row_sum(int lane, T term, Map map) {
     else return warp_seq_sum<C>(lane, term, map);
 }
 
+// fl64(s / C), the mean of a row of C columns: for C a power of two the product with 1 / C
+// (exact, 2^-k), the correctly rounded value of the same real number s / C, so the same
+// double as the division, which costs some 40 instructions where the product is one.
+template <long long C>
+__device__ __forceinline__ double div_by_cols(double s) {
+    if constexpr (C > 0 && (C & (C - 1)) == 0) return dmul(s, 1.0 / (double)C);
+    else return ddiv(s, (double)C);
+}
+
 // The identity maps of csr_lanes_load (float) and warp_seq_sum (a float widened exactly), and
 // the absolute value.
 struct AsFloat { // the identity of csr_lanes_load's map
@@ -129,14 +138,14 @@ __device__ __forceinline__ void absmean(long long rows, float *y, const float *x
             const float *xr = x + r * C;
             const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro.with_inv(c, xr[c], inv_s[c]); },
                                                 AbsDouble{});
-            if (lane == 0) y[r] = __double2float_rn(ddiv(s, (double)C));
+            if (lane == 0) y[r] = __double2float_rn(div_by_cols<C>(s));
         }
         __syncthreads();
     } else {
         for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
             const float *xr = x + r * C;
             const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro(c, xr[c]); }, AbsDouble{});
-            if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+            if (lane == 0) y[r] = C ? __double2float_rn(div_by_cols<C>(s)) : 0.0f;
         }
     }
 }
@@ -149,7 +158,7 @@ __device__ __forceinline__ void rowmean(long long rows, float *y, const float *x
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
         const double s = warp_row_sum<C, L>(lane, [&](long long c) { return xr[c]; }, AsDouble{});
-        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+        if (lane == 0) y[r] = C ? __double2float_rn(div_by_cols<C>(s)) : 0.0f;
     }
 }
 
@@ -191,7 +200,7 @@ __device__ __forceinline__ void rowmean_csr(long long rows, float *y, CsrRows cs
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const double s = csr_row_sum<L>(lane, csr.rp[r], csr.rp[r + 1], csr.col, csr.val);
-        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+        if (lane == 0) y[r] = C ? __double2float_rn(div_by_cols<C>(s)) : 0.0f;
     }
 }
 
@@ -317,7 +326,7 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
         std_stats<C, L>(lane, xr, eps, &mu, &den);
         const double s = warp_row_sum<C, L>(
             lane, [&](long long c) { return std_value(xr[c], mu, den); }, AbsDouble{});
-        if (lane == 0) y[r] = C ? __double2float_rn(ddiv(s, (double)C)) : 0.0f;
+        if (lane == 0) y[r] = C ? __double2float_rn(div_by_cols<C>(s)) : 0.0f;
     }
 }
 

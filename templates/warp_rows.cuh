@@ -170,7 +170,7 @@ __device__ __forceinline__ float wr_absmean(const float (&v)[WrWords<C>::n], con
                 for (int i = 0; i < nc; i++) s = dadd(s, AbsDouble{}(__shfl_sync(0xffffffffu, t[w], i)));
             }
         }
-        return __double2float_rn(ddiv(s, (double)C));
+        return __double2float_rn(div_by_cols<C>(s));
     }
 }
 
