@@ -130,8 +130,8 @@
  * A group with `warp` set (no csr; the code generator sets it where templates/warp_rows.cuh
  * has every member, plan_build.c) runs in the warp-rows form: the block's warps take the
  * tile's rows (node rows, or graphs) one at a time, and a warp runs its row through every
- * launch, the values in registers; the runtime then takes tile = block / 32, a row (node or
- * graph) a warp.  Its members' results are then in memory only where
+ * launch, the values in registers; a group of graph rows then takes tile = block / 32, a graph
+ * a warp (bg_gpu_rowgroup_graph_tile).  Its members' results are then in memory only where
  * bg_plan_buf_kept says so: read by a launch outside the group, by a member other than as its
  * main operand (args[1]; a bspmm's or readout's activation is gathered), or a model output.  The others
  * exist in the separate launches, the fused and the per-graph kernels only. */

@@ -598,11 +598,8 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     const BgPlanRowGroup *rg = &p->rowgroups[gi];
     const long long rows = rg->rows == BG_ROWS_G ? r->ngraphs : r->n; /* node or graph rows */
     if (rows <= 0) return true;
-    /* node rows in the warp-rows form: a row a warp (H100, NCI1 GIN bin on 600 graphs: 55.5 us
-     * at 8 rows a block of 8 warps, 58.7 at 16, 65.6 at 32, 91.7 at 64) */
     long long nn = rows, tile = r->rowgroup_tile > 0         ? r->rowgroup_tile
                                 : rg->rows == BG_ROWS_G ? bg_gpu_rowgroup_graph_tile(p, gi)
-                                : rg->warp              ? rg->block / 32
                                                         : bg_gpu_rowgroup_tile(rows, g->nsm);
     BgCUdeviceptr bar = r->bar;
     long long tiles = (nn + tile - 1) / tile;

@@ -141,8 +141,7 @@ typedef struct BgGpuRun {
                            * of its launches */
     int rowgroup_tile;    /* BGNN_ROWGROUP_TILE: rows (or graphs) a block takes at once (0: by
                            * the graph, bg_gpu_rowgroup_tile, or by the group's widest graph
-                           * row, bg_gpu_rowgroup_graph_tile; a row a warp, block / 32, for a
-                           * group of node rows in the warp-rows form) */
+                           * row, bg_gpu_rowgroup_graph_tile) */
 } BgGpuRun;
 /* The rows a block of a row group's kernel takes at once on a graph of n nodes and a device
  * of nsm SMs: the smallest multiple of 8 that leaves about 8 tiles an SM, from 8 to
