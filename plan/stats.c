@@ -82,14 +82,17 @@ static const FloorRef *floor_ref(const char *arch) {
     return NULL;
 }
 typedef struct {
-    double bytes_us, graph_us, fused_us, blocks_us; /* fused_us / blocks_us: < 0 when the plan has none */
+    double bytes_us, graph_us, fused_us, blocks_us; /* fused_us / blocks_us: < 0 when the plan has none;
+                                                     * graph_us, blocks_us with their runs' bytes */
 } Floor;
-static Floor plan_floor(const FloorRef *r, const BgPlan *p, int nkernels, int nsyncs, double bytes) {
+static Floor plan_floor(const FloorRef *r, const BgPlan *p, int nkernels, int nsyncs, double bytes,
+                        double graph_bytes, double blocks_bytes) {
     Floor f;
     f.bytes_us = bytes / r->bytes_per_s * 1e6;
-    f.graph_us = (nkernels > 0 ? r->launch_us + r->node_us * (double)(nkernels - 1) : 0.0) + f.bytes_us;
+    f.graph_us = (nkernels > 0 ? r->launch_us + r->node_us * (double)(nkernels - 1) : 0.0) +
+                 graph_bytes / r->bytes_per_s * 1e6;
     f.fused_us = p->fused ? r->launch_us + r->sync_us * (double)nsyncs + f.bytes_us : -1.0;
-    f.blocks_us = p->blocks ? r->launch_us + f.bytes_us : -1.0;
+    f.blocks_us = p->blocks ? r->launch_us + blocks_bytes / r->bytes_per_s * 1e6 : -1.0;
     return f;
 }
 
@@ -128,13 +131,52 @@ static int n_prep(const BgPlan *p) {
  * kernel in place of its launches where the runtime runs it by default (plan.h; a group of
  * graph rows taken as run when the graphs' mean size, ceil(n / g), is within its bound: the
  * runtime looks at the largest). */
+static bool group_runs(const BgPlan *p, int i, int64_t n, int64_t g) {
+    const int64_t mean = g > 0 ? (n + g - 1) / g : n;
+    return n <= BG_PLAN_ROWGROUP_MAX_NODES &&
+           (p->rowgroups[i].rows != BG_ROWS_G || mean <= BG_PLAN_ROWGROUP_GRAPH_MAX_NODES);
+}
 static int graph_kernels(const BgPlan *p, int64_t n, int64_t g) {
     int k = p->nlaunches - n_prep(p);
-    const int64_t mean = g > 0 ? (n + g - 1) / g : n;
-    if (n <= BG_PLAN_ROWGROUP_MAX_NODES)
-        for (int i = 0; i < p->nrowgroups; i++)
-            if (p->rowgroups[i].rows != BG_ROWS_G || mean <= BG_PLAN_ROWGROUP_GRAPH_MAX_NODES)
-                k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
+    for (int i = 0; i < p->nrowgroups; i++)
+        if (group_runs(p, i, n, g)) k -= bg_plan_rowgroup_members(p, &p->rowgroups[i]) - 1;
+    return k;
+}
+
+/* The compulsory bytes of a run on n nodes in g graphs: each launch's, except that a warp-rows
+ * group that runs in the warp-rows form there moves each buffer its members read and none of
+ * them writes once, and each result it keeps (bg_plan_buf_kept) once: its other values never
+ * leave registers.  Such a group runs in a CUDA-graph run where the runtime runs its kernel
+ * (plan.h; group_runs), and in the per-graph kernel (per_graph) where it is of node rows. */
+static Cost run_cost(const BgPlan *p, int64_t n, int64_t g, bool per_graph) {
+    Cost k = {0, 0, 0, 0};
+    char *seen = bg_xcalloc((size_t)p->nbufs + 1, 1);
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep) continue;
+        const BgPlanRowGroup *wg = NULL;
+        for (int q = 0; q < p->nrowgroups; q++)
+            if (p->rowgroups[q].warp && i >= p->rowgroups[q].first &&
+                i < p->rowgroups[q].first + p->rowgroups[q].count &&
+                (per_graph ? p->rowgroups[q].rows == BG_ROWS_N : group_runs(p, q, n, g)))
+                wg = &p->rowgroups[q];
+        if (!wg) {
+            Cost b = launch_cost(p, l);
+            k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
+            continue;
+        }
+        for (int a = 0; a < l->nargs; a++) {
+            const int b = l->args[a];
+            bool inside = false; /* written by a member */
+            for (int j = wg->first; j < wg->first + wg->count; j++)
+                inside |= !p->launches[j].prep && p->launches[j].args[0] == b;
+            if (seen[b] || (a == 0 ? !bg_plan_buf_kept(p, b) : inside)) continue;
+            seen[b] = 1;
+            Cost c = buf_cost(p, &p->bufs[b], 1);
+            k.c += c.c; k.n += c.n; k.e += c.e; k.g += c.g;
+        }
+    }
+    free(seen);
     return k;
 }
 
@@ -219,13 +261,17 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nk = graph_kernels(p, n, g);
-        Floor fl = plan_floor(r, p, nk, nsyncs, eval(total, n, e, g));
+        const double gb = eval(run_cost(p, n, g, false), n, e, g), bb = eval(run_cost(p, n, g, true), n, e, g);
+        Floor fl = plan_floor(r, p, nk, nsyncs, eval(total, n, e, g), gb, bb);
         bg_sb_printf(&s, "floor (reference %s: %.2f TB/s, an empty launch %.1f us, a further CUDA-graph node %.2f us, "
                          "a grid sync %.1f us): the bytes per run %.1f us;",
                      r->gpu, r->bytes_per_s / 1e12, r->launch_us, r->node_us, r->sync_us, fl.bytes_us);
         bg_sb_printf(&s, " CUDA graph of %d kernels %.1f us", nk, fl.graph_us);
+        if (gb != eval(total, n, e, g))
+            bg_sb_printf(&s, " (its bytes %.0f: the warp-rows groups' register values not counted)", gb);
         if (fl.fused_us >= 0) bg_sb_printf(&s, "; fused kernel (%d grid syncs) %.1f us", nsyncs, fl.fused_us);
         if (fl.blocks_us >= 0) bg_sb_printf(&s, "; per-graph kernel %.1f us", fl.blocks_us);
+        if (fl.blocks_us >= 0 && bb != eval(total, n, e, g)) bg_sb_printf(&s, " (its bytes %.0f)", bb);
         bg_sb_printf(&s, "\n");
     } else {
         bg_sb_printf(&s, "floor: no reference GPU for %s (only sm_90 has measured launch and bandwidth figures)\n",
@@ -328,7 +374,10 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     const FloorRef *r = floor_ref(p->arch);
     if (r) {
         int nsyncs = p->fused && nph > 0 ? nph - 1 : 0;
-        Floor fl = plan_floor(r, p, graph_kernels(p, n, g), nsyncs, eval(total, n, e, g));
+        const double gb = eval(run_cost(p, n, g, false), n, e, g), bb = eval(run_cost(p, n, g, true), n, e, g);
+        Floor fl = plan_floor(r, p, graph_kernels(p, n, g), nsyncs, eval(total, n, e, g), gb, bb);
+        bg_json_number(&j, "cuda_graph_bytes", gb);
+        if (p->blocks) bg_json_number(&j, "per_graph_kernel_bytes", bb);
         bg_json_object(&j, "floor_us");
         bg_json_string(&j, "reference_gpu", r->gpu);
         bg_json_number(&j, "bytes", fl.bytes_us);
