@@ -9,7 +9,8 @@
  * 5,001 nodes and a hub of degree 5,000 among them; one graph of 1 node; 70,000 graphs of 1 node
  * (more than the 65,535 blocks of one launch: blocks take several graphs in turn).  Then the
  * six MUTAG graph classifiers of examples/tu (GIN and GCN, fp32 / full / bin; random weights)
- * on the same batches and on MUTAG itself ($BGNN_DATA_DIR).
+ * on the same batches and on MUTAG itself ($BGNN_DATA_DIR), and tests/gpu/warp_rows_awkward.bgnn
+ * (row groups in the warp-rows form at awkward widths).
  * Per (model, batch): auto's choice is checked (the per-graph kernel up to
  * BG_PLAN_BLOCKS_MAX_NODES nodes a graph), then the per-graph kernel and the CUDA graph of
  * separate launches each run with temporaries filled with 0xff first, and every kept value and
@@ -214,6 +215,16 @@ int main(void) {
                  getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".", tu[k]);
         snprintf(wpath, sizeof wpath, "%s/%s.safetensors", tmpdir, tu[k]);
         with_blocks += test_model(&g, path, NULL, 0, wpath, 1, &bs, stream);
+        ntested++;
+    }
+    /* warp rows at awkward widths (tests/gpu/warp_rows_awkward.bgnn: rows of 200, 40 and 20
+     * columns, a normalised adjacency, an aggregation into bits, a max readout; random weights) */
+    if (have_nvrtc) {
+        char path[700], wpath[600];
+        snprintf(path, sizeof path, "%s/tests/gpu/warp_rows_awkward.bgnn",
+                 getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".");
+        snprintf(wpath, sizeof wpath, "%s/warp_rows_awkward.safetensors", tmpdir);
+        with_blocks += test_model(&g, path, NULL, 0, wpath, 2, &bs, stream);
         ntested++;
     }
     printf("%d of %d models had the per-graph kernel\n", with_blocks, ntested);
