@@ -145,12 +145,12 @@ static int graph_kernels(const BgPlan *p, int64_t n, int64_t g) {
 
 /* The compulsory bytes of a run on n nodes in g graphs: each launch's, except that a warp-rows
  * group that runs in the warp-rows form there moves each buffer its members read and none of
- * them writes once, and each result it keeps (bg_plan_buf_kept) once: its other values never
+ * them writes once (each such group, again), and each result it keeps (bg_plan_buf_kept) once: its other values never
  * leave registers.  Such a group runs in a CUDA-graph run where the runtime runs its kernel
  * (plan.h; group_runs), and in the per-graph kernel (per_graph) where it is of node rows. */
 static Cost run_cost(const BgPlan *p, int64_t n, int64_t g, bool per_graph) {
     Cost k = {0, 0, 0, 0};
-    char *seen = bg_xcalloc((size_t)p->nbufs + 1, 1);
+    int *seen = bg_xcalloc((size_t)p->nbufs + 1, sizeof(int)); /* 1 + the group that moved it */
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue;
@@ -165,13 +165,14 @@ static Cost run_cost(const BgPlan *p, int64_t n, int64_t g, bool per_graph) {
             k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
             continue;
         }
+        const int gid = 1 + (int)(wg - p->rowgroups);
         for (int a = 0; a < l->nargs; a++) {
             const int b = l->args[a];
             bool inside = false; /* written by a member */
             for (int j = wg->first; j < wg->first + wg->count; j++)
                 inside |= !p->launches[j].prep && p->launches[j].args[0] == b;
-            if (seen[b] || (a == 0 ? !bg_plan_buf_kept(p, b) : inside)) continue;
-            seen[b] = 1;
+            if (seen[b] == gid || (a == 0 ? !bg_plan_buf_kept(p, b) : inside)) continue;
+            seen[b] = gid; /* once a group: another group moves it again */
             Cost c = buf_cost(p, &p->bufs[b], 1);
             k.c += c.c; k.n += c.n; k.e += c.e; k.g += c.g;
         }

@@ -78,6 +78,7 @@ __device__ __forceinline__ void wr_store_s(float *y, long long r, float s) {
 // ballot a word, padding bits 0).
 template <long long C, class Epi>
 __device__ __forceinline__ void wr_out(long long r, int w, float t, const Epi &epi, float (&v)[WrWords<C>::n]) {
+    static_assert(!Epi::lsm, "warp rows: no log_softmax tail (plan_build.c admits none)");
     const long long c = 32LL * w + wr_lane();
     v[w] = c < C ? ep_val(epi, r, c, t) : 0.0f;
 }

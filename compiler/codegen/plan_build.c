@@ -382,8 +382,9 @@ static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind 
     const int64_t dim = kind == BG_ROWS_G ? BG_DIM_G : BG_DIM_N;
     int64_t cols, cin;
     if (!warp_row_value(in->type, dim, &cols)) return false;
-    if (in->op == BG_OP_BSPMM) /* a gather: the group's first launch */
-        return lead && kind == BG_ROWS_N && cols > 0 && bg_plan_bspmm_bits(m, in) && !bg_plan_bspmm_fast(m, in);
+    if (in->op == BG_OP_BSPMM) /* a gather: the group's first launch; not with a log_softmax tail */
+        return lead && kind == BG_ROWS_N && cols > 0 && bg_plan_bspmm_bits(m, in) && !bg_plan_bspmm_fast(m, in) &&
+               !(in->nsteps && in->steps[in->nsteps - 1].kind == BG_STEP_LOG_SOFTMAX);
     if (in->op == BG_OP_READOUT) /* of node rows, into the tile's graph rows */
         return lead && kind == BG_ROWS_G && cols > 0 && in->attrs.reduce <= 2 &&
                warp_row_value(m->insts[in->args[0]].type, BG_DIM_N, &cin) && cin == cols;
