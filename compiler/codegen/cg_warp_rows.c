@@ -5,16 +5,17 @@
  *
  * A group takes this form when the plan says so (BgPlanRowGroup.warp, set by plan_build.c: no
  * sparse variant, every member an op warp_rows.cuh has on rows of at most 256 columns; a
- * group of graph rows, a readout and the classifier after it, holds a graph's row a warp).  The values are the separate launches' bit for bit: each call does its op's
- * template's float operations in their order.
+ * group of graph rows, a readout and the classifier after it, holds a graph's row a warp).
+ * The values are the separate launches' bit for bit: each call does its op's template's float
+ * operations in their order.
  *
  * A launch's main operand (args[1]; a gather's activation comes from memory) is the register
  * value when an earlier member computed it, else it is loaded at row r.  A member's result is
  * also stored, then __syncwarp, when anything reads it from memory (bg_plan_buf_kept: a launch
  * outside the group, a member as another operand, such as an epilogue's per-row factor, or
- * the model's outputs).  Row r of the tile is the templates' row r (arguments from bg_cg_arg_expr,
- * offset to the tile's first row r0), so the epilogue functors read their operands as the
- * memory form's calls do.  Prologue tables (a batchnorm's inverses) and product weights are
+ * the model's outputs).  Row r of the tile is the templates' row r (arguments from
+ * bg_cg_arg_expr, offset to the tile's first row r0, or graph g), so the epilogue functors read
+ * their operands as the memory form's calls do.  Prologue tables (a batchnorm's inverses) and product weights are
  * read once per warp, before the tile loop.  The per-graph kernel (cg_blocks.c) runs a group
  * of node rows in the same form over a graph's rows (r0 .. r1 - 1), with a block barrier
  * before and after it, not between its launches. */
