@@ -18,6 +18,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/ab_lib.sh
 . bench/ab_lib.sh
+# shellcheck source=bench/tu_lib.sh
+. bench/tu_lib.sh
 BINS=()
 while [[ $# -gt 0 && $1 != --* ]]; do BINS+=("$(realpath "$1")"); shift; done
 [[ ${#BINS[@]} -ge 2 ]] || { echo "usage: OUT=DIR bench/ab_tu.sh BASE_BGNNC NEW_BGNNC [MORE...] [--rounds R] [--repeat N] [--models LIST] [--datasets LIST] [--batch B] [--kernel K]" >&2; exit 2; }
@@ -48,15 +50,7 @@ table=$OUT/abt_table.txt
     echo
 } >"$table"
 for ds in $DATASETS; do
-    ng=$(python3 - "$DATA/$ds/graph_ptr.npy" <<'PY'
-import ast, struct, sys
-with open(sys.argv[1], 'rb') as f:   # the .npy header's shape, without numpy: graphs + 1 offsets
-    f.read(8)
-    h = ast.literal_eval(f.read(struct.unpack('<H', f.read(2))[0]).decode('latin1'))
-print(h['shape'][0] - 1)
-PY
-) || exit 1
-    b=$((BATCH < ng ? BATCH : ng))
+    b=$(tu_batch "$DATA" "$ds" "$BATCH") || exit 1
     for m in $MODELS; do
         declare -a times=()
         log=$OUT/abt_${ds}_$m.log

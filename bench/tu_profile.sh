@@ -12,6 +12,8 @@
 # each kernel's figures last, and in $OUT/prof_table.txt; full reports in $OUT/prof_*.log.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/tu_lib.sh
+. bench/tu_lib.sh
 B=$(realpath "${1:?usage: OUT=DIR bench/tu_profile.sh BGNNC [--models L] [--datasets L] [--batch B]}")
 shift
 MODELS=gin_bin DATASETS="enzymes nci1" BATCH=1024
@@ -37,15 +39,7 @@ table=$OUT/prof_table.txt
 echo "GPU: ${gpu:-?}; ncu at real clocks, the third run's kernels; us, kcycles, M warp instructions, MB" >"$table"
 printf '%-9s %-8s %-26s %8s %8s %8s %8s %8s %8s %6s %6s %6s\n' dataset model kernel time_us smAvgK smMaxK instM L2MB L1MB occ% grid block >>"$table"
 for ds in $DATASETS; do
-    ng=$(python3 - "$DATA/$ds/graph_ptr.npy" <<'PY'
-import ast, struct, sys
-with open(sys.argv[1], 'rb') as f:   # the .npy header's shape, without numpy: graphs + 1 offsets
-    f.read(8)
-    h = ast.literal_eval(f.read(struct.unpack('<H', f.read(2))[0]).decode('latin1'))
-print(h['shape'][0] - 1)
-PY
-) || exit 1
-    b=$((BATCH < ng ? BATCH : ng))
+    b=$(tu_batch "$DATA" "$ds" "$BATCH") || exit 1
     for m in $MODELS; do
         log=$OUT/prof_${ds}_$m.log
         # the kernels of one run: count them from the plan (launch count of a CUDA-graph run)

@@ -208,31 +208,27 @@ __device__ __forceinline__ void wr_bmm_bb(long long r, Out &out, const u32 (&x)[
     }
 }
 
+// Column 32 w + lane's value of a row: an F row's float, a B row's bit as +-1.
+template <int N>
+__device__ __forceinline__ float wr_value(const float (&x)[N], int w) { return x[w]; }
+template <int N>
+__device__ __forceinline__ float wr_value(const u32 (&x)[N], int w) { return pm1((x[w] >> wr_lane()) & 1u); }
+
 // scl of a B row (read as +-1) or an F row: fl(fl(v * rf[r]) * cf[c]), absent factors skipped.
-template <long long C, bool HAS_R, bool HAS_C>
-__device__ __forceinline__ float wr_scl_one(long long r, long long c, float v, const float *rf, const float *cf) {
-    if constexpr (HAS_R) v = fmul(v, rf[r]);
-    if constexpr (HAS_C) v = fmul(v, cf[c]);
-    return v;
-}
-template <long long C, bool HAS_R, bool HAS_C>
-__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const u32 (&x)[WrWords<C>::n],
-                                       const float *rf, const float *cf) {
+template <long long C, bool HAS_R, bool HAS_C, class X>
+__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const X &x, const float *rf,
+                                       const float *cf) {
     const unsigned lane = wr_lane();
 #pragma unroll
     for (int w = 0; w < WrWords<C>::n; w++) {
         const long long c = 32LL * w + lane;
-        y[w] = c < C ? wr_scl_one<C, HAS_R, HAS_C>(r, c, pm1((x[w] >> lane) & 1u), rf, cf) : 0.0f;
-    }
-}
-template <long long C, bool HAS_R, bool HAS_C>
-__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const float (&x)[WrWords<C>::n],
-                                       const float *rf, const float *cf) {
-    const unsigned lane = wr_lane();
-#pragma unroll
-    for (int w = 0; w < WrWords<C>::n; w++) {
-        const long long c = 32LL * w + lane;
-        y[w] = c < C ? wr_scl_one<C, HAS_R, HAS_C>(r, c, x[w], rf, cf) : 0.0f;
+        float v = 0.0f;
+        if (c < C) { // padding columns read no factor
+            v = wr_value(x, w);
+            if constexpr (HAS_R) v = fmul(v, rf[r]);
+            if constexpr (HAS_C) v = fmul(v, cf[c]);
+        }
+        y[w] = v;
     }
 }
 

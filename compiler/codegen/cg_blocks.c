@@ -122,17 +122,21 @@ static void emit_staged_mm_spmm(BgEmit *e, const BgModule *m, const BgPlan *p, c
     free(epis);
 }
 
+void bg_cg_range_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, BgCgArgs *a) {
+    for (int k = 0; k < l->nargs; k++) {
+        bg_cg_arg_expr(a->names[k], sizeof a->names[k], m, p, l, k, false);
+        a->nm[k] = a->names[k];
+    }
+}
+
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
                              int phase, const char *rows, const char *csr, bool own, BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
-    char names[BG_PLAN_MAX_ARGS][48];
-    const char *nm[BG_PLAN_MAX_ARGS];
+    BgCgArgs args;
+    const char *const *nm = args.nm;
     bg_cg_phase_open(e, m, ir, src, l, i, phase);
     if (rows) bg_emit_line(e, "const long long rows = %s;", rows);
-    for (int k = 0; k < l->nargs; k++) {
-        bg_cg_arg_expr(names[k], sizeof names[k], m, p, l, k, false);
-        nm[k] = names[k];
-    }
+    bg_cg_range_args(m, p, l, &args);
     const bool staged = m->insts[l->inst].op == BG_OP_BSPMM_MM;
     if (staged) emit_staged_mm_spmm(e, m, p, l, nm);
     bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr) : bg_cg_emit_call(e, m, p, l, nm, true, own, d);

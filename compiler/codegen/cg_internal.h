@@ -58,6 +58,13 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
  * constant-row ones from their start; rowlocal: as if no argument were gathered. */
 void bg_cg_arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k,
                     bool rowlocal);
+/* Every argument of launch l by bg_cg_arg_expr (not rowlocal): names[k] for args[k], nm[k]
+ * pointing at it (the nm array the template calls take). */
+typedef struct BgCgArgs {
+    char names[BG_PLAN_MAX_ARGS][48];
+    const char *nm[BG_PLAN_MAX_ARGS];
+} BgCgArgs;
+void bg_cg_range_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, BgCgArgs *a);
 /* The sparse variant's template call of launch l (plan.h: a bmm of the input features over
  * their CSR, templates/bmm_fb_csr.cuh; a bin's, bin.center's or rowmean's of them, a warp a
  * row) with the CSR view expression csr (bgnn::CsrRows: the whole block, or a row group's

@@ -50,15 +50,12 @@ static void main_operand(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, in
 
 /* Launch i's call(s) in the row loop: its result v<out>, stored when read from memory. */
 static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                        int phase, bool *in_regs) {
+                        int phase, bool *in_regs, BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
-    char names[BG_PLAN_MAX_ARGS][48];
-    const char *nm[BG_PLAN_MAX_ARGS];
-    for (int k = 0; k < l->nargs; k++) {
-        bg_cg_arg_expr(names[k], sizeof names[k], m, p, l, k, false);
-        nm[k] = names[k];
-    }
+    BgCgArgs args;
+    const char *const *nm = args.nm;
+    bg_cg_range_args(m, p, l, &args);
     const int ob = l->args[0];
     int64_t c = 0;
     value_cols(in->type, &c);
@@ -121,7 +118,10 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
         main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
         bg_emit_line(e, "bgnn::wr_relu<%lld>(v%d, %s);", (long long)c, ob, x);
         break;
-    default: ok = false; break;
+    default: /* plan_build.c admits no other op */
+        bg_diag_error(d, BG_E_INTERNAL, "codegen: no warp-rows form of '%s'", bg_op_info(in->op)->name);
+        ok = false;
+        break;
     }
     free(sa);
     if (ok && bg_plan_buf_kept(p, ob)) {
@@ -141,12 +141,9 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
 static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
-    char names[BG_PLAN_MAX_ARGS][48];
-    const char *nm[BG_PLAN_MAX_ARGS];
-    for (int k = 0; k < l->nargs; k++) {
-        bg_cg_arg_expr(names[k], sizeof names[k], m, p, l, k, false);
-        nm[k] = names[k];
-    }
+    BgCgArgs args;
+    const char *const *nm = args.nm;
+    bg_cg_range_args(m, p, l, &args);
     const long long ci = in->nargs > 0 && in->args[0] != BG_NONE ? (long long)m->insts[in->args[0]].type.dim[1] : 0;
     if (in->op == BG_OP_ABSMEAN) {
         BgStrBuf pb = {0};
@@ -166,7 +163,6 @@ static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
 
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           const BgPlanRowGroup *g, const int *phase, bool tiles, BgDiagSink *d) {
-    (void)d;
     bg_emit_line(e, "// warp rows (cg_warp_rows.c): a warp takes a row through every launch, its values in registers");
     if (!tiles) { /* the per-graph kernel: the group's tables read in a block of their own */
         bg_emit_line(e, "{ // launches %d..%d", g->first, g->first + g->count - 1);
@@ -188,7 +184,7 @@ bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     bool *in_regs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
     bool ok = true;
     for (int i = g->first; i < g->first + g->count && ok; i++)
-        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], in_regs);
+        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], in_regs, d);
     free(in_regs);
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");

@@ -22,18 +22,36 @@ static int buf_of(const BgPlan *p, int inst) {
     return -1;
 }
 
+/* A model compiled (the file at path, or text) and planned for sm_90, in its own arena. */
+typedef struct Compiled {
+    BgArena *a;
+    BgDiagSink d;
+    BgModule *m;
+    BgPlan *p;
+} Compiled;
+static BgPlan *compile_plan(Compiled *c, const char *path, const char *text) {
+    c->a = bg_arena_new();
+    bg_diag_init(&c->d);
+    c->m = text ? bg_compile_text(c->a, path, text, strlen(text), NULL, &c->d) : bg_compile_file(c->a, path, NULL, &c->d);
+    c->p = c->m ? bg_codegen_plan(c->m, "sm_90", c->a, &c->d) : NULL;
+    CHECK(c->m && c->p);
+    return c->p;
+}
+static void compiled_free(Compiled *c) {
+    bg_diag_free(&c->d);
+    bg_arena_free(c->a);
+}
+
 static void check_gin(const char *srcdir, const char *ds) {
     char path[600];
     snprintf(path, sizeof path, "%s/examples/tu/gin_bin_%s.bgnn", srcdir, ds);
-    BgArena *a = bg_arena_new();
-    BgDiagSink d;
-    bg_diag_init(&d);
-    BgModule *m = bg_compile_file(a, path, NULL, &d);
-    BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
-    CHECK(m && p);
+    Compiled c;
+    BgPlan *p = compile_plan(&c, path, NULL);
+    BgModule *m = c.m;
+    BgArena *a = c.a;
+    BgDiagSink *d = &c.d;
     if (!p) {
-        bg_diag_free(&d);
-        bg_arena_free(a);
+        compiled_free(&c);
         return;
     }
     int warp = 0, regs_only = 0, kept_scale = 0, kept_bits = 0, graph_warp = 0;
@@ -84,13 +102,13 @@ static void check_gin(const char *srcdir, const char *ds) {
     CHECK(bg_plan_buf_kept(p, -1) && bg_plan_buf_kept(p, p->nbufs));
     /* warp= through the manifest */
     char *man = bg_manifest_write(p);
-    BgPlan *q = bg_manifest_read(man, strlen(man), "test", a, &d);
+    BgPlan *q = bg_manifest_read(man, strlen(man), "test", a, d);
     CHECK(q && q->nrowgroups == p->nrowgroups);
     for (int gi = 0; q && gi < q->nrowgroups; gi++) CHECK(q->rowgroups[gi].warp == p->rowgroups[gi].warp);
     for (int b = 0; q && b < p->nbufs; b++) CHECK(bg_plan_buf_kept(q, b) == bg_plan_buf_kept(p, b));
     free(man);
     /* the generated kernel: a warp a row, no block barrier in a warp-rows group */
-    char *cu = bg_codegen_cuda(m, "sm_90", &d);
+    char *cu = bg_codegen_cuda(m, "sm_90", d);
     CHECK(cu != NULL);
     for (int gi = 0; cu && gi < p->nrowgroups; gi++) {
         const BgPlanRowGroup *g = &p->rowgroups[gi];
@@ -109,8 +127,7 @@ static void check_gin(const char *srcdir, const char *ds) {
         free(body);
     }
     free(cu);
-    bg_diag_free(&d);
-    bg_arena_free(a);
+    compiled_free(&c);
 }
 
 /* Models with no warp-rows group of node rows (graph_rows: one of graph rows, the classifier
@@ -118,12 +135,8 @@ static void check_gin(const char *srcdir, const char *ds) {
 static void check_none(const char *srcdir, const char *rel, bool graph_rows) {
     char path[600];
     snprintf(path, sizeof path, "%s/%s", srcdir, rel);
-    BgArena *a = bg_arena_new();
-    BgDiagSink d;
-    bg_diag_init(&d);
-    BgModule *m = bg_compile_file(a, path, NULL, &d);
-    BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
-    CHECK(m && p);
+    Compiled c;
+    const BgPlan *p = compile_plan(&c, path, NULL);
     int graph_warp = 0;
     for (int gi = 0; p && gi < p->nrowgroups; gi++) {
         CHECK(!p->rowgroups[gi].warp || p->rowgroups[gi].rows == BG_ROWS_G);
@@ -131,8 +144,7 @@ static void check_none(const char *srcdir, const char *rel, bool graph_rows) {
     }
     CHECK_EQ_INT(graph_warp, graph_rows ? 1 : 0);
     for (int b = 0; p && b < p->nbufs; b++) CHECK(p->bufs[b].rows.kind != BG_ROWS_N || bg_plan_buf_kept(p, b));
-    bg_diag_free(&d);
-    bg_arena_free(a);
+    compiled_free(&c);
 }
 
 /* A bit aggregation with a log_softmax tail (fuse-log-softmax) opens no warp-rows group: the
@@ -146,12 +158,9 @@ static void check_lsm_tail(void) {
                                "a1 = bspmm.BBF(A, h0)\n"
                                "output logits = log_softmax(a1)\n"
                                "output z = relu(X)\n";
-    BgArena *a = bg_arena_new();
-    BgDiagSink d;
-    bg_diag_init(&d);
-    BgModule *m = bg_compile_text(a, "lsm_tail.bgnn", text, sizeof text - 1, NULL, &d);
-    BgPlan *p = m ? bg_codegen_plan(m, "sm_90", a, &d) : NULL;
-    CHECK(m && p);
+    Compiled c;
+    const BgPlan *p = compile_plan(&c, "lsm_tail.bgnn", text);
+    const BgModule *m = c.m;
     bool tail = false; /* the pass did fuse the tail into the aggregation */
     for (int i = 0; p && i < p->nlaunches; i++) {
         const BgInst *in = &m->insts[p->launches[i].inst];
@@ -159,8 +168,7 @@ static void check_lsm_tail(void) {
     }
     CHECK(tail);
     for (int gi = 0; p && gi < p->nrowgroups; gi++) CHECK(!p->rowgroups[gi].warp);
-    bg_diag_free(&d);
-    bg_arena_free(a);
+    compiled_free(&c);
 }
 
 int main(void) {
