@@ -3,25 +3,28 @@
 # launches and row groups, in a CUDA graph), one GPU, one call:
 #
 #   OUT=/some/dir bench/tu_profile.sh BGNNC [--models LIST] [--datasets LIST] [--batch B]
+#                                           [--kernel layers|graphs|auto]
 #
 # For every model of LIST (default gin_bin) and dataset (default "enzymes nci1"): `BGNNC run
 # examples/tu/MODEL_DATASET.bgnn --graphs 0:B --target gpu` under ncu at real clocks (no cache
 # flush, no clock lock), every kernel of the third run (the first two warm up), with duration,
 # the busiest and average SM's active cycles, warp instructions, L2 / L1 traffic, achieved
 # occupancy and the launch's shape; the warp-state section gives the stall reasons.  A table of
-# each kernel's figures last, and in $OUT/prof_table.txt; full reports in $OUT/prof_*.log.
+# each kernel's figures last, and in $OUT/prof_table.txt; full reports in $OUT/prof_*.log.  --kernel
+# picks the batch kernel (BGNN_BATCH_KERNEL; default layers, the large-graph path).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=bench/tu_lib.sh
 . bench/tu_lib.sh
-B=$(realpath "${1:?usage: OUT=DIR bench/tu_profile.sh BGNNC [--models L] [--datasets L] [--batch B]}")
+B=$(realpath "${1:?usage: OUT=DIR bench/tu_profile.sh BGNNC [--models L] [--datasets L] [--batch B] [--kernel K]}")
 shift
-MODELS=gin_bin DATASETS="enzymes nci1" BATCH=1024
+MODELS=gin_bin DATASETS="enzymes nci1" BATCH=1024 KERNEL=layers
 while [[ $# -gt 0 ]]; do
     case $1 in
     --models) MODELS=$2; shift 2 ;;
     --datasets) DATASETS=$2; shift 2 ;;
     --batch) BATCH=$2; shift 2 ;;
+    --kernel) KERNEL=$2; shift 2 ;;
     *) echo "tu_profile.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -43,7 +46,7 @@ for ds in $DATASETS; do
     for m in $MODELS; do
         log=$OUT/prof_${ds}_$m.log
         # the kernels of one run: count them from the plan (launch count of a CUDA-graph run)
-        BGNN_BATCH_KERNEL=layers "$NCU" --cache-control none --clock-control none --metrics "$METRICS" \
+        BGNN_BATCH_KERNEL=$KERNEL "$NCU" --cache-control none --clock-control none --metrics "$METRICS" \
             --section WarpStateStats -k regex:bgnn_ \
             "$B" run "examples/tu/${m}_$ds.bgnn" --data "$DATA/$ds" \
             --weights "examples/weights/tu/${m}_$ds.safetensors" --graphs "0:$b" --target gpu --repeat 3 >"$log" 2>&1

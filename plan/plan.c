@@ -171,8 +171,9 @@ bool bg_plan_buf_kept(const BgPlan *p, int b) {
         const BgPlanLaunch *l = &p->launches[j];
         const bool member = j >= g->first && j < g->first + g->count && !l->prep;
         const bool gather = l->op && (strcmp(l->op, "bspmm") == 0 || strcmp(l->op, "readout") == 0); /* at other rows */
+        /* a member reads b in registers: as its main operand, or as a per-row factor (f32[N]) */
         for (int k = 1; k < l->nargs; k++)
-            if (l->args[k] == b && (!member || k != 1 || gather)) return true;
+            if (l->args[k] == b && (!member || gather || (k != 1 && p->bufs[b].rank != 1))) return true;
     }
     return false;
 }

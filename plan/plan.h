@@ -133,7 +133,9 @@
  * launch, the values in registers; a group of graph rows then takes tile = block / 32, a graph
  * a warp (bg_gpu_rowgroup_graph_tile).  Its members' results are then in memory only where
  * bg_plan_buf_kept says so: read by a launch outside the group, by a member other than as its
- * main operand (args[1]; a bspmm's or readout's activation is gathered), or a model output.  The others
+ * main operand (args[1]; a bspmm's or readout's activation is gathered) or a per-row factor
+ * (an f32[N] such as an absmean, which the member takes from the register), or a model
+ * output.  The others
  * exist in the separate launches, the fused and the per-graph kernels only. */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H

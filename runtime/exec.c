@@ -105,6 +105,8 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
         if (r->bar) g->cu.cuMemFree_v2(r->bar);
         if (r->graph_exec) g->cu.cuGraphExecDestroy(r->graph_exec);
         if (r->graph) g->cu.cuGraphDestroy(r->graph);
+        if (r->blocks_graph_exec) g->cu.cuGraphExecDestroy(r->blocks_graph_exec);
+        if (r->blocks_graph) g->cu.cuGraphDestroy(r->blocks_graph);
         if (r->cap_stream) g->cu.cuStreamDestroy(r->cap_stream);
         for (int i = 0; i < 2; i++)
             if (r->ev[i]) g->cu.cuEventDestroy(r->ev[i]);
@@ -728,11 +730,16 @@ static bool launch_coop(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     return true;
 }
 
-/* The per-launch kernels captured once (on a private stream) into a CUDA graph, then one
- * graph launch per run.  The graph holds this instance's buffer pointers and sizes. */
-static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
+static bool launch_blocks(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, BgDiagSink *d);
+
+/* The per-launch kernels (or, blocks, the per-graph kernel's one launch) captured once (on a
+ * private stream) into a CUDA graph, then one graph launch per run.  The graph holds this
+ * instance's buffer pointers and sizes. */
+static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream, bool blocks,
                          BgDiagSink *d) {
-    if (!r->graph_exec) {
+    BgCUgraph *gp = blocks ? &r->blocks_graph : &r->graph;
+    BgCUgraphExec *xp = blocks ? &r->blocks_graph_exec : &r->graph_exec;
+    if (!*xp) {
         if (!r->cap_stream &&
             !bg_cuda_check(&g->cu, g->cu.cuStreamCreate(&r->cap_stream, BG_CU_STREAM_NON_BLOCKING),
                            "cuStreamCreate (graph capture)", d)) {
@@ -742,7 +749,7 @@ static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream
         if (!bg_cuda_check(&g->cu, g->cu.cuStreamBeginCapture(r->cap_stream, BG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                            "cuStreamBeginCapture", d))
             return false;
-        bool ok = launch_each(g, gm, r, r->cap_stream, d);
+        bool ok = blocks ? launch_blocks(g, gm, r, r->cap_stream, d) : launch_each(g, gm, r, r->cap_stream, d);
         BgCUgraph graph = NULL;
         BgCUresult res = g->cu.cuStreamEndCapture(r->cap_stream, &graph);
         if (!ok) {
@@ -750,14 +757,14 @@ static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream
             return false;
         }
         if (!bg_cuda_check(&g->cu, res, "cuStreamEndCapture", d)) return false;
-        r->graph = graph;
-        if (!bg_cuda_check(&g->cu, g->cu.cuGraphInstantiateWithFlags(&r->graph_exec, graph, 0),
-                           "cuGraphInstantiateWithFlags", d)) {
-            r->graph_exec = NULL;
+        *gp = graph;
+        if (!bg_cuda_check(&g->cu, g->cu.cuGraphInstantiateWithFlags(xp, graph, 0), "cuGraphInstantiateWithFlags",
+                           d)) {
+            *xp = NULL;
             return false;
         }
     }
-    return bg_cuda_check(&g->cu, g->cu.cuGraphLaunch(r->graph_exec, stream), "cuGraphLaunch", d);
+    return bg_cuda_check(&g->cu, g->cu.cuGraphLaunch(*xp, stream), "cuGraphLaunch", d);
 }
 
 struct Timed;
@@ -777,11 +784,17 @@ static bool launch_blocks(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstrea
      * gets wider blocks, each graph's phases then take fewer rounds; a large one narrow blocks,
      * more of them resident).  H100, MUTAG's 188 graphs: 512 threads 60 us (GIN) / 22 us (GCN),
      * 1024 threads 90 / 25 us; NCI1's 4110: 128 threads 661 / 280 us, 512 threads 1008 / 317 us
-     * (docs/performance.md).  BGNN_BLOCKS_THREADS overrides, up to the kernel's 1024. */
+     * (docs/performance.md).  A batch of at most one graph a SM gets at least a warp for each
+     * node of its largest graph (a warp-rows group then takes one round), up to 1024: H200, MUTAG's graph 0
+     * (17 nodes) alone, GIN 18.5 -> 16.1 us, GCN 17.0 -> 15.4 us at 1024 threads against 512.
+     * BGNN_BLOCKS_THREADS overrides, up to the kernel's 1024. */
     long long bt = r->blocks_threads;
     if (bt <= 0) {
-        bt = (1024LL * (g->nsm > 0 ? g->nsm : 1) / ng + 31) / 32 * 32;
+        const long long nsm = g->nsm > 0 ? g->nsm : 1;
+        bt = (1024LL * nsm / ng + 31) / 32 * 32;
         bt = bt < 128 ? 128 : bt > 512 ? 512 : bt;
+        const long long wide = 32LL * (r->largest_graph > 0 ? r->largest_graph : 1);
+        if (ng <= nsm && wide > bt) bt = wide > 1024 ? 1024 : wide;
     }
     if (bt > p->blocks_block) bt = p->blocks_block;
     BgCUresult res = g->cu.cuLaunchKernel(gm->blocks_fn, 1, gy, 1, (unsigned)bt, 1, 1, 0, stream, pv, NULL);
@@ -798,8 +811,9 @@ bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream s
                        BgDiagSink *d) {
     r->last_stream = stream;
     if (r->blocks_pending && !blocks_choose(g, gm, r, stream, d)) return false;
-    if (r->use_blocks && gm->blocks_fn) {
-        if (!launch_blocks(g, gm, r, stream, d)) return false;
+    if (r->use_blocks && gm->blocks_fn) { /* in a CUDA graph of its one launch, but with BGNN_EXEC=launches */
+        if (!(r->mode == BG_EXEC_LAUNCHES ? launch_blocks(g, gm, r, stream, d) : launch_graph(g, gm, r, stream, true, d)))
+            return false;
         r->used = BG_EXEC_BLOCKS;
         return true;
     }
@@ -827,7 +841,7 @@ bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream s
         }
         m = BG_EXEC_GRAPH; /* AUTO: the same work as separate kernels, recorded in coop_refused */
     }
-    bool ok = m == BG_EXEC_GRAPH ? launch_graph(g, gm, r, stream, d) : launch_each(g, gm, r, stream, d);
+    bool ok = m == BG_EXEC_GRAPH ? launch_graph(g, gm, r, stream, false, d) : launch_each(g, gm, r, stream, d);
     if (ok) r->used = m;
     return ok;
 }

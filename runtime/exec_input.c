@@ -21,9 +21,13 @@ void bg_gpu_run_set_input(BgGpu *g, const BgPlan *p, BgGpuRun *r, BgCUdeviceptr 
             changed = true;
         }
     if (!changed) return;
-    if (r->graph_exec) g->cu.cuStreamSynchronize(r->last_stream); /* not destroyed in flight */
+    if (r->graph_exec || r->blocks_graph_exec) g->cu.cuStreamSynchronize(r->last_stream); /* not destroyed in flight */
     if (r->graph_exec) g->cu.cuGraphExecDestroy(r->graph_exec);
     if (r->graph) g->cu.cuGraphDestroy(r->graph);
+    if (r->blocks_graph_exec) g->cu.cuGraphExecDestroy(r->blocks_graph_exec);
+    if (r->blocks_graph) g->cu.cuGraphDestroy(r->blocks_graph);
     r->graph_exec = NULL;
     r->graph = NULL;
+    r->blocks_graph_exec = NULL;
+    r->blocks_graph = NULL;
 }

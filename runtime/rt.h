@@ -106,6 +106,10 @@ typedef struct BgGpuRun {
     BgCUstream cap_stream; /* GRAPH: the capture stream */
     BgCUgraph graph;
     BgCUgraphExec graph_exec;
+    BgCUgraph blocks_graph; /* the per-graph kernel's launch, captured the same way (a graph
+                             * node starts sooner than a plain launch: about 3.0 against 5.1
+                             * us on an H200, docs/performance.md) */
+    BgCUgraphExec blocks_graph_exec;
     int nbufs;
     BgCUdeviceptr *ptr;   /* per plan buffer (0 for an empty one) */
     size_t *bytes;

@@ -93,10 +93,16 @@ struct EpThr { // last step of a b1 result
     __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return thr_bit<C>(t, c, v); }
 };
-template <bool HR, bool HC, class N>
-struct EpScl { // scl: fl(fl(v * rf[r]) * cf[c])
+// A per-row factor held in a register (the warp-rows form, warp_rows.cuh): rf[r] is its value.
+struct RowVal {
+    float v;
+    __device__ __forceinline__ float operator[](long long) const { return v; }
+};
+template <bool HR, bool HC, class N, class RF = const float *>
+struct EpScl { // scl: fl(fl(v * rf[r]) * cf[c]); rf a pointer or a RowVal
     static constexpr bool identity = false, lsm = N::lsm;
-    const float *rf, *cf;
+    RF rf;
+    const float *cf;
     N next;
     __device__ __forceinline__ float val(long long r, long long c, float v) const {
         if constexpr (HR) v = fmul(v, rf[r]);
@@ -115,10 +121,11 @@ struct EpAdd { // add.FFF: fl(v + b[c]) or fl(v + b[r, c])
     }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
 };
-template <class N>
-struct EpCenter { // center (fold-standardize-mm): fl(v - fl(rf[r] * cf[c]))
+template <class N, class RF = const float *>
+struct EpCenter { // center (fold-standardize-mm): fl(v - fl(rf[r] * cf[c])); rf a pointer or a RowVal
     static constexpr bool identity = false, lsm = N::lsm;
-    const float *rf, *cf;
+    RF rf;
+    const float *cf;
     N next;
     __device__ __forceinline__ float val(long long r, long long c, float v) const {
         return next.val(r, c, fsub(v, fmul(rf[r], cf[c])));

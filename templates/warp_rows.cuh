@@ -13,10 +13,11 @@
 // weights (matmul.cuh bmm_dot: K - 2 popc, then the epilogue), scl and relu (elementwise.cuh);
 // in a group of graph rows (a row a graph), readout, bmm.FF* in the order seq (bmm_dot_f) and
 // log_softmax (lsm_warp).
-// Operands other than the main one (epilogue and prologue tables, per-row factors) are read
-// from memory at row r as the templates read them; the code generator stores a value there,
-// followed by __syncwarp, when anything reads it so.  Every lane of the warp calls each
-// function (ballots and shuffles take the full mask).
+// Operands other than the main one (epilogue and prologue tables) are read from memory at row
+// r as the templates read them; an earlier member's per-row value (an absmean as a scale) is
+// passed as a RowVal (epilogue.cuh) instead.  The code generator stores a value, followed by
+// __syncwarp, when anything reads it from memory.  Every lane of the warp calls each function
+// (ballots and shuffles take the full mask).
 #ifndef BGNN_WARP_ROWS_CUH
 #define BGNN_WARP_ROWS_CUH
 
@@ -214,9 +215,10 @@ __device__ __forceinline__ float wr_value(const float (&x)[N], int w) { return x
 template <int N>
 __device__ __forceinline__ float wr_value(const u32 (&x)[N], int w) { return pm1((x[w] >> wr_lane()) & 1u); }
 
-// scl of a B row (read as +-1) or an F row: fl(fl(v * rf[r]) * cf[c]), absent factors skipped.
-template <long long C, bool HAS_R, bool HAS_C, class X>
-__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const X &x, const float *rf,
+// scl of a B row (read as +-1) or an F row: fl(fl(v * rf[r]) * cf[c]), absent factors skipped;
+// rf a pointer or a RowVal (an earlier member's per-row value).
+template <long long C, bool HAS_R, bool HAS_C, class X, class RF>
+__device__ __forceinline__ void wr_scl(long long r, float (&y)[WrWords<C>::n], const X &x, RF rf,
                                        const float *cf) {
     const unsigned lane = wr_lane();
 #pragma unroll

@@ -23,6 +23,9 @@
 /* Shared memory (32-bit words) for a bspmm_mm's product staged per graph: 16 KB, e.g. 64
  * nodes of 64 floats (larger graphs run the fused form), small enough for 8 blocks an SM. */
 #define BG_CG_BLOCKS_STAGE 4096
+/* Shared memory (32-bit words) for the staged product and the staged parameter tables
+ * (cg_stage.c) together: 28 KB, still 8 blocks an SM. */
+#define BG_CG_BLOCKS_TABLES 7168
 
 /* Number of fused-step operands of steps [0, s1) (none slots are not arguments). */
 static int step_operands(const BgInst *in, int s1) {
@@ -130,13 +133,15 @@ void bg_cg_range_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
 }
 
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, const char *csr, bool own, BgDiagSink *d) {
+                             int phase, const char *rows, const char *csr, bool own, const bool *staged_tables,
+                             BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     BgCgArgs args;
     const char *const *nm = args.nm;
     bg_cg_phase_open(e, m, ir, src, l, i, phase);
     if (rows) bg_emit_line(e, "const long long rows = %s;", rows);
     bg_cg_range_args(m, p, l, &args);
+    bg_cg_stage_names(m, p, l, staged_tables, &args);
     const bool staged = m->insts[l->inst].op == BG_OP_BSPMM_MM;
     if (staged) emit_staged_mm_spmm(e, m, p, l, nm);
     bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr) : bg_cg_emit_call(e, m, p, l, nm, true, own, d);
@@ -183,11 +188,12 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_indent(e, 1);
     bg_emit_line(e, "(void)n;");
     bg_emit_line(e, "(void)bar;");
-    for (int i = 0; i < p->nlaunches; i++)
-        if (m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM) {
-            bg_emit_line(e, "__shared__ __align__(16) unsigned bgnn_stage[BGNN_BLOCKS_STAGE];");
-            break;
-        }
+    bool mm_stage = false;
+    for (int i = 0; i < p->nlaunches; i++) mm_stage |= m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM;
+    if (mm_stage) bg_emit_line(e, "__shared__ __align__(16) unsigned bgnn_stage[BGNN_BLOCKS_STAGE];");
+    /* the parameter tables, staged once for every graph of the block (cg_stage.c), in what the
+     * staged product leaves */
+    bool *staged = bg_cg_stage_tables(e, m, p, (long long)(BG_CG_BLOCKS_TABLES - (mm_stage ? BG_CG_BLOCKS_STAGE : 0)));
     bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
     bg_emit_indent(e, 1);
     bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
@@ -199,7 +205,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         const BgPlanRowGroup *wg = warp_group_at(p, i);
         if (wg) { /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
             if (last >= 0) bg_emit_line(e, "__syncthreads();");
-            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, d);
+            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, staged, d);
             bg_emit_line(e, "__syncthreads();");
             last = -1;
             i = wg->first + wg->count - 1;
@@ -207,12 +213,14 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         }
         if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();");
         last = phase[i];
-        ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL, false, d);
+        ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL, false,
+                                     staged, d);
     }
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");
     free(phase);
+    free(staged);
     return ok;
 }

@@ -144,6 +144,8 @@ static const char *slot_name(const BgInst *in, int s, int j, const char *const *
 }
 static const char *tf(bool b) { return b ? "true" : "false"; }
 
+bool bg_cg_is_rowval(const char *name) { return strncmp(name, BG_CG_ROWVAL "{", strlen(BG_CG_ROWVAL) + 1) == 0; }
+
 /* The prologue functor of in (bgnn::ProNone{} without one). */
 void bg_cg_pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *k) {
     if (!in->npro) {
@@ -172,6 +174,7 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
     bool chain = in->op == BG_OP_THRESHOLD, thr = false; /* thr: a last step ended the chain */
     int64_t C = bg_cg_kcols(in->type);
     int open = 0;
+    bool rowval[BG_MAX_STEPS + 1] = {false}; /* open step j's row factor a RowVal: ", bgnn::RowVal>" */
     for (int s = s0; s < s1; s++) {
         int a = bg_inst_step_arg(in, s);
         switch ((BgStepKind)in->steps[s].kind) {
@@ -184,6 +187,7 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
             } else {
                 bg_sb_printf(&ty, "bgnn::EpScl<%s, %s, ", tf(hr), tf(hc));
                 bg_sb_printf(&ini, "{%s, %s, ", rf, cf);
+                rowval[open] = bg_cg_is_rowval(rf);
             }
             break;
         }
@@ -202,6 +206,7 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
             const char *rf = slot_name(in, s, 0, nm, k), *cf = slot_name(in, s, 1, nm, k);
             bg_sb_printf(&ty, "bgnn::EpCenter<");
             bg_sb_printf(&ini, "{%s, %s, ", rf, cf);
+            rowval[open] = bg_cg_is_rowval(rf);
             break;
         }
         case BG_STEP_BATCHNORM: {
@@ -230,8 +235,8 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
         bg_sb_printf(&ty, "%s", chain ? "bgnn::ChEnd" : "bgnn::EpEnd");
         bg_sb_printf(&ini, "{}");
     }
-    for (int j = 0; j < open; j++) {
-        bg_sb_printf(&ty, ">");
+    for (int j = open - 1; j >= 0; j--) {
+        bg_sb_printf(&ty, "%s>", rowval[j] ? ", bgnn::RowVal" : "");
         bg_sb_printf(&ini, "}");
     }
     char *t = bg_sb_take(&ty), *i = bg_sb_take(&ini);

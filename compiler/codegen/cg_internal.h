@@ -30,6 +30,11 @@ int64_t bg_cg_kcols(BgType t);
  * the argument position of step s0's first operand (advanced past the steps' operands). */
 void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0, int s1, const char *const *nm,
                        int *k);
+/* The argument name of a per-row factor held in a register by the warp-rows form (v<buf>, as
+ * epilogue.cuh's RowVal), and whether an argument name is one: the steps' functor type then
+ * names RowVal as its row factor's type. */
+#define BG_CG_ROWVAL "bgnn::RowVal"
+bool bg_cg_is_rowval(const char *name);
 /* The prologue functor of in (bgnn::ProNone{} without one) appended to b; *k as above. */
 void bg_cg_pro_expr(BgStrBuf *b, const BgInst *in, const char *const *nm, int *k);
 /* ", PRO, EPI" (with_pro) or ", EPI" arguments of launch l's call with fused steps ("" without
@@ -76,9 +81,11 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
  * arguments by bg_cg_arg_expr and its plain template call (a bspmm_mm's product staged in
  * shared memory where the range's product fits), "}"; csr: its sparse variant's call over
  * that CSR view (bg_cg_emit_sparse_call) instead.  own: as bg_cg_emit_call's (the row groups'
- * kernels give an absmean its table: the plan admits only narrow ones). */
+ * kernels give an absmean its table: the plan admits only narrow ones).  staged: the tables
+ * the per-graph kernel staged (bg_cg_stage_tables), read there, or NULL. */
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, const char *csr, bool own, BgDiagSink *d);
+                             int phase, const char *rows, const char *csr, bool own, const bool *staged,
+                             BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d);
@@ -92,8 +99,17 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
  * in registers): the tables read once, then the block's warps over the rows; tiles: the body
  * of the group's kernel (the tile loop: n, tile in scope), else a block of the per-graph
  * kernel over the graph's rows r0 .. r1 - 1 (in scope).  phase[] as bg_plan_phases gives it
- * (for the comments). */
+ * (for the comments).  staged: the tables the per-graph kernel staged in shared memory at its
+ * start (bg_cg_warp_rows_stage), or NULL (a group's own kernel reads them from memory). */
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
-                          const BgPlanRowGroup *g, const int *phase, bool tiles, BgDiagSink *d);
+                          const BgPlanRowGroup *g, const int *phase, bool tiles, const bool *staged, BgDiagSink *d);
+/* cg_stage.c: the parameter tables the launches (not prep) read at column c, staged in shared
+ * memory (st<buf>: declarations, a block-wide copy, then __syncthreads), in launch order as
+ * far as `budget` floats allow; the staged buffers (a malloc'd flag a buffer), or NULL with
+ * nothing emitted when none is. */
+bool *bg_cg_stage_tables(BgEmit *e, const BgModule *m, const BgPlan *p, long long budget);
+/* Launch l's argument names (bg_cg_range_args) with st<buf> for the staged tables it reads at
+ * column c (staged from bg_cg_stage_tables; NULL: none). */
+void bg_cg_stage_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a);
 
 #endif /* BG_CG_INTERNAL_H */

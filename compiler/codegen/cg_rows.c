@@ -45,7 +45,7 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
         if (g->warp) { /* a warp a row, values in registers (cg_warp_rows.c) */
-            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, true, d);
+            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, true, NULL, d);
             bg_emit_indent(e, -1);
             bg_emit_line(e, "}");
             continue;
@@ -61,7 +61,8 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
             if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();"); /* a phase reads none of its own */
             last = phase[i];
             const bool sparse = g->csr >= 0 && bg_plan_sparse_tpr(p, &p->launches[i]) > 0;
-            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, true, d);
+            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, true,
+                                         NULL, d);
         }
         bool block_table = false; /* a bin_csr (templates/bin_ops.cuh: zw, by the whole block) */
         for (int i = g->first; i < g->first + g->count; i++)

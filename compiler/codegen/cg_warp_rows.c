@@ -10,12 +10,14 @@
  * operations in their order.
  *
  * A launch's main operand (args[1]; a gather's activation comes from memory) is the register
- * value when an earlier member computed it, else it is loaded at row r.  A member's result is
- * also stored, then __syncwarp, when anything reads it from memory (bg_plan_buf_kept: a launch
- * outside the group, a member as another operand, such as an epilogue's per-row factor, or
- * the model's outputs).  Row r of the tile is the templates' row r (arguments from
+ * value when an earlier member computed it, else it is loaded at row r; so is an earlier
+ * member's per-row value (an absmean) read as a factor, passed as a RowVal.  A member's result
+ * is also stored, then __syncwarp, when anything reads it from memory (bg_plan_buf_kept: a
+ * launch outside the group, a member as a gathered or table operand, or the model's
+ * outputs).  Row r of the tile is the templates' row r (arguments from
  * bg_cg_arg_expr, offset to the tile's first row r0, or graph g), so the epilogue functors read
- * their operands as the memory form's calls do.  Prologue tables (a batchnorm's inverses) and product weights are
+ * their operands as the memory form's calls do.  In the per-graph kernel the members read the constant tables
+ * it staged in shared memory (cg_stage.c); a group's own kernel reads them from memory.  Prologue tables (a batchnorm's inverses) and product weights are
  * read once per warp, before the tile loop.  The per-graph kernel (cg_blocks.c) runs a group
  * of node rows in the same form over a graph's rows (r0 .. r1 - 1), with a block barrier
  * before and after it, not between its launches. */
@@ -30,6 +32,13 @@ static void value_cols(BgType t, int64_t *cols) { *cols = t.rank == 2 ? t.dim[1]
 
 /* The C type of a value's register array / scalar. */
 static const char *reg_type(const BgType t) { return t.kind == BG_TY_B1 ? "bgnn::u32" : "float"; }
+
+/* Launch l's arguments for the warp-rows form: bg_cg_range_args, then a staged table's name
+ * (cg_stage.c) where l reads it at column c. */
+static void member_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a) {
+    bg_cg_range_args(m, p, l, a);
+    bg_cg_stage_names(m, p, l, staged, a);
+}
 
 /* The main operand of launch i: "v<buf>" when a member computed it, else loaded as "x<i>". */
 static void main_operand(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, int i, const char *nm1,
@@ -50,12 +59,17 @@ static void main_operand(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, in
 
 /* Launch i's call(s) in the row loop: its result v<out>, stored when read from memory. */
 static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                        int phase, bool *in_regs, BgDiagSink *d) {
+                        int phase, const bool *staged, bool *in_regs, BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
     const char *const *nm = args.nm;
-    bg_cg_range_args(m, p, l, &args);
+    member_args(m, p, l, staged, &args);
+    for (int k = 2; k < l->nargs; k++) /* an earlier member's per-row value (an absmean as a factor) */
+        if (l->args[k] >= 0 && in_regs[l->args[k]] && p->bufs[l->args[k]].rank == 1) {
+            snprintf(args.names[k], sizeof args.names[k], BG_CG_ROWVAL "{v%d}", l->args[k]);
+            args.nm[k] = args.names[k];
+        }
     const int ob = l->args[0];
     int64_t c = 0;
     value_cols(in->type, &c);
@@ -138,12 +152,12 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
 
 /* Before the tile loop: launch i's tables a warp reads once (a prologue's inverses, a
  * product's weight words), from operands of constant rows. */
-static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
+static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i, const bool *staged) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
     const char *const *nm = args.nm;
-    bg_cg_range_args(m, p, l, &args);
+    member_args(m, p, l, staged, &args);
     const long long ci = in->nargs > 0 && in->args[0] != BG_NONE ? (long long)m->insts[in->args[0]].type.dim[1] : 0;
     if (in->op == BG_OP_ABSMEAN) {
         BgStrBuf pb = {0};
@@ -162,14 +176,14 @@ static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i) {
 }
 
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
-                          const BgPlanRowGroup *g, const int *phase, bool tiles, BgDiagSink *d) {
+                          const BgPlanRowGroup *g, const int *phase, bool tiles, const bool *staged, BgDiagSink *d) {
     bg_emit_line(e, "// warp rows (cg_warp_rows.c): a warp takes a row through every launch, its values in registers");
     if (!tiles) { /* the per-graph kernel: the group's tables read in a block of their own */
         bg_emit_line(e, "{ // launches %d..%d", g->first, g->first + g->count - 1);
         bg_emit_indent(e, 1);
     }
     for (int i = g->first; i < g->first + g->count; i++)
-        if (!p->launches[i].prep) emit_prelude(e, m, p, i);
+        if (!p->launches[i].prep) emit_prelude(e, m, p, i, staged);
     const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0"; /* the tile's first row (bg_cg_arg_expr's offsets) */
     if (tiles) {
         bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,
@@ -184,7 +198,7 @@ bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     bool *in_regs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
     bool ok = true;
     for (int i = g->first; i < g->first + g->count && ok; i++)
-        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], in_regs, d);
+        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], staged, in_regs, d);
     free(in_regs);
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");

@@ -560,7 +560,10 @@ typedef struct FakeState {
     int launches;
     long long last_grid;
     int coop_launches, graph_launches, captures;
+    int blocks_launches; /* of the per-graph kernel (FK_BLOCKS_FN): grid (1, graphs), any block */
+    unsigned blocks_gy, blocks_bx;
 } FakeState;
+#define FK_BLOCKS_FN ((BgCUfunction)(uintptr_t)0x91)
 static FakeState fk;
 
 static BgCUresult fk_alloc(BgCUdeviceptr *p, size_t n) {
@@ -598,7 +601,13 @@ static BgCUresult fk_sync(void) { return 0; }
 static BgCUresult fk_launch(BgCUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned smem, BgCUstream s, void **params,
                             void **extra) {
-    (void)fn, (void)s, (void)extra;
+    (void)s, (void)extra;
+    if (fn == FK_BLOCKS_FN) {
+        fk.blocks_launches++;
+        fk.blocks_gy = gy;
+        fk.blocks_bx = bx;
+        return gx != 1 || gy < 1 || bx % 32 || bx > 1024 || smem != 0 ? 1 : 0;
+    }
     fk.launches++;
     fk.last_grid = gx;
     if (gy != 1 || gz != 1 || by != 1 || bz != 1 || smem != 0 || bx % 32 || bx > 1024 || gx < 1 ||
@@ -807,6 +816,36 @@ static void test_exec_fake(void) {
         CHECK(ok && bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
         CHECK(fk.captures == 1 && fk.launches == p->nlaunches - nprep && fk.graph_launches == 2 &&
               run.used == BG_EXEC_GRAPH);
+        if (p->blocks && p->uses_graph_ptr) {
+            /* The per-graph kernel: 7 graphs of 10 nodes.  About 1,024 threads a SM over the
+             * graphs, 128 to 512; with one graph a SM or fewer, at least a warp a node of the
+             * largest graph (as if it had 20 nodes: 640 threads). */
+            gm.blocks_fn = FK_BLOCKS_FN;
+            run.use_blocks = true;
+            run.blocks_pending = false;
+            g.nsm = 132;
+            fk.blocks_launches = fk.launches = 0;
+            run.mode = BG_EXEC_LAUNCHES; /* launched plainly */
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(fk.blocks_launches == 1 && fk.blocks_gy == 7 && fk.blocks_bx == 512 && fk.launches == 0 &&
+                  run.used == BG_EXEC_BLOCKS);
+            run.largest_graph = 20;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(fk.blocks_launches == 2 && fk.blocks_bx == 640);
+            g.nsm = 1;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(fk.blocks_launches == 3 && fk.blocks_bx == 160);
+            run.largest_graph = 10;
+            /* otherwise in a CUDA graph of its one launch: captured once, a graph launch a run */
+            fk.blocks_launches = fk.graph_launches = fk.captures = 0;
+            run.mode = BG_EXEC_GRAPH;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
+            CHECK(fk.captures == 1 && fk.blocks_launches == 1 && fk.graph_launches == 2 && run.blocks_graph_exec != NULL &&
+                  run.used == BG_EXEC_BLOCKS);
+            gm.blocks_fn = NULL;
+            run.use_blocks = false;
+            g.nsm = 0;
+        }
         if (p->fused) {
             /* The fused kernel: a cooperative grid no larger than the device holds ... */
             gm.fused_fn = (BgCUfunction)(uintptr_t)0x81;

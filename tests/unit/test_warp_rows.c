@@ -1,10 +1,11 @@
 /* test_warp_rows.c - the warp-rows form of row groups (plan.h "Row groups", plan_build.c,
  * cg_warp_rows.c): which groups take it (the GIN bin classifiers' layer groups, the TU
  * classifiers' readout and classifier groups; none over the features' CSR), which of their members' results stay in
- * registers (bg_plan_buf_kept: a bin or a product read only as a later member's main operand)
- * and which are stored (a per-row scale an epilogue reads, a layer's bits the next gather
- * reads, the outputs), the manifest's warp= through a write and a read, and the generated
- * kernel (one warp a row, no block barrier).  GPU == CPU for these kernels: test_gpu_batches
+ * registers (bg_plan_buf_kept: a bin or a product read only as a later member's main operand,
+ * an absmean read as a later member's per-row factor) and which are stored (a layer's bits the
+ * next gather reads, the outputs), the manifest's warp= through a write and a read, and the
+ * generated kernels (one warp a row, no block barrier; the per-graph kernel stages the tables
+ * in shared memory).  GPU == CPU for these kernels: test_gpu_batches
  * (the MUTAG classifiers) and the TU A/B runs. */
 #include "bgtest.h"
 #include "bg.h"
@@ -54,7 +55,7 @@ static void check_gin(const char *srcdir, const char *ds) {
         compiled_free(&c);
         return;
     }
-    int warp = 0, regs_only = 0, kept_scale = 0, kept_bits = 0, graph_warp = 0;
+    int warp = 0, regs_only = 0, regs_scale = 0, kept_bits = 0, graph_warp = 0;
     for (int gi = 0; gi < p->nrowgroups; gi++) {
         const BgPlanRowGroup *g = &p->rowgroups[gi];
         if (!g->warp) continue;
@@ -81,9 +82,9 @@ static void check_gin(const char *srcdir, const char *ds) {
                 CHECK(!kept);
                 regs_only += !kept;
             }
-            if (strcmp(l->op, "absmean") == 0) { /* the product's epilogue reads it at row r */
-                CHECK(kept);
-                kept_scale += kept;
+            if (strcmp(l->op, "absmean") == 0) { /* the product's epilogue takes it from the register */
+                CHECK(!kept);
+                regs_scale += !kept;
             }
             /* the layer's bits, gathered by the next group's aggregation, stay in memory */
             for (int j = g->first + g->count; j < p->nlaunches; j++)
@@ -94,7 +95,7 @@ static void check_gin(const char *srcdir, const char *ds) {
         }
     }
     CHECK(warp >= 2 && graph_warp == 1);
-    CHECK(regs_only >= 2 * warp && kept_scale >= 2 * warp && kept_bits >= 1);
+    CHECK(regs_only >= 2 * warp && regs_scale >= 2 * warp && kept_bits >= 1);
     for (int q = 0; q < p->noutputs; q++) CHECK(bg_plan_buf_kept(p, p->outputs[q].buf));
     /* a value outside every warp-rows group is always in memory */
     const int x = buf_of(p, 1);
@@ -125,6 +126,13 @@ static void check_gin(const char *srcdir, const char *ds) {
         CHECK((strstr(body, "__syncthreads") == NULL) == g->warp);
         CHECK((strstr(body, g->rows == BG_ROWS_G ? "wr_readout" : "wr_bspmm_bits") != NULL) == g->warp);
         free(body);
+    }
+    /* the per-graph kernel stages the warp-rows groups' tables once, before its graphs */
+    const char *blk = cu && p->blocks ? strstr(cu, p->blocks_kernel) : NULL;
+    if (blk) {
+        const char *st = strstr(blk, "__shared__ float st"), *loop = strstr(blk, "for (long long g = ");
+        CHECK(st != NULL && loop != NULL && st < loop && strstr(blk, "bgnn::ProBn<") != NULL);
+        CHECK(strstr(strstr(blk, "bgnn::ProBn<"), "{st") != NULL); /* a prologue reads its staged tables */
     }
     free(cu);
     compiled_free(&c);

@@ -1,0 +1,90 @@
+/* cg_stage.c - the per-graph kernel's constant tables in shared memory: the parameter tables
+ * its launches read at column c (epilogue and prologue tables, threshold tables, a bias; not
+ * weight matrices: BG_CG_STAGE_MAX_TABLE) are copied once, at the kernel's start, into
+ * `__shared__ float st<buf>[...]`, and every launch then names st<buf> for them.  Each graph's
+ * rows then read them at shared-memory latency, not an L2 round trip a launch (H200: PROTEINS
+ * GIN bin, 1024 graphs, 463 -> 412 us).  Only buffers that hold parameters alone are staged
+ * (prep launches, run at binding, write the others), so the copy is the same for every graph.
+ * A row group's own kernel keeps them in memory: there the copy's round trip and barrier at
+ * the start of each block cost more than they save (H200: MUTAG GIN bin 26.8 -> 28.1 us,
+ * ENZYMES GCN bin 48.0 -> 50.4 us). */
+#include "cg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Buffer b holds parameters only: a PARAM / PARAM_SCALE, or a temporary only prep launches
+ * write (a threshold table, a folded batchnorm), so it is the same all through a run. */
+static bool param_only(const BgPlan *p, int b) {
+    if (p->bufs[b].role == BG_ROLE_PARAM || p->bufs[b].role == BG_ROLE_PARAM_SCALE) return true;
+    if (p->bufs[b].role != BG_ROLE_TEMP) return false;
+    for (int j = 0; j < p->nlaunches; j++)
+        if (p->launches[j].args[0] == b && !p->launches[j].prep) return false;
+    return true;
+}
+
+/* Is argument k of launch l a table to stage: f32 of constant rows, parameters only, not a
+ * gather's graph operand or a bit product's weight words? */
+static bool stageable(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k) {
+    const BgInst *in = &m->insts[l->inst];
+    const int b = l->args[k];
+    if (k < 1 || b < 0 || b >= p->nbufs) return false;
+    if (p->bufs[b].rows.kind != BG_ROWS_CONST || p->bufs[b].kind != BG_BUF_F32 || !param_only(p, b)) return false;
+    if ((in->op == BG_OP_BSPMM || in->op == BG_OP_READOUT || in->op == BG_OP_BSPMM_MM) &&
+        k < bg_cg_step_first_arg(in, l->nargs))
+        return false;
+    return !(in->op == BG_OP_BMM && in->prec[0] == 'B' && k == 2);
+}
+
+static long long elems_of(const BgPlan *p, int b) { return (long long)(p->bufs[b].rows.value * p->bufs[b].width); }
+
+/* The largest table staged (floats): vectors and threshold tables, not a float product's
+ * weight matrix.  Copying a classifier's 64 x 64 weights too (16 KB a block) made the copy
+ * 8 dependent rounds for a lone graph and cut the blocks an SM holds on large batches (H200:
+ * NCI1 GIN bin, 1024 graphs, 92 -> 111 us; MUTAG's lone graph no faster). */
+#define BG_CG_STAGE_MAX_TABLE 1024
+
+bool *bg_cg_stage_tables(BgEmit *e, const BgModule *m, const BgPlan *p, long long budget) {
+    bool *staged = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
+    long long total = 0, most = 0;
+    int n = 0;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        for (int k = 1; !l->prep && k < l->nargs; k++) {
+            const int b = l->args[k];
+            if (!stageable(m, p, l, k) || staged[b]) continue;
+            const long long elems = elems_of(p, b);
+            if (elems <= 0 || elems > BG_CG_STAGE_MAX_TABLE || total + elems > budget) continue; /* in launch order */
+            staged[b] = true;
+            total += elems;
+            most = elems > most ? elems : most;
+            n++;
+        }
+    }
+    if (!n) {
+        free(staged);
+        return NULL;
+    }
+    bg_emit_line(e, "// constant tables staged in shared memory (cg_stage.c): every graph's rows read them there");
+    for (int b = 0; b < p->nbufs; b++)
+        if (staged[b]) bg_emit_line(e, "__shared__ float st%d[%lld];", b, elems_of(p, b));
+    bg_emit_line(e, "for (int t = threadIdx.x; t < %lld; t += blockDim.x) {", most);
+    bg_emit_indent(e, 1);
+    for (int b = 0; b < p->nbufs; b++) {
+        if (!staged[b]) continue;
+        if (elems_of(p, b) == most) bg_emit_line(e, "st%d[t] = b%d[t];", b, b);
+        else bg_emit_line(e, "if (t < %lld) st%d[t] = b%d[t];", elems_of(p, b), b, b);
+    }
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    bg_emit_line(e, "__syncthreads();");
+    return staged;
+}
+
+void bg_cg_stage_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a) {
+    for (int k = 1; staged && k < l->nargs; k++)
+        if (l->args[k] >= 0 && staged[l->args[k]] && stageable(m, p, l, k)) {
+            snprintf(a->names[k], sizeof a->names[k], "st%d", l->args[k]);
+            a->nm[k] = a->names[k];
+        }
+}
