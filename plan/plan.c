@@ -156,6 +156,11 @@ int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g) {
     return k;
 }
 
+bool bg_plan_row_value(const BgPlan *p, int b) {
+    return b >= 0 && b < p->nbufs && p->bufs[b].rank == 1 && p->bufs[b].kind == BG_BUF_F32 &&
+           p->bufs[b].rows.kind == BG_ROWS_N;
+}
+
 bool bg_plan_buf_kept(const BgPlan *p, int b) {
     if (b < 0 || b >= p->nbufs || p->bufs[b].role != BG_ROLE_TEMP) return true;
     const BgPlanRowGroup *g = NULL; /* the warp-rows group whose member writes b */
@@ -173,7 +178,7 @@ bool bg_plan_buf_kept(const BgPlan *p, int b) {
         const bool gather = l->op && (strcmp(l->op, "bspmm") == 0 || strcmp(l->op, "readout") == 0); /* at other rows */
         /* a member reads b in registers: as its main operand, or as a per-row factor (f32[N]) */
         for (int k = 1; k < l->nargs; k++)
-            if (l->args[k] == b && (!member || gather || (k != 1 && p->bufs[b].rank != 1))) return true;
+            if (l->args[k] == b && (!member || gather || (k != 1 && !bg_plan_row_value(p, b)))) return true;
     }
     return false;
 }

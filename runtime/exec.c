@@ -757,12 +757,13 @@ static bool launch_graph(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream
             return false;
         }
         if (!bg_cuda_check(&g->cu, res, "cuStreamEndCapture", d)) return false;
-        *gp = graph;
         if (!bg_cuda_check(&g->cu, g->cu.cuGraphInstantiateWithFlags(xp, graph, 0), "cuGraphInstantiateWithFlags",
                            d)) {
+            g->cu.cuGraphDestroy(graph);
             *xp = NULL;
             return false;
         }
+        *gp = graph;
     }
     return bg_cuda_check(&g->cu, g->cu.cuGraphLaunch(*xp, stream), "cuGraphLaunch", d);
 }
@@ -812,8 +813,9 @@ bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream s
     r->last_stream = stream;
     if (r->blocks_pending && !blocks_choose(g, gm, r, stream, d)) return false;
     if (r->use_blocks && gm->blocks_fn) { /* in a CUDA graph of its one launch, but with BGNN_EXEC=launches */
-        if (!(r->mode == BG_EXEC_LAUNCHES ? launch_blocks(g, gm, r, stream, d) : launch_graph(g, gm, r, stream, true, d)))
-            return false;
+        const bool plain = r->mode == BG_EXEC_LAUNCHES || r->blocks_plain > 0;
+        if (!(plain ? launch_blocks(g, gm, r, stream, d) : launch_graph(g, gm, r, stream, true, d))) return false;
+        if (r->blocks_plain > 0) r->blocks_plain--;
         r->used = BG_EXEC_BLOCKS;
         return true;
     }

@@ -2,7 +2,9 @@
  * (bgnn_session_input_device_ptr, to prove a caller's array is used in place) and pointing it
  * at another caller-owned device array of the same shape without binding again (a new
  * feature tensor each call from Python costs a pointer swap, not a re-upload of the weights).
- * The CUDA graph of GRAPH mode holds the old pointer, so it is dropped and recaptured. */
+ * The CUDA graphs (GRAPH mode's, and the per-graph kernel's) hold the old pointer, so they are
+ * dropped and recaptured; the per-graph kernel's only once a pointer has run twice (a caller
+ * that swaps every run gets plain launches, not a capture a run). */
 #include "rt.h"
 
 BgCUdeviceptr bg_gpu_run_input_ptr(const BgPlan *p, const BgGpuRun *r) {
@@ -30,4 +32,5 @@ void bg_gpu_run_set_input(BgGpu *g, const BgPlan *p, BgGpuRun *r, BgCUdeviceptr 
     r->graph = NULL;
     r->blocks_graph_exec = NULL;
     r->blocks_graph = NULL;
+    r->blocks_plain = 1;
 }

@@ -103,13 +103,15 @@ typedef struct BgGpuRun {
     BgExecMode auto_choice; /* AUTO: what the measurement chose (AUTO = not measured yet) */
     double auto_ms[2];    /* AUTO: median ms of COOP and of GRAPH in that measurement */
     BgCUdeviceptr bar;    /* the fused kernel's barrier word */
-    BgCUstream cap_stream; /* GRAPH: the capture stream */
+    BgCUstream cap_stream; /* GRAPH and the per-graph kernel's graph: the capture stream */
     BgCUgraph graph;
     BgCUgraphExec graph_exec;
     BgCUgraph blocks_graph; /* the per-graph kernel's launch, captured the same way (a graph
                              * node starts sooner than a plain launch: about 3.0 against 5.1
                              * us on an H200, docs/performance.md) */
     BgCUgraphExec blocks_graph_exec;
+    int blocks_plain;       /* runs of the per-graph kernel left to launch plainly before its
+                             * capture: 1 after the input pointer changed (exec_input.c) */
     int nbufs;
     BgCUdeviceptr *ptr;   /* per plan buffer (0 for an empty one) */
     size_t *bytes;

@@ -23,9 +23,11 @@
 /* Shared memory (32-bit words) for a bspmm_mm's product staged per graph: 16 KB, e.g. 64
  * nodes of 64 floats (larger graphs run the fused form), small enough for 8 blocks an SM. */
 #define BG_CG_BLOCKS_STAGE 4096
-/* Shared memory (32-bit words) for the staged product and the staged parameter tables
- * (cg_stage.c) together: 28 KB, still 8 blocks an SM. */
-#define BG_CG_BLOCKS_TABLES 7168
+/* Shared memory (32-bit words) for the staged parameter tables (cg_stage.c): 16 KB, 8 KB with
+ * a staged product.  The templates' own static shared memory comes on top (the bit
+ * aggregation's per-warp stage, 9 KB; bspmm_mm's tiles, about 11 KB), so the kernel stays
+ * under the 48 KB of static shared memory at most: 16 + 8 + 9 + 11.3 = 44.3 KB. */
+#define BG_CG_BLOCKS_TABLES 4096
 
 /* Number of fused-step operands of steps [0, s1) (none slots are not arguments). */
 static int step_operands(const BgInst *in, int s1) {
@@ -193,7 +195,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     if (mm_stage) bg_emit_line(e, "__shared__ __align__(16) unsigned bgnn_stage[BGNN_BLOCKS_STAGE];");
     /* the parameter tables, staged once for every graph of the block (cg_stage.c), in what the
      * staged product leaves */
-    bool *staged = bg_cg_stage_tables(e, m, p, (long long)(BG_CG_BLOCKS_TABLES - (mm_stage ? BG_CG_BLOCKS_STAGE : 0)));
+    bool *staged = bg_cg_stage_tables(e, m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES));
     bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
     bg_emit_indent(e, 1);
     bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);

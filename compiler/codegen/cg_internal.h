@@ -100,7 +100,7 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
  * of the group's kernel (the tile loop: n, tile in scope), else a block of the per-graph
  * kernel over the graph's rows r0 .. r1 - 1 (in scope).  phase[] as bg_plan_phases gives it
  * (for the comments).  staged: the tables the per-graph kernel staged in shared memory at its
- * start (bg_cg_warp_rows_stage), or NULL (a group's own kernel reads them from memory). */
+ * start (bg_cg_stage_tables), or NULL (a group's own kernel reads them from memory). */
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           const BgPlanRowGroup *g, const int *phase, bool tiles, const bool *staged, BgDiagSink *d);
 /* cg_stage.c: the parameter tables the launches (not prep) read at column c, staged in shared

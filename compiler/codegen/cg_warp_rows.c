@@ -66,7 +66,7 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
     const char *const *nm = args.nm;
     member_args(m, p, l, staged, &args);
     for (int k = 2; k < l->nargs; k++) /* an earlier member's per-row value (an absmean as a factor) */
-        if (l->args[k] >= 0 && in_regs[l->args[k]] && p->bufs[l->args[k]].rank == 1) {
+        if (l->args[k] >= 0 && in_regs[l->args[k]] && bg_plan_row_value(p, l->args[k])) {
             snprintf(args.names[k], sizeof args.names[k], BG_CG_ROWVAL "{v%d}", l->args[k]);
             args.nm[k] = args.names[k];
         }

@@ -842,6 +842,12 @@ static void test_exec_fake(void) {
             CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && bg_gpu_run_launch(&g, &gm, &run, NULL, &d));
             CHECK(fk.captures == 1 && fk.blocks_launches == 1 && fk.graph_launches == 2 && run.blocks_graph_exec != NULL &&
                   run.used == BG_EXEC_BLOCKS);
+            /* after an input swap (exec_input.c) one plain launch, then the graph again */
+            run.blocks_plain = 1;
+            fk.blocks_launches = fk.graph_launches = fk.captures = 0;
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.blocks_launches == 1 && fk.graph_launches == 0);
+            CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.blocks_launches == 1 && fk.graph_launches == 1 &&
+                  fk.captures == 0 && run.blocks_plain == 0);
             gm.blocks_fn = NULL;
             run.use_blocks = false;
             g.nsm = 0;
@@ -902,7 +908,7 @@ static void test_exec_fake(void) {
             fk.captures = 0;
             CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.captures == 1);
             bg_gpu_run_set_input(&g, p, &run, x2);
-            CHECK(bg_gpu_run_input_ptr(p, &run) == x2 && run.graph_exec == NULL);
+            CHECK(bg_gpu_run_input_ptr(p, &run) == x2 && run.graph_exec == NULL && run.blocks_plain == 1);
             CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.captures == 2);
             bg_gpu_run_set_input(&g, p, &run, x2); /* same pointer: the graph stays */
             CHECK(run.graph_exec != NULL);
