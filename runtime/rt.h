@@ -161,6 +161,11 @@ int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi);
 /* Kernels one run of the CUDA-graph or launches mode launches: the non-prep launches, a row
  * group's kernel in place of its launches where this instance runs them. */
 int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r);
+/* Is buffer b's value in memory after the instance's last run (r->used)?  False only for a
+ * result bg_plan_buf_kept leaves out whose warp-rows group ran in that form: in the per-graph
+ * kernel a group of node rows, in the separate launches a group whose kernel ran (a graph-row
+ * group keeps the memory form in the per-graph kernel; the fused kernel writes every value). */
+bool bg_gpu_run_buf_in_memory(const BgGpuModel *gm, const BgGpuRun *r, int b);
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then
  * one per INPUT / PARAM / PARAM_SCALE buffer with its type as used.  decl (optional; ndecl

@@ -1,7 +1,8 @@
 /* gpu_run_compare.h - the GPU tests' check of one finished run against the CPU reference:
- * every TEMP buffer holding an IR value (f32 or b1) that a run keeps in memory
- * (bg_plan_buf_kept: not a warp-rows group's register-only value) and every output, each compared with
- * bg_gpu_compare (gpu_compare.h) against the interpreter's value of that instruction. */
+ * every TEMP buffer holding an IR value (f32 or b1) that the run left in memory
+ * (bg_gpu_run_buf_in_memory: not a register-only value of a warp-rows group that ran in that
+ * form) and every output, each compared with bg_gpu_compare (gpu_compare.h) against the
+ * interpreter's value of that instruction. */
 #ifndef BG_GPU_RUN_COMPARE_H
 #define BG_GPU_RUN_COMPARE_H
 #include "bgtest.h"
@@ -15,9 +16,10 @@ static inline int64_t bg_gpu_rdim(int64_t v, int64_t n, int64_t g) {
 /* all[i]: the interpreter's value of instruction i (bg_interp_run); res: its outputs.  Prints
  * each mismatch (model and what name the case); returns the values that differ, counts the
  * values compared in *nvals and raises *maxerr (f32 relative error). */
-static inline int bg_gpu_compare_run(BgGpu *g, const BgPlan *p, const BgModule *m, BgGpuRun *run,
+static inline int bg_gpu_compare_run(BgGpu *g, const BgGpuModel *gm, const BgModule *m, BgGpuRun *run,
                                      const BgTensor *all, const BgInterpResult *res, const char *model,
                                      const char *what, double *maxerr, int *nvals) {
+    const BgPlan *p = gm->plan;
     BgDiagSink d;
     bg_diag_init(&d);
     int nbad = 0;
@@ -25,7 +27,7 @@ static inline int bg_gpu_compare_run(BgGpu *g, const BgPlan *p, const BgModule *
         const BgPlanBuf *pb = &p->bufs[k];
         if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1)) continue;
         if (pb->inst < 0 || pb->inst >= m->ninsts || !all[pb->inst].data) continue;
-        if (!bg_plan_buf_kept(p, k)) continue; /* a warp-rows group's value held in registers only */
+        if (!bg_gpu_run_buf_in_memory(gm, run, k)) continue; /* held in registers only by this run */
         int64_t dim[2] = {bg_gpu_rdim(pb->dim[0], run->n, run->ngraphs), bg_gpu_rdim(pb->dim[1], run->n, run->ngraphs)};
         BgTensor t;
         if (!bg_gpu_run_read_buf(g, p, run, k, pb->rank, dim, &t, &d)) {

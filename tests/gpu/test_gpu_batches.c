@@ -96,7 +96,7 @@ static void run_batch(BgGpu *g, BgGpuModel *gm, const BgModule *m, const char *w
         else CHECK(!ok || !pending || (run.used == BG_EXEC_BLOCKS) == (run.blocks_ms[0] <= run.blocks_ms[1]));
         int nvals = 0, nbad = 0;
         double maxerr = 0;
-        if (ok) nbad = bg_gpu_compare_run(g, p, m, &run, all, &res, p->model, what, &maxerr, &nvals);
+        if (ok) nbad = bg_gpu_compare_run(g, gm, m, &run, all, &res, p->model, what, &maxerr, &nvals);
         printf("  %-12s %-34s %-6s %2d values compared, %d differ, max f32 rel err %.2g\n", p->model, what, names[mi],
                nvals, nbad, maxerr);
     }

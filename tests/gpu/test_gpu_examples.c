@@ -98,7 +98,7 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
     if (mi == 3 && run.n > 0) CHECK(strstr(run.coop_refused, "exceeds") != NULL);
     int nvals = 0, nbad = 0;
     double maxerr = 0;
-    if (ok) nbad = bg_gpu_compare_run(g, p, cs->m, &run, all, &res, cs->model_path, what, &maxerr, &nvals);
+    if (ok) nbad = bg_gpu_compare_run(g, cs->gm, cs->m, &run, all, &res, cs->model_path, what, &maxerr, &nvals);
     if (maxerr > worst_f32) worst_f32 = maxerr;
     printf("  %-28s %-22s %-8s %2d values compared, %d differ, max f32 rel err %.2g\n", cs->model_path, what,
            mode_names[mi], nvals, nbad, maxerr);

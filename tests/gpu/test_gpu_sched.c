@@ -59,7 +59,7 @@ static void check_point(BgGpu *g, BgGpuModel *gm, BgModule *m, const char *weigh
         int nvals = 0;
         char w[400];
         snprintf(w, sizeof w, "%s, %s", gr->what, what);
-        int bad = bg_gpu_compare_run(g, gm->plan, m, &run, gr->all, &gr->res, model, w, &maxerr, &nvals);
+        int bad = bg_gpu_compare_run(g, gm, m, &run, gr->all, &gr->res, model, w, &maxerr, &nvals);
         points_bad += bad != 0;
         bg_gpu_run_free(g, &run);
     } else {

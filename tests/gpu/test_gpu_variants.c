@@ -748,7 +748,7 @@ static int gpu_check(const Gpu *gp, const Model *md, const BgGpuModel *gm, BgGra
             const BgPlanBuf *pb = &p->bufs[k];
             if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1)) continue;
             if (pb->inst < 0 || pb->inst >= md->mod->ninsts || !all[pb->inst].data) continue;
-            if (!bg_plan_buf_kept(p, k)) continue; /* a warp-rows group's value held in registers only */
+            if (!bg_gpu_run_buf_in_memory(gm, &run, k)) continue; /* held in registers only by this run */
             if (!check_value(gp, md, p, &run, k, -1, &all[pb->inst], ok, what, mode_names[mi], t)) break;
         }
         CHECK_EQ_INT(res->noutputs, p->noutputs);

@@ -848,6 +848,30 @@ static void test_exec_fake(void) {
             CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.blocks_launches == 1 && fk.graph_launches == 0);
             CHECK(bg_gpu_run_launch(&g, &gm, &run, NULL, &d) && fk.blocks_launches == 1 && fk.graph_launches == 1 &&
                   fk.captures == 0 && run.blocks_plain == 0);
+            /* which values a run leaves in memory: a warp-rows group's register-only results
+             * only where that group ran in the warp form */
+            int regs_only = 0;
+            BgCUfunction rgf[64] = {0};
+            for (int k = 0; k < p->nbufs; k++) {
+                int gi = -1;
+                for (int q = 0; q < p->nrowgroups; q++)
+                    for (int i = p->rowgroups[q].first; p->rowgroups[q].warp && i < p->rowgroups[q].first + p->rowgroups[q].count; i++)
+                        if (!p->launches[i].prep && p->launches[i].args[0] == k) gi = q;
+                const bool kept = bg_plan_buf_kept(p, k);
+                run.used = BG_EXEC_COOP;
+                CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k));
+                run.used = BG_EXEC_BLOCKS;
+                CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k) == (kept || gi < 0 || p->rowgroups[gi].rows != BG_ROWS_N));
+                run.used = BG_EXEC_GRAPH;
+                gm.rowgroup_fn = NULL; /* no group kernel: every launch separately */
+                CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k));
+                gm.rowgroup_fn = p->nrowgroups <= 64 ? rgf : NULL;
+                for (int q = 0; q < p->nrowgroups && q < 64; q++) rgf[q] = (BgCUfunction)(uintptr_t)(0xa0 + q);
+                if (gi >= 0 && !kept && gm.rowgroup_fn) CHECK(!bg_gpu_run_buf_in_memory(&gm, &run, k));
+                regs_only += !kept;
+                gm.rowgroup_fn = NULL;
+            }
+            CHECK(regs_only > 0);
             gm.blocks_fn = NULL;
             run.use_blocks = false;
             g.nsm = 0;
