@@ -161,15 +161,20 @@ bool bg_plan_row_value(const BgPlan *p, int b) {
            p->bufs[b].rows.kind == BG_ROWS_N;
 }
 
-bool bg_plan_buf_kept(const BgPlan *p, int b) {
-    if (b < 0 || b >= p->nbufs || p->bufs[b].role != BG_ROLE_TEMP) return true;
-    const BgPlanRowGroup *g = NULL; /* the warp-rows group whose member writes b */
-    for (int i = 0; i < p->nrowgroups && !g; i++) {
+int bg_plan_warp_group_of(const BgPlan *p, int b) {
+    for (int i = 0; i < p->nrowgroups; i++) {
         const BgPlanRowGroup *q = &p->rowgroups[i];
         for (int j = q->first; q->warp && j < q->first + q->count; j++)
-            if (!p->launches[j].prep && p->launches[j].args[0] == b) g = q;
+            if (!p->launches[j].prep && p->launches[j].args[0] == b) return i;
     }
-    if (!g) return true;
+    return -1;
+}
+
+bool bg_plan_buf_kept(const BgPlan *p, int b) {
+    if (b < 0 || b >= p->nbufs || p->bufs[b].role != BG_ROLE_TEMP) return true;
+    const int gi = bg_plan_warp_group_of(p, b);
+    if (gi < 0) return true;
+    const BgPlanRowGroup *g = &p->rowgroups[gi];
     for (int q = 0; q < p->noutputs; q++)
         if (p->outputs[q].buf == b) return true;
     for (int j = 0; j < p->nlaunches; j++) {

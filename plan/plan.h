@@ -373,6 +373,9 @@ int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);
 /* Is buffer b's value in memory after a run in the CUDA-graph mode?  False only for the result
  * of a member of a warp-rows group that nothing reads from memory (see "Row groups"). */
 bool bg_plan_buf_kept(const BgPlan *p, int b);
+/* The warp-rows group (index into rowgroups) one of whose members (not prep) writes buffer b,
+ * or -1. */
+int bg_plan_warp_group_of(const BgPlan *p, int b);
 /* Is buffer b a per-row value (f32[N], rank 1: an absmean), which a warp-rows group member
  * reads at its own row from the register of the member that computed it (a RowVal)? */
 bool bg_plan_row_value(const BgPlan *p, int b);

@@ -635,17 +635,10 @@ static bool use_rowgroup(const BgGpuModel *gm, const BgGpuRun *r, int gi) {
 
 bool bg_gpu_run_buf_in_memory(const BgGpuModel *gm, const BgGpuRun *r, int b) {
     const BgPlan *p = gm->plan;
-    if (bg_plan_buf_kept(p, b)) return true;
-    for (int gi = 0; gi < p->nrowgroups; gi++) { /* the warp-rows group whose member writes b */
-        const BgPlanRowGroup *g = &p->rowgroups[gi];
-        for (int i = g->first; g->warp && i < g->first + g->count; i++) {
-            if (p->launches[i].prep || p->launches[i].args[0] != b) continue;
-            if (r->used == BG_EXEC_COOP) return true;
-            if (r->used == BG_EXEC_BLOCKS) return g->rows != BG_ROWS_N;
-            return !use_rowgroup(gm, r, gi);
-        }
-    }
-    return true;
+    const int gi = bg_plan_warp_group_of(p, b);
+    if (bg_plan_buf_kept(p, b) || gi < 0 || r->used == BG_EXEC_COOP) return true;
+    if (r->used == BG_EXEC_BLOCKS) return p->rowgroups[gi].rows != BG_ROWS_N;
+    return !use_rowgroup(gm, r, gi);
 }
 
 int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r) {

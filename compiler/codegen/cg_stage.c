@@ -13,14 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Buffer b holds parameters only: a PARAM / PARAM_SCALE, or a temporary only prep launches
- * write (a threshold table, a folded batchnorm), so it is the same all through a run. */
+/* Buffer b holds parameters only: a PARAM / PARAM_SCALE, or a prep launch's result (a
+ * threshold table, a folded batchnorm), so it is the same all through a run. */
 static bool param_only(const BgPlan *p, int b) {
-    if (p->bufs[b].role == BG_ROLE_PARAM || p->bufs[b].role == BG_ROLE_PARAM_SCALE) return true;
-    if (p->bufs[b].role != BG_ROLE_TEMP) return false;
-    for (int j = 0; j < p->nlaunches; j++)
-        if (p->launches[j].args[0] == b && !p->launches[j].prep) return false;
-    return true;
+    return p->bufs[b].role == BG_ROLE_PARAM || p->bufs[b].role == BG_ROLE_PARAM_SCALE || bg_plan_prep_output(p, b);
 }
 
 /* Is argument k of launch l a table to stage: f32 of constant rows, parameters only, not a

@@ -853,10 +853,7 @@ static void test_exec_fake(void) {
             int regs_only = 0;
             BgCUfunction rgf[64] = {0};
             for (int k = 0; k < p->nbufs; k++) {
-                int gi = -1;
-                for (int q = 0; q < p->nrowgroups; q++)
-                    for (int i = p->rowgroups[q].first; p->rowgroups[q].warp && i < p->rowgroups[q].first + p->rowgroups[q].count; i++)
-                        if (!p->launches[i].prep && p->launches[i].args[0] == k) gi = q;
+                const int gi = bg_plan_warp_group_of(p, k);
                 const bool kept = bg_plan_buf_kept(p, k);
                 run.used = BG_EXEC_COOP;
                 CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k));
