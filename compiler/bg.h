@@ -178,7 +178,11 @@ typedef struct BgAttrs {
  *   CENTER     rows f32[R], cols f32[C]                 v = fl(v - fl(rows[r] * cols[c]))
  *              (fold-standardize-mm: a row mean times the weights' column sums)
  *   STANDARDIZE -; eps                                  standardize of the row (the op's
- *              operations and order; an absmean's prologue: fold-standardize-mm) */
+ *              operations and order; an absmean's prologue: fold-standardize-mm)
+ *   ADD_SCL    x b1[R,C], rows f32[R] | none, cols f32[C] | none
+ *                                                       v = fl(v + fl(fl(x[r,c] * rows[r]) * cols[c]))
+ *              with x[r,c] = +-1: an add of a scl of bits (fuse-add; GIN's (1 + eps) h term),
+ *              the scl's float never stored */
 typedef enum {
     BG_STEP_SCL,
     BG_STEP_ADD,
@@ -188,6 +192,7 @@ typedef enum {
     BG_STEP_LOG_SOFTMAX,
     BG_STEP_CENTER,
     BG_STEP_STANDARDIZE,
+    BG_STEP_ADD_SCL,
     BG_STEP_COUNT
 } BgStepKind;
 

@@ -101,12 +101,12 @@ void bg_ir_replace_uses(BgModule *m, BgRef from, BgRef to) {
 /* ---- steps (bg.h, BgStep) ------------------------------------------------------------ */
 
 int bg_step_slots(BgStepKind k) {
-    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4, 0, 2, 0};
+    static const int slots[BG_STEP_COUNT] = {2, 1, 0, 1, 4, 0, 2, 0, 3};
     return (unsigned)k < BG_STEP_COUNT ? slots[k] : 0;
 }
 
 const char *bg_step_name(BgStepKind k) {
-    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm", "log_softmax", "center", "standardize"};
+    static const char *const names[BG_STEP_COUNT] = {"scl", "add", "relu", "threshold", "batchnorm", "log_softmax", "center", "standardize", "add_scl"};
     return (unsigned)k < BG_STEP_COUNT ? names[k] : "?";
 }
 

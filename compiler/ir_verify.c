@@ -40,7 +40,7 @@ static bool prec_ok(const char *p) {
 
 /* May step slot j of a step of kind k be none? */
 static bool slot_optional(BgStepKind k, int j) {
-    return k == BG_STEP_SCL || (k == BG_STEP_BATCHNORM && j >= 2);
+    return k == BG_STEP_SCL || (k == BG_STEP_BATCHNORM && j >= 2) || (k == BG_STEP_ADD_SCL && j >= 1);
 }
 
 static bool is_vec(const BgType *t, int64_t n) { return is_kind(t, BG_TY_F32, 1) && t->dim[0] == n; }
@@ -102,7 +102,7 @@ static void check_steps(V *v, int nbase) {
         }
         if (chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_BATCHNORM && k != BG_STEP_RELU) { fail(v, "a chain takes scl, add, batchnorm and relu"); return; }
         if (!chain && k != BG_STEP_SCL && k != BG_STEP_ADD && k != BG_STEP_RELU && k != BG_STEP_THRESHOLD &&
-            (k != BG_STEP_CENTER || mm)) { fail(v, mm ? "mm steps are scl, add, relu and threshold" : "an epilogue takes scl, add, relu, threshold and center"); return; }
+            ((k != BG_STEP_CENTER && k != BG_STEP_ADD_SCL) || mm)) { fail(v, mm ? "mm steps are scl, add, relu and threshold" : "an epilogue takes scl, add, relu, threshold, center and add_scl"); return; }
         if (in->op == BG_OP_BIN && (k != BG_STEP_THRESHOLD || in->nsteps != 1)) { fail(v, "a bin's only step is a threshold"); return; }
         switch (k) {
         case BG_STEP_SCL:
@@ -129,6 +129,12 @@ static void check_steps(V *v, int nbase) {
         case BG_STEP_RELU: break;
         case BG_STEP_CENTER:
             if (!is_vec(o[0], R) || !is_vec(o[1], C)) fail(v, "center's factors must be f32[R] and f32[C]");
+            break;
+        case BG_STEP_ADD_SCL:
+            if (!is_kind(o[0], BG_TY_B1, 2) || o[0]->dim[0] != R || o[0]->dim[1] != C)
+                fail(v, "add_scl adds a scl of a b1[R,C] matrix");
+            else if ((o[1] && !is_vec(o[1], R)) || (o[2] && !is_vec(o[2], C)))
+                fail(v, "add_scl's factors must be f32[R] and f32[C]");
             break;
         default: fail(v, "invalid step"); break;
         }

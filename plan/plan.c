@@ -188,6 +188,65 @@ bool bg_plan_buf_kept(const BgPlan *p, int b) {
     return false;
 }
 
+bool bg_plan_graph_stage(const BgPlan *p, int *rowptr, int *col) {
+    int rp = -1, cl = -1;
+    if (!p->blocks) return false;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep) continue;
+        const bool agg = l->op && strcmp(l->op, "bspmm") == 0;
+        if (l->op && strcmp(l->op, "bspmm_mm") == 0) return false;
+        for (int k = 1; k < l->nargs; k++) {
+            const BgPlanBuf *b = l->args[k] >= 0 ? &p->bufs[l->args[k]] : NULL;
+            if (!b || b->role != BG_ROLE_GRAPH) continue;
+            if (!agg) return false;
+            switch (b->garr) {
+            case BG_GARR_ROWPTR:
+                if (rp >= 0 && rp != l->args[k]) return false;
+                rp = l->args[k];
+                break;
+            case BG_GARR_COL:
+                if (cl >= 0 && cl != l->args[k]) return false;
+                cl = l->args[k];
+                break;
+            default: break; /* factors and weights; the schedule's arrays go unused in the kernel */
+            }
+        }
+    }
+    if (rp < 0 || cl < 0) return false;
+    if (rowptr) *rowptr = rp;
+    if (col) *col = cl;
+    return true;
+}
+
+/* Could b be held in shared memory (bg_plan_graph_staged_buf, before the budget)? */
+static bool graph_stageable(const BgPlan *p, int b) {
+    const BgPlanBuf *pb = &p->bufs[b];
+    if (pb->role != BG_ROLE_TEMP || pb->kind != BG_BUF_B1 || pb->rank != 2 || pb->rows.kind != BG_ROWS_N ||
+        pb->width < 1 || pb->width > 4 || !bg_plan_buf_kept(p, b))
+        return false;
+    for (int q = 0; q < p->noutputs; q++)
+        if (p->outputs[q].buf == b) return false;
+    bool read = false;
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        for (int k = 1; k < l->nargs; k++)
+            if (l->args[k] == b) {
+                if (l->prep || (l->op && strcmp(l->op, "readout") == 0)) return false;
+                read = true;
+            }
+    }
+    return read;
+}
+
+bool bg_plan_graph_staged_buf(const BgPlan *p, int b) {
+    if (b < 0 || b >= p->nbufs || !bg_plan_graph_stage(p, NULL, NULL) || !graph_stageable(p, b)) return false;
+    long long words = 0;
+    for (int q = 0; q <= b; q++)
+        if (graph_stageable(p, q)) words += (long long)BG_PLAN_GSTAGE_ROWS * p->bufs[q].width;
+    return words <= BG_PLAN_GSTAGE_WORDS;
+}
+
 int bg_plan_phases(const BgPlan *p, int *phase) {
     int cur = -1;
     for (int i = 0; i < p->nlaunches; i++) {

@@ -97,6 +97,12 @@
  * graph_ptr[g] .. graph_ptr[g+1]-1, graph row g).  Valid only for a block-diagonal batch:
  * no edge between two graphs (the runtime checks before it uses the kernel).  The fast
  * aggregation runs as the plain one there (same bits); other kernels as in the plan.
+ * Graph stage (bg_plan_graph_stage): when every aggregation reads one adjacency's plain CSR,
+ * the kernel copies a graph of at most BG_PLAN_GSTAGE_ROWS nodes and BG_PLAN_GSTAGE_EDGES
+ * edges into shared memory before its first phase (row offsets from 0, node ids from 0) and
+ * the aggregations read it there; a larger graph reads the batch's CSR as before.  For such a
+ * graph the b1 results the kernel's aggregations read (bg_plan_graph_staged_buf) are held in
+ * shared memory too: they are not in memory after the run.
  *
  * ---- Row groups (small graphs) ------------------------------------------------------------
  * A row group is a run of consecutive launches first .. first + count - 1 (at least two of them
@@ -370,6 +376,19 @@ bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind 
 bool bg_plan_rowgroup_ok(const BgPlan *p, int first, int count, BgRowKind kind, int *bad);
 /* The launches a row group's kernel runs: its launches that are not prep. */
 int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);
+/* The per-graph kernel's graph stage (see "The per-graph kernel"): the largest graph it
+ * stages, and the 32-bit words of shared memory its staged b1 results may take. */
+#define BG_PLAN_GSTAGE_ROWS 128
+#define BG_PLAN_GSTAGE_EDGES 512
+#define BG_PLAN_GSTAGE_WORDS 2048
+/* Does the per-graph kernel stage its graph's CSR?  Yes when p has the kernel, no bspmm_mm,
+ * and every launch that reads a graph array is a bspmm, all of them over the row offsets and
+ * column indices of one adjacency (*rowptr, *col: those buffers). */
+bool bg_plan_graph_stage(const BgPlan *p, int *rowptr, int *col);
+/* Is buffer b a b1 result the per-graph kernel holds in shared memory for a staged graph: a
+ * temporary of N rows, at most 4 words wide, stored (bg_plan_buf_kept), not an output, read by
+ * no readout; in buffer order while BG_PLAN_GSTAGE_WORDS allows? */
+bool bg_plan_graph_staged_buf(const BgPlan *p, int b);
 /* Is buffer b's value in memory after a run in the CUDA-graph mode?  False only for the result
  * of a member of a warp-rows group that nothing reads from memory (see "Row groups"). */
 bool bg_plan_buf_kept(const BgPlan *p, int b);

@@ -67,6 +67,13 @@ static bool run_steps(const BgInst *in, int s0, int s1, const BgTensor *vals, bo
         case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(t, operand(in, a, vals), &u); break;
         case BG_STEP_LOG_SOFTMAX: ok = bg_ref_log_softmax(t, &u); break; /* the row tail, last */
         case BG_STEP_CENTER: ok = bg_ref_center(t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
+        case BG_STEP_ADD_SCL: { /* the scl's float, then the add (the unfused ops, in order) */
+            BgTensor sv = {0};
+            ok = bg_ref_scl(operand(in, a, vals), operand(in, a + 1, vals), operand(in, a + 2, vals), &sv) &&
+                 bg_ref_add("FFF", t, &sv, &u);
+            bg_tensor_free(&sv);
+            break;
+        }
         default: ok = false; break;
         }
         bg_tensor_free(t);

@@ -164,7 +164,9 @@ int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r);
 /* Is buffer b's value in memory after the instance's last run (r->used)?  False only for a
  * result bg_plan_buf_kept leaves out whose warp-rows group ran in that form: in the per-graph
  * kernel a group of node rows, in the separate launches a group whose kernel ran (a graph-row
- * group keeps the memory form in the per-graph kernel; the fused kernel writes every value). */
+ * group keeps the memory form in the per-graph kernel; the fused kernel writes every value);
+ * and, after the per-graph kernel, for a b1 result its graph stage holds in shared memory
+ * (bg_plan_graph_staged_buf: written to memory only for graphs too large to stage). */
 bool bg_gpu_run_buf_in_memory(const BgGpuModel *gm, const BgGpuRun *r, int b);
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then

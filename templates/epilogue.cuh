@@ -121,6 +121,23 @@ struct EpAdd { // add.FFF: fl(v + b[c]) or fl(v + b[r, c])
     }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
 };
+// add_scl (fuse-add): fl(v + fl(fl(x[r,c] * rf[r]) * cf[c])), x[r,c] = +-1 the bit (r, c) of a
+// b1 [R][C] matrix (ceil(C/32) words a row): elementwise.cuh's scl of bits, then its add.
+template <long long C, bool HR, bool HC, class N, class RF = const float *>
+struct EpAddScl {
+    static constexpr bool identity = false, lsm = N::lsm;
+    const u32 *x;
+    RF rf;
+    const float *cf;
+    N next;
+    __device__ __forceinline__ float val(long long r, long long c, float v) const {
+        float s = pm1(get_bit(x + r * words_of(C), c));
+        if constexpr (HR) s = fmul(s, rf[r]);
+        if constexpr (HC) s = fmul(s, cf[c]);
+        return next.val(r, c, fadd(v, s));
+    }
+    __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
+};
 template <class N, class RF = const float *>
 struct EpCenter { // center (fold-standardize-mm): fl(v - fl(rf[r] * cf[c])); rf a pointer or a RowVal
     static constexpr bool identity = false, lsm = N::lsm;

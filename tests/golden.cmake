@@ -75,6 +75,11 @@ foreach(n gcn_bin gcn_fp32 indgcn_full)
   set_tests_properties(codegen.${n} PROPERTIES LABELS codegen)
 endforeach()
 
+# the per-graph kernel of a batched GIN (examples/tu): add_scl steps, warp rows, staged tables
+# and the graph stage (plan.h)
+bgnn_add_golden(codegen.gin_bin_mutag ${GOLD}/codegen/gin_bin_mutag.cu.expected stdout 0 ../examples/tu/gin_bin_mutag.bgnn --emit=cuda --arch=sm_90)
+set_tests_properties(codegen.gin_bin_mutag PROPERTIES LABELS codegen)
+
 # bgnnc --stats (kernels, launches, compulsory bytes per launch at Cora's sizes).
 foreach(n gcn_bin gcn_fp32)
   bgnn_add_golden(stats.${n} ${GOLD}/codegen/${n}.stats.expected stdout 0 ../examples/${n}.bgnn --stats)

@@ -13,7 +13,10 @@
  * activation, at the node ids graph_ptr holds.  Graphs own disjoint rows, so one graph's
  * last phase and the next one's first need no barrier between them.  A row group of node rows
  * in the warp-rows form (cg_warp_rows.c) runs in that form here too, over the graph's rows: a
- * block barrier before and after it, none between its launches. */
+ * block barrier before and after it, none between its launches.  With the graph stage
+ * (cg_stage.c) a graph that fits is copied into shared memory first, and each launch or warp
+ * group that reads or writes the stage is emitted twice, `if (gfit) { shared } else { batch
+ * arrays }`; a barrier then also ends each graph (the next one's copy overwrites the stage). */
 #include "cg_internal.h"
 
 #include <stdio.h>
@@ -39,8 +42,7 @@ static int step_operands(const BgInst *in, int s1) {
     return n;
 }
 
-/* Is argument k of launch l read at rows other than the output's (see the top)? */
-static bool gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k) {
+bool bg_cg_gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k) {
     const BgInst *in = &m->insts[l->inst];
     const BgPlanBuf *b = &p->bufs[l->args[k]];
     if (b->role == BG_ROLE_GRAPH) return b->garr != BG_GARR_ROWPTR && b->garr != BG_GARR_ROWF;
@@ -62,7 +64,7 @@ void bg_cg_arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, c
                     bool rowlocal) {
     int b = l->args[k];
     const BgPlanBuf *pb = &p->bufs[b];
-    const bool at_others = gathered(m, p, l, k); /* graph arrays: by what they are, always */
+    const bool at_others = bg_cg_gathered(m, p, l, k); /* graph arrays: by what they are, always */
     if (pb->role == BG_ROLE_GRAPH ? at_others : !rowlocal && at_others) {
         snprintf(out, cap, "b%d", b);
         return;
@@ -135,7 +137,7 @@ void bg_cg_range_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
 }
 
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, const char *csr, bool own, const bool *staged_tables,
+                             int phase, const char *rows, const char *csr, bool own, const BgCgShared *sh,
                              BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     BgCgArgs args;
@@ -143,7 +145,7 @@ bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, cons
     bg_cg_phase_open(e, m, ir, src, l, i, phase);
     if (rows) bg_emit_line(e, "const long long rows = %s;", rows);
     bg_cg_range_args(m, p, l, &args);
-    bg_cg_stage_names(m, p, l, staged_tables, &args);
+    bg_cg_shared_names(m, p, l, sh, &args);
     const bool staged = m->insts[l->inst].op == BG_OP_BSPMM_MM;
     if (staged) emit_staged_mm_spmm(e, m, p, l, nm);
     bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr) : bg_cg_emit_call(e, m, p, l, nm, true, own, d);
@@ -196,28 +198,54 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     /* the parameter tables, staged once for every graph of the block (cg_stage.c), in what the
      * staged product leaves */
     bool *staged = bg_cg_stage_tables(e, m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES));
+    int rp = -1, cl = -1;
+    const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
+    if (gstage) bg_cg_graph_stage_decls(e, p);
     bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
     bg_emit_indent(e, 1);
     bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
     bg_emit_line(e, "(void)r1;");
-    bool ok = true;
+    if (gstage) bg_cg_graph_stage_copy(e, rp, cl);
+    const BgCgShared global = {staged, false}, shared = {staged, true};
+    bool ok = true, unsynced = gstage; /* unsynced: no barrier yet after the stage's copy */
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue; /* run once when the parameters are bound */
         const BgPlanRowGroup *wg = warp_group_at(p, i);
-        if (wg) { /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
-            if (last >= 0) bg_emit_line(e, "__syncthreads();");
-            ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, staged, d);
+        const int end = wg ? wg->first + wg->count : i + 1;
+        bool reads = false, uses = false; /* reads the stage; reads or writes it */
+        for (int j = i; gstage && j < end; j++)
+            if (!p->launches[j].prep) {
+                reads |= bg_cg_uses_graph_stage(p, &p->launches[j], 1);
+                uses |= bg_cg_uses_graph_stage(p, &p->launches[j], 0);
+            }
+        if ((wg && last >= 0) || (!wg && last >= 0 && phase[i] != last) || (reads && unsynced)) {
             bg_emit_line(e, "__syncthreads();");
-            last = -1;
-            i = wg->first + wg->count - 1;
-            continue;
+            unsynced = false;
         }
-        if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();");
-        last = phase[i];
-        ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL, false,
-                                     staged, d);
+        /* the code twice where it uses the stage: for a staged graph, and for one that is not */
+        for (int v = uses ? 0 : 1; v < 2 && ok; v++) {
+            if (uses) bg_emit_line(e, v == 0 ? "if (gfit) { // the graph in shared memory" : "} else {");
+            if (uses) bg_emit_indent(e, 1);
+            const BgCgShared *sh = uses && v == 0 ? &shared : &global;
+            if (wg) /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
+                ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, sh, d);
+            else
+                ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL,
+                                             false, sh, d);
+            if (uses) bg_emit_indent(e, -1);
+        }
+        if (uses) bg_emit_line(e, "}");
+        if (wg) {
+            bg_emit_line(e, "__syncthreads();");
+            unsynced = false;
+            last = -1;
+            i = end - 1;
+        } else {
+            last = phase[i];
+        }
     }
+    if (gstage) bg_emit_line(e, "if (g + gridDim.y < ngraphs) __syncthreads(); // the stage is free for the next graph");
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");
     bg_emit_indent(e, -1);

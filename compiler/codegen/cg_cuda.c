@@ -209,6 +209,15 @@ void bg_cg_steps_range(BgStrBuf *b, const BgModule *m, const BgInst *in, int s0,
             rowval[open] = bg_cg_is_rowval(rf);
             break;
         }
+        case BG_STEP_ADD_SCL: { /* never in a chain (ir_verify) */
+            bool hr = in->args[a + 1] != BG_NONE, hc = in->args[a + 2] != BG_NONE;
+            const char *x = slot_name(in, s, 0, nm, k);
+            const char *rf = slot_name(in, s, 1, nm, k), *cf = slot_name(in, s, 2, nm, k);
+            bg_sb_printf(&ty, "bgnn::EpAddScl<%lld, %s, %s, ", (long long)C, tf(hr), tf(hc));
+            bg_sb_printf(&ini, "{(const bgnn::u32 *)%s, %s, %s, ", x, rf, cf);
+            rowval[open] = bg_cg_is_rowval(rf);
+            break;
+        }
         case BG_STEP_BATCHNORM: {
             bool hg = in->args[a + 2] != BG_NONE, hb = in->args[a + 3] != BG_NONE;
             const char *mean = slot_name(in, s, 0, nm, k), *var = slot_name(in, s, 1, nm, k);
@@ -510,7 +519,8 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     int first = bg_cg_step_first_arg(in, nargs);
     if (k >= first) { /* a fused step's operand (plan.c: after the op's own, none skipped) */
         static const char *const names[BG_STEP_COUNT][4] = {
-            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}, {""}, {"mu", "csum"}};
+            {"srow", "scol"}, {"addend"}, {""}, {"thr"}, {"mean", "var", "gamma", "beta"}, {""}, {"mu", "csum"}, {""},
+            {"sbits", "sbrow", "sbcol"}};
         for (int s = 0; s < in->nsteps; s++) {
             BgStepKind sk = (BgStepKind)in->steps[s].kind;
             for (int j = 0, a = bg_inst_step_arg(in, s); j < bg_step_slots(sk); j++)

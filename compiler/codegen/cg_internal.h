@@ -66,10 +66,24 @@ void bg_cg_arg_expr(char *out, size_t cap, const BgModule *m, const BgPlan *p, c
 /* Every argument of launch l by bg_cg_arg_expr (not rowlocal): names[k] for args[k], nm[k]
  * pointing at it (the nm array the template calls take). */
 typedef struct BgCgArgs {
-    char names[BG_PLAN_MAX_ARGS][48];
+    char names[BG_PLAN_MAX_ARGS][96];
     const char *nm[BG_PLAN_MAX_ARGS];
 } BgCgArgs;
 void bg_cg_range_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, BgCgArgs *a);
+/* Is argument k of launch l read at rows other than its output's (cg_blocks.c, at the top)? */
+bool bg_cg_gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int k);
+/* What the per-graph kernel holds in shared memory, for its launches' names (NULL: a row
+ * group's own kernel, nothing). */
+typedef struct BgCgShared {
+    const bool *tables; /* the staged parameter tables (cg_stage.c), per buffer; NULL: none */
+    bool graph;         /* the code for a staged graph (gfit): bg_cg_shared_names */
+} BgCgShared;
+/* Launch l's names (bg_cg_range_args) with what sh holds in shared memory: st<buf> for the
+ * staged tables (cg_stage.c); for a staged graph (sh->graph; plan.h,
+ * bg_plan_graph_stage) its CSR in shared memory (gs_rowptr, gs_col: offsets and node ids from
+ * 0), so what an aggregation reads at a neighbour or an edge starts at the graph's first row
+ * (r0) or edge (e0), and the staged b1 results there too (gsx<buf>). */
+void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const BgCgShared *sh, BgCgArgs *a);
 /* The sparse variant's template call of launch l (plan.h: a bmm of the input features over
  * their CSR, templates/bmm_fb_csr.cuh; a bin's, bin.center's or rowmean's of them, a warp a
  * row) with the CSR view expression csr (bgnn::CsrRows: the whole block, or a row group's
@@ -84,7 +98,7 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
  * kernels give an absmean its table: the plan admits only narrow ones).  staged: the tables
  * the per-graph kernel staged (bg_cg_stage_tables), read there, or NULL. */
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                             int phase, const char *rows, const char *csr, bool own, const bool *staged,
+                             int phase, const char *rows, const char *csr, bool own, const BgCgShared *sh,
                              BgDiagSink *d);
 /* cg_blocks.c: the per-graph kernel (plan.h) after the others. */
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
@@ -102,14 +116,18 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
  * (for the comments).  staged: the tables the per-graph kernel staged in shared memory at its
  * start (bg_cg_stage_tables), or NULL (a group's own kernel reads them from memory). */
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
-                          const BgPlanRowGroup *g, const int *phase, bool tiles, const bool *staged, BgDiagSink *d);
+                          const BgPlanRowGroup *g, const int *phase, bool tiles, const BgCgShared *sh, BgDiagSink *d);
 /* cg_stage.c: the parameter tables the launches (not prep) read at column c, staged in shared
  * memory (st<buf>: declarations, a block-wide copy, then __syncthreads), in launch order as
  * far as `budget` floats allow; the staged buffers (a malloc'd flag a buffer), or NULL with
  * nothing emitted when none is. */
 bool *bg_cg_stage_tables(BgEmit *e, const BgModule *m, const BgPlan *p, long long budget);
-/* Launch l's argument names (bg_cg_range_args) with st<buf> for the staged tables it reads at
- * column c (staged from bg_cg_stage_tables; NULL: none). */
-void bg_cg_stage_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a);
+/* cg_stage.c: the graph stage of the per-graph kernel (plan.h, bg_plan_graph_stage): its
+ * shared arrays (before the graph loop); per graph, gfit and the copy of the graph's CSR
+ * (rowptr, col: the adjacency's buffers); does launch l use it, in args[from..] (from 1: reads
+ * it; from 0: reads or writes it)? */
+void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p);
+void bg_cg_graph_stage_copy(BgEmit *e, int rowptr, int col);
+bool bg_cg_uses_graph_stage(const BgPlan *p, const BgPlanLaunch *l, int from);
 
 #endif /* BG_CG_INTERNAL_H */

@@ -7,10 +7,21 @@
  * (prep launches, run at binding, write the others), so the copy is the same for every graph.
  * A row group's own kernel keeps them in memory: there the copy's round trip and barrier at
  * the start of each block cost more than they save (H200: MUTAG GIN bin 26.8 -> 28.1 us,
- * ENZYMES GCN bin 48.0 -> 50.4 us). */
+ * ENZYMES GCN bin 48.0 -> 50.4 us).
+ *
+ * The graph stage (plan.h, bg_plan_graph_stage), for each graph in turn: its CSR copied into
+ * shared memory (gs_rowptr from 0, gs_col as node ids from 0) when the graph has at most
+ * BG_PLAN_GSTAGE_ROWS nodes and BG_PLAN_GSTAGE_EDGES edges (gfit), and the b1 results its
+ * aggregations gather held there too (gsx<buf>, bg_plan_graph_staged_buf).  cg_blocks.c emits
+ * each launch that uses it twice, for gfit with these names (bg_cg_shared_names) and for a
+ * larger graph with the batch's arrays: one selected pointer per operand instead cost registers
+ * (64 a thread at 1,024 threads: it spilled) and made every load generic.  H200, per-graph
+ * kernel on 1,024 graphs: ENZYMES GIN bin 99.9 -> 90.8 us, PROTEINS 365 -> 357, NCI1 81.5 ->
+ * 82.2, a lone MUTAG graph unchanged. */
 #include "cg_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 /* Buffer b holds parameters only: a PARAM / PARAM_SCALE, or a prep launch's result (a
@@ -77,10 +88,70 @@ bool *bg_cg_stage_tables(BgEmit *e, const BgModule *m, const BgPlan *p, long lon
     return staged;
 }
 
-void bg_cg_stage_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a) {
+static void stage_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a) {
     for (int k = 1; staged && k < l->nargs; k++)
         if (l->args[k] >= 0 && staged[l->args[k]] && stageable(m, p, l, k)) {
             snprintf(a->names[k], sizeof a->names[k], "st%d", l->args[k]);
             a->nm[k] = a->names[k];
         }
+}
+
+void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const BgCgShared *sh, BgCgArgs *a) {
+    if (!sh) return;
+    stage_names(m, p, l, sh->tables, a);
+    if (!sh->graph) return;
+    const bool agg = l->op && strcmp(l->op, "bspmm") == 0;
+    for (int k = 0; k < l->nargs; k++) {
+        const int b = l->args[k];
+        if (b < 0) continue;
+        const BgPlanBuf *pb = &p->bufs[b];
+        char *out = a->names[k];
+        const size_t cap = sizeof a->names[k];
+        if (pb->role == BG_ROLE_GRAPH) {
+            switch (pb->garr) {
+            case BG_GARR_ROWPTR: snprintf(out, cap, "gs_rowptr"); break;
+            case BG_GARR_COL: snprintf(out, cap, "gs_col"); break;
+            case BG_GARR_COLF: snprintf(out, cap, "(b%d + r0)", b); break; /* at node j */
+            case BG_GARR_W: snprintf(out, cap, "(b%d + e0)", b); break;    /* at edge e */
+            default: continue; /* the row factors: at the output row */
+            }
+        } else if (bg_plan_graph_staged_buf(p, b)) {
+            snprintf(out, cap, "gsx%d", b);
+        } else if (agg && bg_cg_gathered(m, p, l, k) && pb->rows.kind == BG_ROWS_N) {
+            snprintf(out, cap, "(b%d + r0 * %lldLL)", b, (long long)pb->width);
+        } else {
+            continue;
+        }
+        a->nm[k] = out;
+    }
+}
+
+void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p) {
+    bg_emit_line(e, "// the graph stage (plan.h): a graph of at most %d nodes and %d edges in shared memory",
+                 BG_PLAN_GSTAGE_ROWS, BG_PLAN_GSTAGE_EDGES);
+    bg_emit_line(e, "__shared__ long long gs_rowptr[%d];", BG_PLAN_GSTAGE_ROWS + 1);
+    bg_emit_line(e, "__shared__ int gs_col[%d];", BG_PLAN_GSTAGE_EDGES);
+    for (int b = 0; b < p->nbufs; b++)
+        if (bg_plan_graph_staged_buf(p, b))
+            bg_emit_line(e, "__shared__ unsigned gsx%d[%lld]; // b%d's rows", b, (long long)BG_PLAN_GSTAGE_ROWS * p->bufs[b].width,
+                         b);
+}
+
+void bg_cg_graph_stage_copy(BgEmit *e, int rowptr, int col) {
+    bg_emit_line(e, "const long long e0 = b%d[r0], ne = b%d[r1] - e0;", rowptr, rowptr);
+    bg_emit_line(e, "const bool gfit = r1 - r0 <= %dLL && ne <= %dLL;", BG_PLAN_GSTAGE_ROWS, BG_PLAN_GSTAGE_EDGES);
+    bg_emit_line(e, "(void)e0;");
+    bg_emit_line(e, "if (gfit) { // offsets from the graph's first edge, node ids from its first node");
+    bg_emit_indent(e, 1);
+    bg_emit_line(e, "for (long long t = threadIdx.x; t <= r1 - r0; t += blockDim.x) gs_rowptr[t] = b%d[r0 + t] - e0;", rowptr);
+    bg_emit_line(e, "for (long long t = threadIdx.x; t < ne; t += blockDim.x) gs_col[t] = b%d[e0 + t] - (int)r0;", col);
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+}
+
+bool bg_cg_uses_graph_stage(const BgPlan *p, const BgPlanLaunch *l, int from) {
+    for (int k = from; k < l->nargs; k++)
+        if (l->args[k] >= 0 && (p->bufs[l->args[k]].role == BG_ROLE_GRAPH || bg_plan_graph_staged_buf(p, l->args[k])))
+            return true;
+    return false;
 }

@@ -35,9 +35,9 @@ static const char *reg_type(const BgType t) { return t.kind == BG_TY_B1 ? "bgnn:
 
 /* Launch l's arguments for the warp-rows form: bg_cg_range_args, then a staged table's name
  * (cg_stage.c) where l reads it at column c. */
-static void member_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const bool *staged, BgCgArgs *a) {
+static void member_args(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const BgCgShared *sh, BgCgArgs *a) {
     bg_cg_range_args(m, p, l, a);
-    bg_cg_stage_names(m, p, l, staged, a);
+    bg_cg_shared_names(m, p, l, sh, a);
 }
 
 /* The main operand of launch i: "v<buf>" when a member computed it, else loaded as "x<i>". */
@@ -59,12 +59,12 @@ static void main_operand(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, in
 
 /* Launch i's call(s) in the row loop: its result v<out>, stored when read from memory. */
 static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                        int phase, const bool *staged, bool *in_regs, BgDiagSink *d) {
+                        int phase, const BgCgShared *sh, bool *in_regs, BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
     const char *const *nm = args.nm;
-    member_args(m, p, l, staged, &args);
+    member_args(m, p, l, sh, &args);
     for (int k = 2; k < l->nargs; k++) /* an earlier member's per-row value (an absmean as a factor) */
         if (l->args[k] >= 0 && in_regs[l->args[k]] && bg_plan_row_value(p, l->args[k])) {
             snprintf(args.names[k], sizeof args.names[k], BG_CG_ROWVAL "{v%d}", l->args[k]);
@@ -152,12 +152,12 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
 
 /* Before the tile loop: launch i's tables a warp reads once (a prologue's inverses, a
  * product's weight words), from operands of constant rows. */
-static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i, const bool *staged) {
+static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i, const BgCgShared *sh) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
     const char *const *nm = args.nm;
-    member_args(m, p, l, staged, &args);
+    member_args(m, p, l, sh, &args);
     const long long ci = in->nargs > 0 && in->args[0] != BG_NONE ? (long long)m->insts[in->args[0]].type.dim[1] : 0;
     if (in->op == BG_OP_ABSMEAN) {
         BgStrBuf pb = {0};
@@ -176,14 +176,14 @@ static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i, c
 }
 
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
-                          const BgPlanRowGroup *g, const int *phase, bool tiles, const bool *staged, BgDiagSink *d) {
+                          const BgPlanRowGroup *g, const int *phase, bool tiles, const BgCgShared *sh, BgDiagSink *d) {
     bg_emit_line(e, "// warp rows (cg_warp_rows.c): a warp takes a row through every launch, its values in registers");
     if (!tiles) { /* the per-graph kernel: the group's tables read in a block of their own */
         bg_emit_line(e, "{ // launches %d..%d", g->first, g->first + g->count - 1);
         bg_emit_indent(e, 1);
     }
     for (int i = g->first; i < g->first + g->count; i++)
-        if (!p->launches[i].prep) emit_prelude(e, m, p, i, staged);
+        if (!p->launches[i].prep) emit_prelude(e, m, p, i, sh);
     const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0"; /* the tile's first row (bg_cg_arg_expr's offsets) */
     if (tiles) {
         bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,
@@ -198,7 +198,7 @@ bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     bool *in_regs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
     bool ok = true;
     for (int i = g->first; i < g->first + g->count && ok; i++)
-        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], staged, in_regs, d);
+        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], sh, in_regs, d);
     free(in_regs);
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");

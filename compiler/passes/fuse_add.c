@@ -8,8 +8,11 @@
  * computed as X + b, the same value: IEEE addition commutes).  An add.FFB gives the fused op
  * a B result (bit by the sign).  The fused instruction stays where X was, or moves to Y's
  * place when an operand it gains is defined after X.  Repeats along a chain (scl, then add,
- * then relu) while the operand limit (BG_FUSE_MAX_OPERANDS) allows.  Linear: use counts are
- * kept up to date (ir_uses.h) and Y's uses are redirected to X as the walk reaches them. */
+ * then relu) while the operand limit (BG_FUSE_MAX_OPERANDS) allows.  When the other addend is
+ * S = scl(h, rows, cols) of a b1 matrix h (GIN's (1 + eps) h term) and the add is S's only
+ * use, the step is add_scl h, rows, cols: the same scl and add done on h's bit as X's value is
+ * produced, so S's float is never stored either.  Linear: use counts are kept up to date
+ * (ir_uses.h) and Y's uses are redirected to X as the walk reaches them. */
 #include "bg.h"
 #include "ir_uses.h"
 
@@ -49,7 +52,7 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
         bg_uses_resolve(fwd, &m->insts[i]);
         const BgInst *in = &m->insts[i];
         if (in->nsteps) continue;
-        BgRef x = BG_NONE, sl[2] = {BG_NONE, BG_NONE};
+        BgRef x = BG_NONE, sl[3] = {BG_NONE, BG_NONE, BG_NONE}, dead = BG_NONE;
         BgStepKind k;
         if (in->op == BG_OP_SCL) {
             if (m->insts[in->args[0]].type.kind != BG_TY_F32) continue; /* scales +-1, not the producer's float */
@@ -72,6 +75,13 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
                 }
             }
             if (x == BG_NONE) continue;
+            const BgInst *o = &m->insts[sl[0]];
+            if (o->op == BG_OP_SCL && o->type.rank == 2 && uses[sl[0]] == 1 &&
+                m->insts[o->args[0]].type.kind == BG_TY_B1) { /* add_scl: the scl of bits goes too */
+                k = BG_STEP_ADD_SCL;
+                dead = sl[0];
+                for (int j = 0; j < 3; j++) sl[j] = o->args[j];
+            }
         } else {
             continue;
         }
@@ -87,6 +97,11 @@ bool bg_pass_fuse_add(BgModule *m, BgDiagSink *d) {
         if (bg_inst_noperands(&f) + gained > BG_FUSE_MAX_OPERANDS || !bg_inst_add_step(&f, k, 0.0f, sl)) continue;
         f.type = in->type; /* an add.FFB gives a b1 result */
         if (in->op == BG_OP_ADD) f.prec[2] = in->prec[2];
+        if (dead != BG_NONE) { /* the scl's only use was the add */
+            bg_uses_drop(uses, &m->insts[dead]);
+            keep[dead] = false;
+            m->insts[dead].nargs = 0;
+        }
         place(m, keep, uses, fwd, x, i, &f, late);
         changed = true;
     }
