@@ -102,8 +102,9 @@ class TUNet(nn.Module):
     """arch gin | gcn, form fp32 | full | bin; layers x hidden; float classifier."""
 
     def __init__(self, arch, form, num_features, num_classes, hidden=64, layers=3, dropout=0.5,
-                 float_input=False):
+                 float_input=False, jk=False):
         super().__init__()
+        self.jk = jk
         float_input = float_input and arch == 'gin' and form == 'bin'
         self.arch, self.form, self.layers, self.dropout = arch, form, layers, dropout
         self.bn = nn.BatchNorm1d(num_features, affine=False)
@@ -121,6 +122,9 @@ class TUNet(nn.Module):
             setattr(self, 'conv%d' % k, conv)
         self.lin1 = Lin(hidden, hidden, glorot=True)
         self.lin2 = Lin(hidden, num_classes, glorot=True)
+        if jk:   # Xu et al.'s readout of every layer (the input too): the sum of per-layer scores
+            for k in range(layers + 1):
+                setattr(self, 'pred%d' % k, Lin(num_features if k == 0 else hidden, num_classes, glorot=True))
 
     def convs(self):
         return [getattr(self, 'conv%d' % k) for k in range(1, self.layers + 1)]
@@ -141,12 +145,19 @@ class TUNet(nn.Module):
             x = Fn.batch_norm(b.x, self.bn.running_mean, self.bn.running_var, training=False, eps=self.bn.eps)
         else:
             x = self.bn(b.x)
-        h = self.gin(b, x) if self.arch == 'gin' else self.gcn(b, x)
+        hs = []
+        h = self.gin(b, x, hs) if self.arch == 'gin' else self.gcn(b, x, hs)
+        if self.jk:
+            score = 0
+            for k, hk in enumerate([x] + hs):
+                score = score + Fn.dropout(getattr(self, 'pred%d' % k)(b.readout(hk, READOUT[self.arch])), self.dropout,
+                                           self.training)
+            return Fn.log_softmax(score, dim=1)
         g = b.readout(h, READOUT[self.arch])
         c = Fn.dropout(Fn.relu(self.lin1(g)), self.dropout, self.training)
         return Fn.log_softmax(self.lin2(c), dim=1)
 
-    def gin(self, b, x):
+    def gin(self, b, x, hs):
         h = x if self.form != 'bin' else ste(binlin(x, self.lin0.weight)) if hasattr(self, 'lin0') else ste(x)
         for k, conv in enumerate(self.convs(), 1):
             last = k == self.layers
@@ -154,12 +165,14 @@ class TUNet(nn.Module):
             m = conv.mlp
             if self.form == 'fp32':
                 h = Fn.relu(m.lin2(Fn.relu(m.bn(m.lin1(z)))))
+                hs.append(h)
                 continue
             o = m.lin2(binact(m.bn(m.lin1(binact(z)))))
             h = Fn.relu(o) if last else (ste(o) if self.form == 'bin' else o)
+            hs.append(h)
         return h
 
-    def gcn(self, b, h):
+    def gcn(self, b, h, hs):
         for k, conv in enumerate(self.convs(), 1):
             last = k == self.layers
             if self.form == 'fp32':
@@ -172,6 +185,7 @@ class TUNet(nn.Module):
                 h = ste(b.mean_sl(t))
             else:              # bmm.BBF * m, bspmm.FBF over Asym, + b
                 h = Fn.relu(b.agg_sl(binlin(h, conv.weight), b.w_sym) + conv.bias)
+            hs.append(h)
         return h
 
 
