@@ -174,6 +174,43 @@ static void check_verifier(void) {
     }
 }
 
+/* The verifier refuses malformed add_scl steps (each case mutates the first bspmm of
+ * tests/passes/fuse-add/add_scl.bgnn after fuse-add: epilogue(add_scl h, none, e)). */
+static void check_verifier_add_scl(const char *src) {
+    static const char *const passes[1] = {"fuse-add"};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/passes/fuse-add/add_scl.bgnn", src);
+    for (int c = 0; c < 3; c++) {
+        BgArena *a = bg_arena_new();
+        BgDiagSink d;
+        bg_diag_init(&d);
+        BgCompileOpts o = {passes, 1, NULL, NULL, true};
+        BgModule *m = bg_compile_file(a, path, &o, &d);
+        CHECK(m != NULL);
+        bg_diag_free(&d);
+        int f = -1, x = -1; /* the first bspmm with an add_scl step; the input X (f32[N,40]) */
+        for (int i = 0; m && i < m->ninsts; i++) {
+            const BgInst *in = &m->insts[i];
+            if (f < 0 && in->op == BG_OP_BSPMM && in->nsteps == 1 && in->steps[0].kind == BG_STEP_ADD_SCL) f = i;
+            if (in->op == BG_OP_INPUT) x = i;
+        }
+        CHECK(f >= 0 && x >= 0 && verifies(m));
+        if (f < 0 || x < 0) {
+            bg_arena_free(a);
+            continue;
+        }
+        BgInst *b = &m->insts[f];
+        const int s0 = bg_inst_step_arg(b, 0);
+        switch (c) {
+        case 0: b->args[s0] = (BgRef)x; break;                  /* adds a scl of floats, not of bits */
+        case 1: b->args[s0 + 1] = b->args[s0 + 2]; break;       /* row factors of the columns' length */
+        default: b->args[s0] = BG_NONE; break;                  /* no matrix */
+        }
+        CHECK(!verifies(m));
+        bg_arena_free(a);
+    }
+}
+
 /* The verifier refuses malformed bspmm_mm instructions (each case mutates a good module: the
  * steps test model of tests/passes/fuse-mm-spmm, whose two bspmm_mm have mm steps ending in a
  * relu (F product) and in a threshold (B product)). */
@@ -290,6 +327,7 @@ int main(void) {
     check_structure(src);
     check_verifier();
     check_verifier_mm_spmm(src);
+    check_verifier_add_scl(src);
     check_verifier_lsm(src);
     printf("%d models checked; the whole pass table made a bspmm_mm in %d examples and %d pass test models\n",
            count, fused_examples, fused);
