@@ -174,20 +174,28 @@ static void check_verifier(void) {
     }
 }
 
+/* tests/passes/<rel> compiled (fp-strict: the exact passes) with the passes given, into a new
+ * arena *a (the caller frees it); NULL (a CHECK failed) when it does not compile. */
+static BgModule *compile_case(const char *src, const char *rel, const char *const *passes, int npasses, BgArena **a) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/passes/%s", src, rel);
+    *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgCompileOpts o = {passes, npasses, NULL, NULL, true};
+    BgModule *m = bg_compile_file(*a, path, &o, &d);
+    CHECK(m != NULL);
+    bg_diag_free(&d);
+    return m;
+}
+
 /* The verifier refuses malformed add_scl steps (each case mutates the first bspmm of
  * tests/passes/fuse-add/add_scl.bgnn after fuse-add: epilogue(add_scl h, none, e)). */
 static void check_verifier_add_scl(const char *src) {
     static const char *const passes[1] = {"fuse-add"};
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/passes/fuse-add/add_scl.bgnn", src);
     for (int c = 0; c < 3; c++) {
-        BgArena *a = bg_arena_new();
-        BgDiagSink d;
-        bg_diag_init(&d);
-        BgCompileOpts o = {passes, 1, NULL, NULL, true};
-        BgModule *m = bg_compile_file(a, path, &o, &d);
-        CHECK(m != NULL);
-        bg_diag_free(&d);
+        BgArena *a;
+        BgModule *m = compile_case(src, "fuse-add/add_scl.bgnn", passes, 1, &a);
         int f = -1, x = -1; /* the first bspmm with an add_scl step; the input X (f32[N,40]) */
         for (int i = 0; m && i < m->ninsts; i++) {
             const BgInst *in = &m->insts[i];
@@ -216,16 +224,9 @@ static void check_verifier_add_scl(const char *src) {
  * relu (F product) and in a threshold (B product)). */
 static void check_verifier_mm_spmm(const char *src) {
     static const char *const passes[4] = {"fold-threshold", "fuse-add", "fuse-bin", "fuse-mm-spmm"};
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/passes/fuse-mm-spmm/steps.bgnn", src);
     for (int c = 0; c < 9; c++) {
-        BgArena *a = bg_arena_new();
-        BgDiagSink d;
-        bg_diag_init(&d);
-        BgCompileOpts o = {passes, 4, NULL, NULL, true}; /* fp-strict: the exact passes */
-        BgModule *m = bg_compile_file(a, path, &o, &d);
-        CHECK(m != NULL);
-        bg_diag_free(&d);
+        BgArena *a;
+        BgModule *m = compile_case(src, "fuse-mm-spmm/steps.bgnn", passes, 4, &a);
         if (!m) {
             bg_arena_free(a);
             continue;
@@ -265,16 +266,9 @@ static void check_verifier_mm_spmm(const char *src) {
  * tests/passes/fuse-log-softmax, whose 7-column bspmm_mm has the step). */
 static void check_verifier_lsm(const char *src) {
     static const char *const passes[5] = {"fuse-add", "fuse-bin", "fuse-mm-spmm", "fuse-log-softmax", "dce"};
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/passes/fuse-log-softmax/tails.bgnn", src);
     for (int c = 0; c < 6; c++) {
-        BgArena *a = bg_arena_new();
-        BgDiagSink d;
-        bg_diag_init(&d);
-        BgCompileOpts o = {passes, 5, NULL, NULL, true}; /* fp-strict: the exact passes */
-        BgModule *m = bg_compile_file(a, path, &o, &d);
-        CHECK(m != NULL);
-        bg_diag_free(&d);
+        BgArena *a;
+        BgModule *m = compile_case(src, "fuse-log-softmax/tails.bgnn", passes, 5, &a);
         int y = -1, w = -1, x2 = -1; /* the tailed bspmm_mm, the 40-column one, a bmm */
         for (int i = 0; m && i < m->ninsts; i++) {
             const BgInst *in = &m->insts[i];
