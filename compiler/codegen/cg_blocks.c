@@ -200,13 +200,14 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bool *staged = bg_cg_stage_tables(e, m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES));
     int rp = -1, cl = -1;
     const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
-    if (gstage) bg_cg_graph_stage_decls(e, p);
+    bool *gbufs = gstage ? bg_cg_graph_stage_bufs(p) : NULL;
+    if (gstage) bg_cg_graph_stage_decls(e, p, gbufs);
     bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
     bg_emit_indent(e, 1);
     bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
     bg_emit_line(e, "(void)r1;");
     if (gstage) bg_cg_graph_stage_copy(e, rp, cl);
-    const BgCgShared global = {staged, false}, shared = {staged, true};
+    const BgCgShared global = {staged, NULL, false}, shared = {staged, gbufs, true};
     bool ok = true, unsynced = gstage; /* unsynced: no barrier yet after the stage's copy */
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
@@ -216,8 +217,8 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         bool reads = false, uses = false; /* reads the stage; reads or writes it */
         for (int j = i; gstage && j < end; j++)
             if (!p->launches[j].prep) {
-                reads |= bg_cg_uses_graph_stage(p, &p->launches[j], 1);
-                uses |= bg_cg_uses_graph_stage(p, &p->launches[j], 0);
+                reads |= bg_cg_uses_graph_stage(p, gbufs, &p->launches[j], 1);
+                uses |= bg_cg_uses_graph_stage(p, gbufs, &p->launches[j], 0);
             }
         if ((wg && last >= 0) || (!wg && last >= 0 && phase[i] != last) || (reads && unsynced)) {
             bg_emit_line(e, "__syncthreads();");
@@ -252,5 +253,6 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_line(e, "}");
     free(phase);
     free(staged);
+    free(gbufs);
     return ok;
 }

@@ -76,6 +76,7 @@ bool bg_cg_gathered(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, i
  * group's own kernel, nothing). */
 typedef struct BgCgShared {
     const bool *tables; /* the staged parameter tables (cg_stage.c), per buffer; NULL: none */
+    const bool *gbufs;  /* the graph stage's b1 results (bg_plan_graph_staged_buf), per buffer */
     bool graph;         /* the code for a staged graph (gfit): bg_cg_shared_names */
 } BgCgShared;
 /* Launch l's names (bg_cg_range_args) with what sh holds in shared memory: st<buf> for the
@@ -122,12 +123,14 @@ bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const I
  * far as `budget` floats allow; the staged buffers (a malloc'd flag a buffer), or NULL with
  * nothing emitted when none is. */
 bool *bg_cg_stage_tables(BgEmit *e, const BgModule *m, const BgPlan *p, long long budget);
-/* cg_stage.c: the graph stage of the per-graph kernel (plan.h, bg_plan_graph_stage): its
+/* cg_stage.c: the graph stage of the per-graph kernel (plan.h, bg_plan_graph_stage): its b1
+ * results, per buffer (bg_plan_graph_staged_buf, computed once; the caller frees it); its
  * shared arrays (before the graph loop); per graph, gfit and the copy of the graph's CSR
  * (rowptr, col: the adjacency's buffers); does launch l use it, in args[from..] (from 1: reads
  * it; from 0: reads or writes it)? */
-void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p);
+bool *bg_cg_graph_stage_bufs(const BgPlan *p);
+void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p, const bool *gbufs);
 void bg_cg_graph_stage_copy(BgEmit *e, int rowptr, int col);
-bool bg_cg_uses_graph_stage(const BgPlan *p, const BgPlanLaunch *l, int from);
+bool bg_cg_uses_graph_stage(const BgPlan *p, const bool *gbufs, const BgPlanLaunch *l, int from);
 
 #endif /* BG_CG_INTERNAL_H */

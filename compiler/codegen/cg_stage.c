@@ -115,7 +115,7 @@ void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *
             case BG_GARR_W: snprintf(out, cap, "(b%d + e0)", b); break;    /* at edge e */
             default: continue; /* the row factors: at the output row */
             }
-        } else if (bg_plan_graph_staged_buf(p, b)) {
+        } else if (sh->gbufs && sh->gbufs[b]) {
             snprintf(out, cap, "gsx%d", b);
         } else if (agg && bg_cg_gathered(m, p, l, k) && pb->rows.kind == BG_ROWS_N) {
             snprintf(out, cap, "(b%d + r0 * %lldLL)", b, (long long)pb->width);
@@ -126,13 +126,19 @@ void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *
     }
 }
 
-void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p) {
+bool *bg_cg_graph_stage_bufs(const BgPlan *p) {
+    bool *gbufs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
+    for (int b = 0; b < p->nbufs; b++) gbufs[b] = bg_plan_graph_staged_buf(p, b);
+    return gbufs;
+}
+
+void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p, const bool *gbufs) {
     bg_emit_line(e, "// the graph stage (plan.h): a graph of at most %d nodes and %d edges in shared memory",
                  BG_PLAN_GSTAGE_ROWS, BG_PLAN_GSTAGE_EDGES);
     bg_emit_line(e, "__shared__ long long gs_rowptr[%d];", BG_PLAN_GSTAGE_ROWS + 1);
     bg_emit_line(e, "__shared__ int gs_col[%d];", BG_PLAN_GSTAGE_EDGES);
     for (int b = 0; b < p->nbufs; b++)
-        if (bg_plan_graph_staged_buf(p, b))
+        if (gbufs[b])
             bg_emit_line(e, "__shared__ unsigned gsx%d[%lld]; // b%d's rows", b, (long long)BG_PLAN_GSTAGE_ROWS * p->bufs[b].width,
                          b);
 }
@@ -149,9 +155,9 @@ void bg_cg_graph_stage_copy(BgEmit *e, int rowptr, int col) {
     bg_emit_line(e, "}");
 }
 
-bool bg_cg_uses_graph_stage(const BgPlan *p, const BgPlanLaunch *l, int from) {
+bool bg_cg_uses_graph_stage(const BgPlan *p, const bool *gbufs, const BgPlanLaunch *l, int from) {
     for (int k = from; k < l->nargs; k++)
-        if (l->args[k] >= 0 && (p->bufs[l->args[k]].role == BG_ROLE_GRAPH || bg_plan_graph_staged_buf(p, l->args[k])))
+        if (l->args[k] >= 0 && (p->bufs[l->args[k]].role == BG_ROLE_GRAPH || gbufs[l->args[k]]))
             return true;
     return false;
 }
