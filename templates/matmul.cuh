@@ -92,6 +92,39 @@ __device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, co
     });
 }
 
+// bmm.FF{F,B} of one row (a graph's, in the per-graph kernel: x, y at that row) in the order
+// splitk(L), fma or not, spread over the block: thread t < S M (S = ceil(K / L) chunks) takes
+// chunk s = t / M of output o = t % M, its L k summed from +0 as bmm_dot_f does, into
+// part[t]; after a barrier the outputs fold their S partials left to right (bmm_dot_f's tot)
+// and store through the epilogue.  The same float operations in the same order as bmm with
+// SPL = L: the same bits.  Every thread of the block calls it (it holds a barrier); part has
+// S * M floats of shared memory that nothing else uses in the launch's phase.
+template <char Z, long long K, long long M, long long L, bool FMA, class Epi = EpEnd>
+__device__ __forceinline__ void bmm_ff_block(void *yp, const float *x, const float *w, float *part, Epi epi = Epi()) {
+    static_assert(L > 0 && K > 0 && M > 0, "bmm_ff_block: a split-k order of a non-empty product");
+    constexpr long long S = (K + L - 1) / L;
+    for (int t = threadIdx.x; t < (int)(S * M); t += blockDim.x) {
+        const int s = t / (int)M, o = t - s * (int)M, k0 = s * (int)L, k1 = (int)K - k0 < (int)L ? (int)K : k0 + (int)L;
+        float acc = 0.0f;
+#pragma unroll
+        for (int q = 0; q < (int)L; q++) {
+            const int k = k0 + q;
+            if (k < k1) {
+                if constexpr (FMA) acc = __fmaf_rn(x[k], w[k * M + o], acc);
+                else acc = fadd(acc, fmul(x[k], w[k * M + o]));
+            }
+        }
+        part[t] = acc;
+    }
+    __syncthreads();
+    ep_store_all<Z, M>(1, yp, epi, [&](long long, long long o) {
+        float tot = part[o];
+#pragma unroll 1 // unrolled, the per-graph kernel (64 registers at 1,024 threads) spilled
+        for (long long s = 1; s < S; s++) tot = fadd(tot, part[s * M + o]);
+        return tot;
+    });
+}
+
 } // namespace bgnn
 
 #endif // BGNN_MATMUL_CUH

@@ -11,7 +11,7 @@
 // bin_rows (bin_ops.cuh), absmean in the order lanes(32) (rowwise.cuh: lane l sums its columns
 // l + 32 w in w order, then the warp's butterfly) or seq (warp_seq_sum), bmm of B activations and transposed B
 // weights (matmul.cuh bmm_dot: K - 2 popc, then the epilogue), scl and relu (elementwise.cuh);
-// in a group of graph rows (a row a graph), readout, bmm.FF* in the order seq (bmm_dot_f) and
+// in a group of graph rows (a row a graph), readout, bmm.FF* in the order seq or splitk (bmm_dot_f) and
 // log_softmax (lsm_warp).
 // Operands other than the main one (epilogue and prologue tables) are read from memory at row
 // r as the templates read them; an earlier member's per-row value (an absmean as a scale) is
@@ -112,6 +112,53 @@ __device__ __forceinline__ void wr_bspmm_bits(long long r, Out &out, const long 
     }
 }
 
+// wr_bspmm_bits over the per-graph kernel's graph stage (cg_stage.c): the graph's CSR (offsets
+// from its first edge, node ids from its first node, at most BG_PLAN_GSTAGE_EDGES edges) and
+// x's rows in shared memory.  The edges in CSR order, each one's column and words read as
+// broadcasts: the sums spmm_bits_lanes takes, fl(acc + (bit ? f : -f)) from +0, f = colf[j]
+// (ADJF: the edge's weight).  UNIT (colf = 1: norm none or mean) makes every term +-1, so the
+// sum is exact in any order (|sum| <= 512 < 2^24) and is counted in integers, 2 ones - degree.
+// ROW1 (norm none): rowf = 1, and fl(1 * s) = s is not computed.
+template <bool ADJF, bool UNIT, bool ROW1, long long C, class Out, class Epi>
+__device__ __forceinline__ void wr_bspmm_bits_gs(long long r, Out &out, const long long *rowptr, const int *col,
+                                                 const float *rowf, const float *factor, const u32 *x, Epi epi) {
+    constexpr int CW = WrWords<C>::n, XW = (int)words_of(C);
+    const unsigned lane = wr_lane();
+    const int e0 = (int)rowptr[r], e1 = (int)rowptr[r + 1];
+    float acc[CW];
+    if constexpr (UNIT && !ADJF) {
+        int ones[CW];
+#pragma unroll
+        for (int k = 0; k < CW; k++) ones[k] = 0;
+#pragma unroll 4
+        for (int e = e0; e < e1; e++) {
+            const u32 *xr = x + col[e] * XW;
+#pragma unroll
+            for (int k = 0; k < CW; k++) ones[k] += (int)((xr[k] >> lane) & 1u);
+        }
+#pragma unroll
+        for (int k = 0; k < CW; k++) acc[k] = (float)(2 * ones[k] - (e1 - e0));
+    } else {
+        const unsigned sh = 31u - lane;
+#pragma unroll
+        for (int k = 0; k < CW; k++) acc[k] = 0.0f;
+#pragma unroll 4
+        for (int e = e0; e < e1; e++) {
+            const int j = col[e];
+            const u32 nf = __float_as_uint(ADJF ? factor[e] : factor[j]) ^ 0x80000000u;
+            const u32 *xr = x + j * XW;
+#pragma unroll
+            for (int k = 0; k < CW; k++) acc[k] = fadd(acc[k], signed_by_shifted(nf, xr[k], sh));
+        }
+    }
+#pragma unroll
+    for (int w = 0; w < CW; w++) {
+        float v = acc[w];
+        if constexpr (!ADJF && !ROW1) v = fmul(rowf[r], v);
+        wr_out<C>(r, w, v, epi, out);
+    }
+}
+
 // bin of an F row (by the sign, or the epilogue's threshold table): bin_rows' bits.
 template <long long C, class Epi = EpEnd>
 __device__ __forceinline__ void wr_bin(long long r, u32 (&b)[WrWords<C>::n], const float (&v)[WrWords<C>::n],
@@ -205,7 +252,7 @@ __device__ __forceinline__ void wr_bmm_bb(long long r, Out &out, const u32 (&x)[
         int pc = 0;
 #pragma unroll
         for (int i = 0; i < KW; i++) pc += popc((x[i] ^ wr.w[j][i]) & word_mask(K, i));
-        wr_out<M>(r, j, (float)(K - 2LL * pc), epi, out);
+        wr_out<M>(r, j, (float)((int)K - 2 * pc), epi, out); // K <= 256: exact in int
     }
 }
 
@@ -303,30 +350,40 @@ __device__ __forceinline__ void wr_readout(long long g, float (&y)[WrWords<C>::n
     for (int w = 0; w < CW; w++) y[w] = 32LL * w + lane < C ? acc[w] : 0.0f;
 }
 
-// bmm.FF{F,B} of an F row and f32 weights w [K][M] in the order seq (FMA: __fmaf_rn(x, w, acc),
-// else fl(acc + fl(x * w))), k ascending from +0, as bmm_dot_f: lane l takes outputs
-// o = l + 32 j, x[k] broadcast from its lane, then the epilogue.
-template <long long K, long long M, bool FMA, class Out, class Epi>
+// bmm.FF{F,B} of an F row and f32 weights w [K][M] in the order seq (SPL = 0) or splitk(SPL)
+// (FMA: __fmaf_rn(x, w, acc), else fl(acc + fl(x * w))), as bmm_dot_f: k ascending from +0
+// in each chunk of SPL k (one chunk of K for seq), the chunks' partials folded left to right;
+// lane l takes outputs o = l + 32 j, x[k] broadcast from its lane, then the epilogue.
+template <long long K, long long M, long long SPL, bool FMA, class Out, class Epi>
 __device__ __forceinline__ void wr_bmm_ff(long long r, Out &out, const float (&x)[WrWords<K>::n], const float *w,
                                           Epi epi) {
     constexpr int MCW = WrWords<M>::n;
+    constexpr int L = SPL > 0 ? (int)SPL : (K > 0 ? (int)K : 1);
     const unsigned lane = wr_lane();
-    float acc[MCW];
+    float tot[MCW];
 #pragma unroll
-    for (int j = 0; j < MCW; j++) acc[j] = 0.0f;
+    for (int j = 0; j < MCW; j++) tot[j] = 0.0f;
+    for (int k0 = 0; k0 < (int)K; k0 += L) {
+        const int k1 = (int)K - k0 < L ? (int)K : k0 + L;
+        float acc[MCW];
+#pragma unroll
+        for (int j = 0; j < MCW; j++) acc[j] = 0.0f;
 #pragma unroll 16
-    for (int k = 0; k < (int)K; k++) {
-        const float xk = __shfl_sync(0xffffffffu, x[k >> 5], k & 31);
+        for (int k = k0; k < k1; k++) {
+            const float xk = __shfl_sync(0xffffffffu, x[k >> 5], k & 31);
 #pragma unroll
-        for (int j = 0; j < MCW; j++) {
-            const long long o = 32LL * j + lane;
-            const float wk = o < M ? w[(long long)k * M + o] : 0.0f;
-            if constexpr (FMA) acc[j] = __fmaf_rn(xk, wk, acc[j]);
-            else acc[j] = fadd(acc[j], fmul(xk, wk));
+            for (int j = 0; j < MCW; j++) {
+                const long long o = 32LL * j + lane;
+                const float wk = o < M ? w[(long long)k * M + o] : 0.0f;
+                if constexpr (FMA) acc[j] = __fmaf_rn(xk, wk, acc[j]);
+                else acc[j] = fadd(acc[j], fmul(xk, wk));
+            }
         }
+#pragma unroll
+        for (int j = 0; j < MCW; j++) tot[j] = k0 == 0 ? acc[j] : fadd(tot[j], acc[j]);
     }
 #pragma unroll
-    for (int j = 0; j < MCW; j++) wr_out<M>(r, j, acc[j], epi, out);
+    for (int j = 0; j < MCW; j++) wr_out<M>(r, j, tot[j], epi, out);
 }
 
 // log_softmax of a row of at most 32 columns: lsm_warp (epilogue.cuh), the log_softmax kernel's

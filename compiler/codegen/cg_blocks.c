@@ -158,6 +158,40 @@ bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, cons
     return ok;
 }
 
+/* A classifier's product in the per-graph kernel: a bmm.FF* of graph rows without a prologue,
+ * in a split-k order (fp_order.c), spread over the block (templates/matmul.cuh bmm_ff_block:
+ * a thread a chunk of an output, then the fold), its partials in bgnn_part<i>.  The floats of
+ * that shared array (split x M, at most BG_CG_PART_MAX), or 0 for a launch that is not one. */
+#define BG_CG_PART_MAX 2048
+static long long graph_bmm_parts(const BgModule *m, const BgPlan *p, int i) {
+    const BgPlanLaunch *l = &p->launches[i];
+    const BgInst *in = &m->insts[l->inst];
+    if (l->prep || in->op != BG_OP_BMM || in->prec[0] != 'F' || in->prec[1] != 'F' || in->npro ||
+        l->rows.kind != BG_ROWS_G || p->bufs[l->args[2]].kind != BG_BUF_F32)
+        return 0;
+    const BgFpOrder fp = bg_inst_fp(m, in);
+    const long long parts = (long long)fp.split * (long long)in->type.dim[1];
+    return fp.kind == BG_FP_SPLITK && parts <= BG_CG_PART_MAX ? parts : 0;
+}
+
+static void emit_graph_bmm(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                           int phase, const BgCgShared *sh) {
+    const BgPlanLaunch *l = &p->launches[i];
+    const BgInst *in = &m->insts[l->inst];
+    BgCgArgs args;
+    bg_cg_phase_open(e, m, ir, src, l, i, phase);
+    bg_cg_range_args(m, p, l, &args);
+    bg_cg_shared_names(m, p, l, sh, &args);
+    const BgFpOrder fp = bg_inst_fp(m, in);
+    char *sa = bg_cg_step_args(m, in, l, args.nm, false);
+    bg_emit_line(e, "bgnn::bmm_ff_block<'%c', %lld, %lld, %lld, %s>(%s, %s, %s, bgnn_part%d%s); // a thread a chunk of an output",
+                 in->prec[2], (long long)m->insts[in->args[0]].type.dim[1], (long long)in->type.dim[1], (long long)fp.chunk,
+                 fp.fma ? "true" : "false", args.nm[0], args.nm[1], args.nm[2], i, sa);
+    free(sa);
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+}
+
 /* The warp-rows group of node rows (BgPlanRowGroup.warp) whose first launch is i, or NULL.  A
  * group of graph rows keeps its launches here: one graph row a block, where a thread an output
  * is the shorter chain (GCN bin on NCI1, H100: 84.8 us a batch of 1024 against 87.4 in the
@@ -195,19 +229,37 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bool mm_stage = false;
     for (int i = 0; i < p->nlaunches; i++) mm_stage |= m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM;
     if (mm_stage) bg_emit_line(e, "__shared__ __align__(16) unsigned bgnn_stage[BGNN_BLOCKS_STAGE];");
-    /* the parameter tables, staged once for every graph of the block (cg_stage.c), in what the
-     * staged product leaves */
-    bool *staged = bg_cg_stage_tables(e, m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES));
+    for (int i = 0; i < p->nlaunches; i++)
+        if (graph_bmm_parts(m, p, i))
+            bg_emit_line(e, "__shared__ float bgnn_part%d[%lld]; // launch %d's partial sums", i, graph_bmm_parts(m, p, i), i);
+    /* the parameter tables and the warp rows' batchnorm inverses, staged once for every graph
+     * of the block (cg_stage.c), in what the staged product leaves */
+    bool *staged = bg_cg_stage_tables(m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES));
+    bool *invs = bg_cg_stage_inverses(m, p);
+    bg_cg_stage_decls(e, m, p, staged, invs);
     int rp = -1, cl = -1;
     const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
     bool *gbufs = gstage ? bg_cg_graph_stage_bufs(p) : NULL;
     if (gstage) bg_cg_graph_stage_decls(e, p, gbufs);
+    /* the copy before the graph loop, without a barrier of its own: the block's first graph's
+     * rows are loaded first, so that their round trip and the tables' overlap, and the
+     * launches before the first barrier read the tables from memory (copied inside the loop,
+     * the per-graph kernel of gin_full_nci1 spilled) */
+    const bool copy = staged || invs;
+    if (copy) {
+        bg_emit_line(e, "const long long fr0 = blockIdx.y < ngraphs ? b%d[blockIdx.y] : 0, fr1 = blockIdx.y < ngraphs ? b%d[blockIdx.y + 1] : 0;",
+                     gptr, gptr);
+        bg_cg_stage_copy(e, m, p, staged, invs);
+    }
     bg_emit_line(e, "for (long long g = blockIdx.y; g < ngraphs; g += gridDim.y) {");
     bg_emit_indent(e, 1);
-    bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
+    if (copy) bg_emit_line(e, "const long long r0 = g == blockIdx.y ? fr0 : b%d[g], r1 = g == blockIdx.y ? fr1 : b%d[g + 1];", gptr, gptr);
+    else bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
     bg_emit_line(e, "(void)r1;");
     if (gstage) bg_cg_graph_stage_copy(e, rp, cl);
-    const BgCgShared global = {staged, NULL, false}, shared = {staged, gbufs, true};
+    const BgCgShared early_global = {NULL, NULL, false, NULL}, early_shared = {NULL, gbufs, true, NULL};
+    const BgCgShared late_global = {staged, NULL, false, invs}, late_shared = {staged, gbufs, true, invs};
+    bool ready = false; /* a barrier since the copy: the staged tables may be read */
     bool ok = true, unsynced = gstage; /* unsynced: no barrier yet after the stage's copy */
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
@@ -223,14 +275,18 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         if ((wg && last >= 0) || (!wg && last >= 0 && phase[i] != last) || (reads && unsynced)) {
             bg_emit_line(e, "__syncthreads();");
             unsynced = false;
+            ready = true;
         }
+        const BgCgShared *global = ready ? &late_global : &early_global, *shared = ready ? &late_shared : &early_shared;
         /* the code twice where it uses the stage: for a staged graph, and for one that is not */
         for (int v = uses ? 0 : 1; v < 2 && ok; v++) {
             if (uses) bg_emit_line(e, v == 0 ? "if (gfit) { // the graph in shared memory" : "} else {");
             if (uses) bg_emit_indent(e, 1);
-            const BgCgShared *sh = uses && v == 0 ? &shared : &global;
+            const BgCgShared *sh = uses && v == 0 ? shared : global;
             if (wg) /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
                 ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, sh, d);
+            else if (graph_bmm_parts(m, p, i))
+                emit_graph_bmm(e, m, p, ir, src, i, phase[i], sh);
             else
                 ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL,
                                              false, sh, d);
@@ -240,6 +296,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         if (wg) {
             bg_emit_line(e, "__syncthreads();");
             unsynced = false;
+            ready = true;
             last = -1;
             i = end - 1;
         } else {
@@ -253,6 +310,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_line(e, "}");
     free(phase);
     free(staged);
+    free(invs);
     free(gbufs);
     return ok;
 }

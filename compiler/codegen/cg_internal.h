@@ -78,6 +78,7 @@ typedef struct BgCgShared {
     const bool *tables; /* the staged parameter tables (cg_stage.c), per buffer; NULL: none */
     const bool *gbufs;  /* the graph stage's b1 results (bg_plan_graph_staged_buf), per buffer */
     bool graph;         /* the code for a staged graph (gfit): bg_cg_shared_names */
+    const bool *invs;   /* the staged batchnorm inverses (si<launch>), per launch; NULL: none */
 } BgCgShared;
 /* Launch l's names (bg_cg_range_args) with what sh holds in shared memory: st<buf> for the
  * staged tables (cg_stage.c); for a staged graph (sh->graph; plan.h,
@@ -118,11 +119,15 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
  * start (bg_cg_stage_tables), or NULL (a group's own kernel reads them from memory). */
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           const BgPlanRowGroup *g, const int *phase, bool tiles, const BgCgShared *sh, BgDiagSink *d);
-/* cg_stage.c: the parameter tables the launches (not prep) read at column c, staged in shared
- * memory (st<buf>: declarations, a block-wide copy, then __syncthreads), in launch order as
- * far as `budget` floats allow; the staged buffers (a malloc'd flag a buffer), or NULL with
- * nothing emitted when none is. */
-bool *bg_cg_stage_tables(BgEmit *e, const BgModule *m, const BgPlan *p, long long budget);
+/* cg_stage.c: the per-graph kernel's shared copies of parameters, made once a block before
+ * its graph loop (no barrier of their own) and read after the first graph's first barrier.  The tables the launches (not prep)
+ * read at column c, in launch order as far as `budget` floats allow (a malloc'd flag a
+ * buffer, or NULL when none is); the batchnorm inverses of the warp-rows absmeans (si<i>: a
+ * malloc'd flag a launch, or NULL); their declarations; their block-wide copy (no barrier). */
+bool *bg_cg_stage_tables(const BgModule *m, const BgPlan *p, long long budget);
+bool *bg_cg_stage_inverses(const BgModule *m, const BgPlan *p);
+void bg_cg_stage_decls(BgEmit *e, const BgModule *m, const BgPlan *p, const bool *staged, const bool *invs);
+void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool *staged, const bool *invs);
 /* cg_stage.c: the graph stage of the per-graph kernel (plan.h, bg_plan_graph_stage): its b1
  * results, per buffer (bg_plan_graph_staged_buf, computed once; the caller frees it); its
  * shared arrays (before the graph loop); per graph, gfit and the copy of the graph's CSR

@@ -83,9 +83,16 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
     switch (in->op) {
     case BG_OP_BSPMM: {
         const bool adjf = in->prec[1] == 'F';
-        bg_emit_line(e, "bgnn::wr_bspmm_bits<%s, %lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);",
-                     adjf ? "true" : "false", (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
-                     adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
+        const BgNorm norm = m->insts[in->args[0]].attrs.norm;
+        if (sh && sh->graph) /* the graph stage: its own gather (colf = 1 under norm none / mean, rowf under none) */
+            bg_emit_line(e, "bgnn::wr_bspmm_bits_gs<%s, %s, %s, %lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);",
+                         adjf ? "true" : "false", norm != BG_NORM_SYM ? "true" : "false",
+                         norm == BG_NORM_NONE ? "true" : "false", (long long)c, ob, nm[1], nm[2],
+                         adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
+        else
+            bg_emit_line(e, "bgnn::wr_bspmm_bits<%s, %lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);",
+                         adjf ? "true" : "false", (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
+                         adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
         break;
     }
     case BG_OP_READOUT:
@@ -110,10 +117,12 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
     }
     case BG_OP_BMM:
         main_operand(e, m, l, i, nm[1], in_regs, x, sizeof x);
-        if (in->prec[0] == 'F') /* FF: seq, with or without fma (plan_build.c admits no other) */
-            bg_emit_line(e, "bgnn::wr_bmm_ff<%lld, %lld, %s>(r, v%d, %s, %s, %s);",
-                         (long long)m->insts[in->args[0]].type.dim[1], (long long)c, bg_inst_fp(m, in).fma ? "true" : "false",
-                         ob, x, nm[2], epi);
+        if (in->prec[0] == 'F') { /* FF: seq or split-k, with or without fma (plan_build.c) */
+            const BgFpOrder fp = bg_inst_fp(m, in);
+            bg_emit_line(e, "bgnn::wr_bmm_ff<%lld, %lld, %lld, %s>(r, v%d, %s, %s, %s);",
+                         (long long)m->insts[in->args[0]].type.dim[1], (long long)c,
+                         fp.kind == BG_FP_SPLITK ? (long long)fp.chunk : 0LL, fp.fma ? "true" : "false", ob, x, nm[2], epi);
+        }
         else
             bg_emit_line(e, "bgnn::wr_bmm_bb<%lld, %lld>(r, v%d, %s, w%d, %s);",
                          (long long)m->insts[in->args[0]].type.dim[1], (long long)c, ob, x, i, epi);
@@ -166,7 +175,10 @@ static void emit_prelude(BgEmit *e, const BgModule *m, const BgPlan *p, int i, c
         char *pe = bg_sb_take(&pb);
         bg_emit_line(e, "const auto pro%d = %s; // launch %d's prologue", i, pe, i);
         bg_emit_line(e, "float inv%d[bgnn::WrWords<%lld>::n];", i, ci);
-        bg_emit_line(e, "bgnn::wr_pro_inv<%lld>(pro%d, inv%d);", ci, i, i);
+        if (sh && sh->invs && sh->invs[i]) /* computed once a block (cg_stage.c) */
+            bg_emit_line(e, "bgnn::wr_load_f<%lld>(si%d, 0, inv%d); // the staged inverses", ci, i, i);
+        else
+            bg_emit_line(e, "bgnn::wr_pro_inv<%lld>(pro%d, inv%d);", ci, i, i);
         free(pe);
     } else if (in->op == BG_OP_BMM && in->prec[0] == 'B') {
         const long long c = (long long)in->type.dim[1];

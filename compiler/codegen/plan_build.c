@@ -375,7 +375,7 @@ static bool warp_row_value(BgType t, int64_t dim, int64_t *cols) {
  * form?  Node rows: a bit aggregation first; then bin, absmean in the order lanes(32) or seq
  * (a batchnorm prologue's operands of constant rows), bmm.BB{F,B} of transposed weights that
  * fit a lane's registers, scl, relu.  Graph rows: a readout first (of node rows); then
- * bmm.FF{F,B} in the order seq of f32 weights, log_softmax of at most 32 columns, scl, relu. */
+ * bmm.FF{F,B} in the order seq or split-k of f32 weights, log_softmax of at most 32 columns, scl, relu. */
 static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind kind, bool lead) {
     const BgModule *m = c->m;
     const BgInst *in = &m->insts[l->inst];
@@ -403,9 +403,9 @@ static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind 
     case BG_OP_BMM: {
         const BgPlanBuf *w = &c->p->bufs[l->args[2]];
         if (in->npro || cols == 0 || w->rows.kind != BG_ROWS_CONST) return false;
-        if (in->prec[0] == 'F' && in->prec[1] == 'F') { /* one fma chain an output, k ascending */
+        if (in->prec[0] == 'F' && in->prec[1] == 'F') { /* an fma chain an output (a chunk's), k ascending */
             const BgFpOrder fp = bg_inst_fp(m, in);
-            return kind == BG_ROWS_G && w->kind == BG_BUF_F32 && fp.kind == BG_FP_SEQ;
+            return kind == BG_ROWS_G && w->kind == BG_BUF_F32 && (fp.kind == BG_FP_SEQ || fp.kind == BG_FP_SPLITK);
         }
         if (in->prec[0] != 'B' || in->prec[1] != 'B') return false;
         return w->kind == BG_BUF_B1T && ((cols + 31) / 32) * ((cin + 31) / 32) <= WARP_ROWS_WEIGHT_REGS;

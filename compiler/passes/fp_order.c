@@ -7,6 +7,11 @@
  * Otherwise it chooses only orders that both the CPU reference (ref_ops.c) and the CUDA
  * templates implement bit for bit:
  *   bmm.FF*            seq+fma: acc = fmaf(x', w, acc) in k order (templates/matmul.cuh);
+ *                      of a graph's row (after a readout: a classifier), K >= 16:
+ *                      splitk(ceil(K/8)x8)+fma, so that the per-graph kernel spreads the
+ *                      row's product over its block (cg_blocks.c, matmul.cuh bmm_ff_block:
+ *                      a lone MUTAG graph's 64 x 64 classifier was one chain of 64 fmas
+ *                      and their loads);
  *   bmm.FB* of input   seq: the activation is a model input, raw or scaled by columns (the
  *                      features, often mostly zeros: the row kernel skips them);
  *   bmm.FB*, K > 256   splitk(ceil(K/256) x 256): chunks of BG_FP_SPLIT_CHUNK k, each summed
@@ -22,6 +27,10 @@
 /* k per split-k chunk: a multiple of the tiled FB kernel's staging chunk (64), long enough
  * that the fold costs nothing (8 adds per thread per 256 k). */
 #define BG_FP_SPLIT_CHUNK 256
+
+/* k per split-k chunk of a graph row's bmm.FF*: a thread of the per-graph kernel takes one
+ * chunk of one output (8 loads of x and of w, 8 fmas), the fold 8 adds for K = 64. */
+#define BG_FP_GRAPH_CHUNK 8
 
 /* Lanes of a row sum: one warp's. */
 #define BG_FP_ROW_LANES 32
@@ -40,6 +49,13 @@ static BgFpOrder choose(const BgModule *m, const BgInst *in) {
     if (in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
     if (in->prec[1] == 'F') {
         o.fma = true;
+        const BgType *x = &m->insts[in->args[0]].type;
+        const int64_t k = bg_inst_bmm_k(m, in);
+        if (x->rank == 2 && x->dim[0] == BG_DIM_G && k >= 2 * BG_FP_GRAPH_CHUNK) {
+            o.kind = BG_FP_SPLITK;
+            o.chunk = BG_FP_GRAPH_CHUNK;
+            o.split = (int32_t)((k + BG_FP_GRAPH_CHUNK - 1) / BG_FP_GRAPH_CHUNK);
+        }
         return o;
     }
     /* the input features themselves (no prologue, or fold-batchnorm-mm's column scale): seq,

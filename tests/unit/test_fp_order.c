@@ -7,7 +7,8 @@
  *    32; C = 1, 5, 31, 32, 33, 64, 1000, 1433) against a recursive scalar formulation of the
  *    same orders, bit for bit.
  * 2. What fp-order records: --fp-strict gives seq without fma on every instruction; the
- *    default gives bmm.FF* seq+fma, bmm.FB* with K > 256 splitk(ceil(K/256)x256), and absmean,
+ *    default gives bmm.FF* seq+fma (of a graph's row with K >= 16 splitk(ceil(K/8)x8)+fma),
+ *    bmm.FB* with K > 256 splitk(ceil(K/256)x256), and absmean,
  *    standardize, bin.center over more than 32 columns lanes(32); the text form round-trips;
  *    the verifier refuses orders no kernel implements.
  * 3. The differential test of the pass (the default against --fp-strict, the same
@@ -329,11 +330,14 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         bool fb = in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B';
         CHECK(fp.fma == (!strict && ff));
         bool split = !strict && fb && k > 256 && !bg_bmm_reads_input(m, in); /* the features: seq */
-        CHECK((fp.kind == BG_FP_SPLITK) == split);
+        /* a graph's row (a classifier after a readout): chunks of 8 k from K = 16 */
+        bool gsplit = !strict && ff && m->insts[in->args[0]].type.dim[0] == BG_DIM_G && k >= 16;
+        CHECK((fp.kind == BG_FP_SPLITK) == (split || gsplit));
         bool lanes = !strict && bg_op_row_sum(in->op) && m->insts[in->args[0]].type.dim[1] > 32;
         CHECK((fp.kind == BG_FP_LANES) == lanes);
         if (lanes) CHECK(fp.split == 32 && fp.chunk == 0 && !fp.fma);
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
+        if (gsplit) CHECK(fp.chunk == 8 && fp.split == (int32_t)((k + 7) / 8));
         *nfma += fp.fma;
         *nsplit += fp.kind == BG_FP_SPLITK;
     }
