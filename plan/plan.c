@@ -239,6 +239,26 @@ static bool graph_stageable(const BgPlan *p, int b) {
     return read;
 }
 
+bool bg_plan_graph_row_staged(const BgPlan *p, int b) {
+    if (!p->blocks || b < 0 || b >= p->nbufs) return false;
+    const BgPlanBuf *pb = &p->bufs[b];
+    if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1) || pb->rank != 2 ||
+        pb->rows.kind != BG_ROWS_G || pb->width < 1)
+        return false;
+    for (int q = 0; q < p->noutputs; q++)
+        if (p->outputs[q].buf == b) return false;
+    for (int i = 0; i < p->nlaunches; i++)
+        for (int k = 0; k < p->launches[i].nargs; k++)
+            if (p->launches[i].args[k] == b && p->launches[i].prep) return false;
+    long long words = 0;
+    for (int q = 0; q <= b; q++) {
+        const BgPlanBuf *o = &p->bufs[q];
+        if (o->role == BG_ROLE_TEMP && o->rows.kind == BG_ROWS_G && o->rank == 2 && (o->kind == BG_BUF_F32 || o->kind == BG_BUF_B1))
+            words += (long long)o->width;
+    }
+    return words <= BG_PLAN_GROW_WORDS;
+}
+
 bool bg_plan_graph_staged_buf(const BgPlan *p, int b) {
     if (b < 0 || b >= p->nbufs || !bg_plan_graph_stage(p, NULL, NULL) || !graph_stageable(p, b)) return false;
     long long words = 0;

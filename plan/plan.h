@@ -389,6 +389,14 @@ bool bg_plan_graph_stage(const BgPlan *p, int *rowptr, int *col);
  * temporary of N rows, at most 4 words wide, stored (bg_plan_buf_kept), not an output, read by
  * no readout; in buffer order while BG_PLAN_GSTAGE_WORDS allows? */
 bool bg_plan_graph_staged_buf(const BgPlan *p, int b);
+/* Is buffer b a graph-row value the per-graph kernel holds in shared memory, for every graph
+ * (its one row of the graph at hand: a readout and the classifier after it, so that their
+ * phases do not each read the last one's row back through L2): a temporary of G rows, f32 or
+ * b1, not an output, read by no prep launch; in buffer order while
+ * BG_PLAN_GROW_WORDS (32-bit words, a graph row's values together) allows?  Not in memory
+ * after a run of the kernel. */
+#define BG_PLAN_GROW_WORDS 1024
+bool bg_plan_graph_row_staged(const BgPlan *p, int b);
 /* Is buffer b's value in memory after a run in the CUDA-graph mode?  False only for the result
  * of a member of a warp-rows group that nothing reads from memory (see "Row groups"). */
 bool bg_plan_buf_kept(const BgPlan *p, int b);

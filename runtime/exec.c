@@ -636,7 +636,8 @@ static bool use_rowgroup(const BgGpuModel *gm, const BgGpuRun *r, int gi) {
 bool bg_gpu_run_buf_in_memory(const BgGpuModel *gm, const BgGpuRun *r, int b) {
     const BgPlan *p = gm->plan;
     const int gi = bg_plan_warp_group_of(p, b);
-    if (r->used == BG_EXEC_BLOCKS && bg_plan_graph_staged_buf(p, b)) return false; /* shared memory, staged graphs */
+    if (r->used == BG_EXEC_BLOCKS && (bg_plan_graph_staged_buf(p, b) || bg_plan_graph_row_staged(p, b)))
+        return false; /* shared memory: staged graphs, graph rows */
     if (bg_plan_buf_kept(p, b) || gi < 0 || r->used == BG_EXEC_COOP) return true;
     if (r->used == BG_EXEC_BLOCKS) return p->rowgroups[gi].rows != BG_ROWS_N;
     return !use_rowgroup(gm, r, gi);

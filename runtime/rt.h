@@ -166,7 +166,8 @@ int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r);
  * kernel a group of node rows, in the separate launches a group whose kernel ran (a graph-row
  * group keeps the memory form in the per-graph kernel; the fused kernel writes every value);
  * and, after the per-graph kernel, for a b1 result its graph stage holds in shared memory
- * (bg_plan_graph_staged_buf: written to memory only for graphs too large to stage). */
+ * (bg_plan_graph_staged_buf: written to memory only for graphs too large to stage) and for
+ * a graph-row value it holds there (bg_plan_graph_row_staged: never written to memory). */
 bool bg_gpu_run_buf_in_memory(const BgGpuModel *gm, const BgGpuRun *r, int b);
 
 /* The plan's leaves as BgLeafSpecs (loaders.h): the GRAPH entries first, in plan order, then

@@ -241,6 +241,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
     bool *gbufs = gstage ? bg_cg_graph_stage_bufs(p) : NULL;
     if (gstage) bg_cg_graph_stage_decls(e, p, gbufs);
+    bool *grows = bg_cg_graph_rows(e, p);
     /* the copy before the graph loop, without a barrier of its own: the block's first graph's
      * rows are loaded first, so that their round trip and the tables' overlap, and the
      * launches before the first barrier read the tables from memory (copied inside the loop,
@@ -257,8 +258,8 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     else bg_emit_line(e, "const long long r0 = b%d[g], r1 = b%d[g + 1];", gptr, gptr);
     bg_emit_line(e, "(void)r1;");
     if (gstage) bg_cg_graph_stage_copy(e, rp, cl);
-    const BgCgShared early_global = {NULL, NULL, false, NULL}, early_shared = {NULL, gbufs, true, NULL};
-    const BgCgShared late_global = {staged, NULL, false, invs}, late_shared = {staged, gbufs, true, invs};
+    const BgCgShared early_global = {NULL, NULL, false, NULL, grows}, early_shared = {NULL, gbufs, true, NULL, grows};
+    const BgCgShared late_global = {staged, NULL, false, invs, grows}, late_shared = {staged, gbufs, true, invs, grows};
     bool ready = false; /* a barrier since the copy: the staged tables may be read */
     bool ok = true, unsynced = gstage; /* unsynced: no barrier yet after the stage's copy */
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
@@ -303,7 +304,8 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             last = phase[i];
         }
     }
-    if (gstage) bg_emit_line(e, "if (g + gridDim.y < ngraphs) __syncthreads(); // the stage is free for the next graph");
+    if (gstage || grows) /* the next graph's copy and its graph rows overwrite shared memory */
+        bg_emit_line(e, "if (g + gridDim.y < ngraphs) __syncthreads(); // the stage is free for the next graph");
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");
     bg_emit_indent(e, -1);
@@ -312,5 +314,6 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     free(staged);
     free(invs);
     free(gbufs);
+    free(grows);
     return ok;
 }

@@ -79,9 +79,11 @@ typedef struct BgCgShared {
     const bool *gbufs;  /* the graph stage's b1 results (bg_plan_graph_staged_buf), per buffer */
     bool graph;         /* the code for a staged graph (gfit): bg_cg_shared_names */
     const bool *invs;   /* the staged batchnorm inverses (si<launch>), per launch; NULL: none */
+    const bool *grows;  /* the graph-row values held in shared memory (gr<buf>,
+                         * bg_plan_graph_row_staged), per buffer; NULL: none */
 } BgCgShared;
 /* Launch l's names (bg_cg_range_args) with what sh holds in shared memory: st<buf> for the
- * staged tables (cg_stage.c); for a staged graph (sh->graph; plan.h,
+ * staged tables (cg_stage.c), gr<buf> for a graph-row value; for a staged graph (sh->graph; plan.h,
  * bg_plan_graph_stage) its CSR in shared memory (gs_rowptr, gs_col: offsets and node ids from
  * 0), so what an aggregation reads at a neighbour or an edge starts at the graph's first row
  * (r0) or edge (e0), and the staged b1 results there too (gsx<buf>). */
@@ -134,6 +136,9 @@ void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool 
  * (rowptr, col: the adjacency's buffers); does launch l use it, in args[from..] (from 1: reads
  * it; from 0: reads or writes it)? */
 bool *bg_cg_graph_stage_bufs(const BgPlan *p);
+/* cg_stage.c: the graph-row values the per-graph kernel holds in shared memory
+ * (bg_plan_graph_row_staged), declared (gr<buf>); per buffer, or NULL when none is. */
+bool *bg_cg_graph_rows(BgEmit *e, const BgPlan *p);
 void bg_cg_graph_stage_decls(BgEmit *e, const BgPlan *p, const bool *gbufs);
 void bg_cg_graph_stage_copy(BgEmit *e, int rowptr, int col);
 bool bg_cg_uses_graph_stage(const BgPlan *p, const bool *gbufs, const BgPlanLaunch *l, int from);

@@ -165,6 +165,11 @@ static void stage_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *
 void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, const BgCgShared *sh, BgCgArgs *a) {
     if (!sh) return;
     stage_names(m, p, l, sh->tables, a);
+    for (int k = 0; sh->grows && k < l->nargs; k++) /* the graph at hand's row: the whole array */
+        if (l->args[k] >= 0 && sh->grows[l->args[k]]) {
+            snprintf(a->names[k], sizeof a->names[k], "gr%d", l->args[k]);
+            a->nm[k] = a->names[k];
+        }
     if (!sh->graph) return;
     const bool agg = l->op && strcmp(l->op, "bspmm") == 0;
     for (int k = 0; k < l->nargs; k++) {
@@ -190,6 +195,22 @@ void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *
         }
         a->nm[k] = out;
     }
+}
+
+bool *bg_cg_graph_rows(BgEmit *e, const BgPlan *p) {
+    bool *rows = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
+    int n = 0;
+    for (int b = 0; b < p->nbufs; b++)
+        if ((rows[b] = bg_plan_graph_row_staged(p, b))) {
+            if (!n++) bg_emit_line(e, "// graph-row values in shared memory (plan.h bg_plan_graph_row_staged): the graph at hand's row");
+            bg_emit_line(e, "__shared__ %s gr%d[%lld]; // b%d's row", p->bufs[b].kind == BG_BUF_B1 ? "unsigned" : "float", b,
+                         (long long)p->bufs[b].width, b);
+        }
+    if (!n) {
+        free(rows);
+        return NULL;
+    }
+    return rows;
 }
 
 bool *bg_cg_graph_stage_bufs(const BgPlan *p) {

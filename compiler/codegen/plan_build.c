@@ -148,6 +148,12 @@ static int use_wt(PlanCtx *c, BgRef r) {
 
 static int use_garr(PlanCtx *c, BgRef adj, BgGraphArr ga) {
     int g = c->graph_of[adj];
+    /* graphs of one pattern (the same self loops: bg_adj_build) share their rowptr and col:
+     * one copy on the device, and one CSR for the per-graph kernel's graph stage (plan.c; GCN's
+     * normalised and 0/1 adjacencies) */
+    for (int h = 0; c->garr_buf[g][ga] < 0 && (ga == BG_GARR_ROWPTR || ga == BG_GARR_COL) && h < c->p->ngraphs; h++)
+        if (h != g && c->garr_buf[h][ga] >= 0 && c->p->graphs[h].self_loops == c->p->graphs[g].self_loops)
+            c->garr_buf[g][ga] = c->garr_buf[h][ga];
     if (c->garr_buf[g][ga] < 0) {
         BgPlanBuf b;
         memset(&b, 0, sizeof b);

@@ -851,8 +851,9 @@ static void test_exec_fake(void) {
                   fk.captures == 0 && run.blocks_plain == 0);
             /* which values a run leaves in memory: a warp-rows group's register-only results
              * only where that group ran in the warp form, and after the per-graph kernel none of
-             * the b1 results its graph stage holds in shared memory (plan.h) */
-            int regs_only = 0, in_stage = 0;
+             * the b1 results its graph stage holds in shared memory nor its graph-row values
+             * (plan.h) */
+            int regs_only = 0, in_stage = 0, in_rows = 0;
             BgCUfunction rgf[64] = {0};
             for (int k = 0; k < p->nbufs; k++) {
                 const int gi = bg_plan_warp_group_of(p, k);
@@ -860,10 +861,11 @@ static void test_exec_fake(void) {
                 run.used = BG_EXEC_COOP;
                 CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k));
                 run.used = BG_EXEC_BLOCKS;
-                const bool staged = bg_plan_graph_staged_buf(p, k);
+                const bool staged = bg_plan_graph_staged_buf(p, k), grow = bg_plan_graph_row_staged(p, k);
                 CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k) ==
-                      (!staged && (kept || gi < 0 || p->rowgroups[gi].rows != BG_ROWS_N)));
+                      (!staged && !grow && (kept || gi < 0 || p->rowgroups[gi].rows != BG_ROWS_N)));
                 in_stage += staged;
+                in_rows += grow;
                 run.used = BG_EXEC_GRAPH;
                 gm.rowgroup_fn = NULL; /* no group kernel: every launch separately */
                 CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k));
@@ -877,6 +879,9 @@ static void test_exec_fake(void) {
             /* GIN bin: the graph stage holds the three layers' input bits (the bin of X and two
              * bmm.BBB results), which its aggregations gather and whose bits add_scl reads */
             if (strstr(models[mi], "gin_bin")) CHECK(bg_plan_graph_stage(p, NULL, NULL) && in_stage == 3);
+            /* and its readout's and the two classifier products' rows (the log_softmax is the
+             * output) in shared memory for every graph */
+            if (strstr(models[mi], "gin_bin")) CHECK(in_rows == 3);
             gm.blocks_fn = NULL;
             run.use_blocks = false;
             g.nsm = 0;
