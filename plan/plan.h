@@ -41,6 +41,8 @@
  *   GRAPH        array `garr` of graph table entry `graph` (BgAdj of loaders.h built with that
  *                entry's self_loops/norm): ROWPTR i64[N+1], COL i32[NNZ(g)], ROWF f32[N],
  *                COLF f32[N], W f32[NNZ(g)].  Only the arrays some kernel reads are listed.
+ *                Entries of one pattern (the same self loops) share one ROWPTR and one COL
+ *                buffer, whose `graph` is the first of them (the arrays are equal).
  *                The fast binary aggregation (bg_plan_bspmm_fast, templates/bspmm_fast.cuh)
  *                also reads the graph's work schedule, built by the runtime from the row
  *                pointer with bg_plan_schedule (BG_PLAN_BSPMM_CHUNK edges per item at most):

@@ -203,6 +203,39 @@ static const BgPlanRowGroup *warp_group_at(const BgPlan *p, int i) {
     return NULL;
 }
 
+/* Launch i (not prep; wg its warp group or NULL): does it read or write the graph stage
+ * (*uses), read it (*reads)? */
+static void stage_use(const BgPlan *p, const bool *gbufs, int i, const BgPlanRowGroup *wg, bool *reads, bool *uses) {
+    const int end = wg ? wg->first + wg->count : i + 1;
+    *reads = *uses = false;
+    for (int j = i; gbufs && j < end; j++)
+        if (!p->launches[j].prep) {
+            *reads |= bg_cg_uses_graph_stage(p, gbufs, &p->launches[j], 1);
+            *uses |= bg_cg_uses_graph_stage(p, gbufs, &p->launches[j], 0);
+        }
+}
+
+/* Is there a barrier before launch i (wg its warp group), given the last launch's phase (-1:
+ * none yet) and whether a barrier followed the graph stage's copy? */
+static bool barrier_before(const int *phase, int i, const BgPlanRowGroup *wg, int last, bool reads, bool unsynced) {
+    return (wg && last >= 0) || (!wg && last >= 0 && phase[i] != last) || (reads && unsynced);
+}
+
+/* The first launch after the graph loop's first barrier (p->nlaunches: none): the one the
+ * staged tables are read from on (the launches before read them from memory). */
+static int first_after_barrier(const BgPlan *p, const int *phase, bool gstage, const bool *gbufs) {
+    for (int i = 0, last = -1; i < p->nlaunches; i++) {
+        if (p->launches[i].prep) continue;
+        const BgPlanRowGroup *wg = warp_group_at(p, i);
+        bool reads, uses;
+        stage_use(p, gstage ? gbufs : NULL, i, wg, &reads, &uses);
+        if (barrier_before(phase, i, wg, last, reads, gstage)) return i;
+        if (wg) return wg->first + wg->count; /* a barrier after the group */
+        last = phase[i];
+    }
+    return p->nlaunches;
+}
+
 bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                        BgDiagSink *d) {
     int gptr = -1;
@@ -234,12 +267,13 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             bg_emit_line(e, "__shared__ float bgnn_part%d[%lld]; // launch %d's partial sums", i, graph_bmm_parts(m, p, i), i);
     /* the parameter tables and the warp rows' batchnorm inverses, staged once for every graph
      * of the block (cg_stage.c), in what the staged product leaves */
-    bool *staged = bg_cg_stage_tables(m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES));
-    bool *invs = bg_cg_stage_inverses(m, p);
-    bg_cg_stage_decls(e, m, p, staged, invs);
     int rp = -1, cl = -1;
     const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
     bool *gbufs = gstage ? bg_cg_graph_stage_bufs(p) : NULL;
+    const int from = first_after_barrier(p, phase, gstage, gbufs);
+    bool *staged = bg_cg_stage_tables(m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES), from);
+    bool *invs = bg_cg_stage_inverses(m, p, from);
+    bg_cg_stage_decls(e, m, p, staged, invs);
     if (gstage) bg_cg_graph_stage_decls(e, p, gbufs);
     bool *grows = bg_cg_graph_rows(e, p);
     /* the copy before the graph loop, without a barrier of its own: the block's first graph's
@@ -267,13 +301,9 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         if (l->prep) continue; /* run once when the parameters are bound */
         const BgPlanRowGroup *wg = warp_group_at(p, i);
         const int end = wg ? wg->first + wg->count : i + 1;
-        bool reads = false, uses = false; /* reads the stage; reads or writes it */
-        for (int j = i; gstage && j < end; j++)
-            if (!p->launches[j].prep) {
-                reads |= bg_cg_uses_graph_stage(p, gbufs, &p->launches[j], 1);
-                uses |= bg_cg_uses_graph_stage(p, gbufs, &p->launches[j], 0);
-            }
-        if ((wg && last >= 0) || (!wg && last >= 0 && phase[i] != last) || (reads && unsynced)) {
+        bool reads, uses; /* reads the stage; reads or writes it */
+        stage_use(p, gbufs, i, wg, &reads, &uses);
+        if (barrier_before(phase, i, wg, last, reads, unsynced)) {
             bg_emit_line(e, "__syncthreads();");
             unsynced = false;
             ready = true;

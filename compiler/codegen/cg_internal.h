@@ -122,12 +122,14 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
 bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           const BgPlanRowGroup *g, const int *phase, bool tiles, const BgCgShared *sh, BgDiagSink *d);
 /* cg_stage.c: the per-graph kernel's shared copies of parameters, made once a block before
- * its graph loop (no barrier of their own) and read after the first graph's first barrier.  The tables the launches (not prep)
- * read at column c, in launch order as far as `budget` floats allow (a malloc'd flag a
- * buffer, or NULL when none is); the batchnorm inverses of the warp-rows absmeans (si<i>: a
- * malloc'd flag a launch, or NULL); their declarations; their block-wide copy (no barrier). */
-bool *bg_cg_stage_tables(const BgModule *m, const BgPlan *p, long long budget);
-bool *bg_cg_stage_inverses(const BgModule *m, const BgPlan *p);
+ * its graph loop (no barrier of their own) and read after the first graph's first barrier,
+ * by the launches from `from` on (the first after it; those before read memory).  The tables
+ * those launches (not prep) read at column c, in launch order as far as `budget` floats allow
+ * (a malloc'd flag a buffer, or NULL when none is); the batchnorm inverses of their warp-rows
+ * absmeans (si<i>: a malloc'd flag a launch, or NULL); their declarations; their block-wide
+ * copy (no barrier). */
+bool *bg_cg_stage_tables(const BgModule *m, const BgPlan *p, long long budget, int from);
+bool *bg_cg_stage_inverses(const BgModule *m, const BgPlan *p, int from);
 void bg_cg_stage_decls(BgEmit *e, const BgModule *m, const BgPlan *p, const bool *staged, const bool *invs);
 void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool *staged, const bool *invs);
 /* cg_stage.c: the graph stage of the per-graph kernel (plan.h, bg_plan_graph_stage): its b1

@@ -59,11 +59,11 @@ static long long elems_of(const BgPlan *p, int b) { return (long long)(p->bufs[b
  * NCI1 GIN bin, 1024 graphs, 92 -> 111 us; MUTAG's lone graph no faster). */
 #define BG_CG_STAGE_MAX_TABLE 1024
 
-bool *bg_cg_stage_tables(const BgModule *m, const BgPlan *p, long long budget) {
+bool *bg_cg_stage_tables(const BgModule *m, const BgPlan *p, long long budget, int from) {
     bool *staged = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
     long long total = 0;
     int n = 0;
-    for (int i = 0; i < p->nlaunches; i++) {
+    for (int i = from; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         for (int k = 1; !l->prep && k < l->nargs; k++) {
             const int b = l->args[k];
@@ -95,10 +95,10 @@ static bool warp_bn_absmean(const BgModule *m, const BgPlan *p, int i) {
     return false;
 }
 
-bool *bg_cg_stage_inverses(const BgModule *m, const BgPlan *p) {
+bool *bg_cg_stage_inverses(const BgModule *m, const BgPlan *p, int from) {
     bool *inv = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(bool));
     int n = 0;
-    for (int i = 0; i < p->nlaunches; i++) n += inv[i] = warp_bn_absmean(m, p, i);
+    for (int i = from; i < p->nlaunches; i++) n += inv[i] = warp_bn_absmean(m, p, i);
     if (!n) {
         free(inv);
         return NULL;
