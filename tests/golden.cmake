@@ -79,6 +79,11 @@ endforeach()
 # and the graph stage (plan.h)
 bgnn_add_golden(codegen.gin_bin_mutag ${GOLD}/codegen/gin_bin_mutag.cu.expected stdout 0 ../examples/tu/gin_bin_mutag.bgnn --emit=cuda --arch=sm_90)
 set_tests_properties(codegen.gin_bin_mutag PROPERTIES LABELS codegen)
+# a batched GCN: its two adjacencies of one pattern share a CSR, so its per-graph kernel has the
+# graph stage too; the classifier's split-k products spread over the block (bmm_ff_block) and
+# its graph-row values in shared memory
+bgnn_add_golden(codegen.gcn_bin_mutag ${GOLD}/codegen/gcn_bin_mutag.cu.expected stdout 0 ../examples/tu/gcn_bin_mutag.bgnn --emit=cuda --arch=sm_90)
+set_tests_properties(codegen.gcn_bin_mutag PROPERTIES LABELS codegen)
 
 # bgnnc --stats (kernels, launches, compulsory bytes per launch at Cora's sizes).
 foreach(n gcn_bin gcn_fp32)

@@ -673,7 +673,7 @@ static void fake_gpu(BgGpu *g) {
 static void test_exec_fake(void) {
     const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
     static const char *models[] = {"gcn_bin", "gcn_bin_lowlevel", "gcn_fp32", "gcn_full",
-                                   "mutag_gcn_bin", "sage_bin", "saint_bin", "tu/gin_bin_mutag"};
+                                   "mutag_gcn_bin", "sage_bin", "saint_bin", "tu/gin_bin_mutag", "tu/gcn_bin_mutag"};
     BgGpu g;
     fake_gpu(&g);
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
@@ -882,6 +882,18 @@ static void test_exec_fake(void) {
             /* and its readout's and the two classifier products' rows (the log_softmax is the
              * output) in shared memory for every graph */
             if (strstr(models[mi], "gin_bin")) CHECK(in_rows == 3);
+            /* GCN bin declares A + I twice (normalised and 0/1): one rowptr and one col on the
+             * device (plan_build.c), and so the per-graph kernel's graph stage for the TU one */
+            if (strcmp(models[mi], "gcn_bin") == 0 || strcmp(models[mi], "tu/gcn_bin_mutag") == 0) {
+                int nrp = 0, ncol = 0;
+                for (int k = 0; k < p->nbufs; k++)
+                    if (p->bufs[k].role == BG_ROLE_GRAPH) {
+                        nrp += p->bufs[k].garr == BG_GARR_ROWPTR;
+                        ncol += p->bufs[k].garr == BG_GARR_COL;
+                    }
+                CHECK(p->ngraphs == 2 && nrp == 1 && ncol == 1);
+            }
+            if (strcmp(models[mi], "tu/gcn_bin_mutag") == 0) CHECK(bg_plan_graph_stage(p, NULL, NULL) && in_rows == 3);
             gm.blocks_fn = NULL;
             run.use_blocks = false;
             g.nsm = 0;
