@@ -2,7 +2,8 @@
 inference of examples/tu/*.bgnn (GIN / GCN, fp32 / full / bin) on exported tensors.
 
 Follows docs/semantics.md and tools/train/README.md "Semantics", with the orders the default
-pipeline records (`bgnnc FILE --emit=ir`): bmm.FF* is `seq+fma` (emulated exactly, fma32);
+pipeline records (`bgnnc FILE --emit=ir`): bmm.FF* is `seq+fma` (emulated exactly, fma32),
+the classifier's (graph rows, K >= 16) `splitk(ceil(K/8)x8)+fma`;
 the GCN bin form's first product reads the raw features through `fold-batchnorm-mm`
 (scale s, shift c: semantics.md section 2), computed here the same way; every other float
 reduction is `seq` (aggregations in column order, readout in node order).  `bspmm.FFF` over a
@@ -104,19 +105,35 @@ def fma32(a, b, c):
     return np.where(mid & toward_other, other, r).astype(np.float32)
 
 
-def bmm_ff(x, w, exact):
-    """bmm.FFF with fp=seq+fma (acc = fmaf(x_k, w_k, acc), k ascending); w stored [out, in]."""
+def bmm_ff(x, w, exact, chunk=0):
+    """bmm.FFF with fp=seq+fma (acc = fmaf(x_k, w_k, acc), k ascending), or with chunk > 0
+    splitk(ceil(K/chunk)xchunk)+fma (each chunk so from +0, the partials folded left to right);
+    w stored [out, in]."""
     if not exact:
         return x @ w.t()
     xn, wt = x.numpy(), w.t().contiguous().numpy()
-    acc = np.zeros((xn.shape[0], wt.shape[1]), np.float32)
-    for k in range(xn.shape[1]):
-        acc = fma32(xn[:, k:k + 1], wt[k][None, :], acc)
-    return torch.from_numpy(acc)
+    K = xn.shape[1]
+    step = chunk if chunk > 0 else max(K, 1)
+    tot = np.zeros((xn.shape[0], wt.shape[1]), np.float32)
+    for k0 in range(0, K, step):
+        acc = np.zeros_like(tot)
+        for k in range(k0, min(K, k0 + step)):
+            acc = fma32(xn[:, k:k + 1], wt[k][None, :], acc)
+        tot = acc if k0 == 0 else (tot + acc).astype(np.float32)
+    return torch.from_numpy(tot)
 
 
 def linear_ff(x, w, b, exact):
     return bmm_ff(x, w, exact) + b
+
+
+# fp-order's chunk for a bmm.FF* of a graph's row (after the readout: the classifier), K >= 16
+GRAPH_ROW_CHUNK = 8
+
+
+def linear_ff_graph(x, w, b, exact):
+    """linear of graph rows: bmm.FF* in splitk(ceil(K/8)x8)+fma where K >= 16 (docs/semantics.md)."""
+    return bmm_ff(x, w, exact, GRAPH_ROW_CHUNK if x.shape[1] >= 2 * GRAPH_ROW_CHUNK else 0) + b
 
 
 def bn_affine(x, P, pre):
@@ -234,5 +251,5 @@ def ref_forward(kind, ds, P, exact=True, layers=3):
                     s = scl(bmm_bb(h, w), None, wscale(w))      # bmm.BBF * m
                     h = relu(A.spmm(s, exact) + P['conv%d.bias' % k])
             g = readout(h, ds.ptr, READOUT['gcn'], exact)
-        c = relu(linear_ff(g, P['lin1.weight'], P['lin1.bias'], exact))
-        return log_softmax(linear_ff(c, P['lin2.weight'], P['lin2.bias'], exact))
+        c = relu(linear_ff_graph(g, P['lin1.weight'], P['lin1.bias'], exact))
+        return log_softmax(linear_ff_graph(c, P['lin2.weight'], P['lin2.bias'], exact))
