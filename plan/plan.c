@@ -245,11 +245,8 @@ bool bg_plan_graph_row_staged(const BgPlan *p, int b) {
     if (pb->role != BG_ROLE_TEMP || (pb->kind != BG_BUF_F32 && pb->kind != BG_BUF_B1) || pb->rank != 2 ||
         pb->rows.kind != BG_ROWS_G || pb->width < 1)
         return false;
-    for (int q = 0; q < p->noutputs; q++)
+    for (int q = 0; q < p->noutputs; q++) /* a temporary of graph rows: no prep launch (parameters alone) reads it */
         if (p->outputs[q].buf == b) return false;
-    for (int i = 0; i < p->nlaunches; i++)
-        for (int k = 0; k < p->launches[i].nargs; k++)
-            if (p->launches[i].args[k] == b && p->launches[i].prep) return false;
     long long words = 0;
     for (int q = 0; q <= b; q++) {
         const BgPlanBuf *o = &p->bufs[q];

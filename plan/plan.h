@@ -394,7 +394,7 @@ bool bg_plan_graph_staged_buf(const BgPlan *p, int b);
 /* Is buffer b a graph-row value the per-graph kernel holds in shared memory, for every graph
  * (its one row of the graph at hand: a readout and the classifier after it, so that their
  * phases do not each read the last one's row back through L2): a temporary of G rows, f32 or
- * b1, not an output, read by no prep launch; in buffer order while
+ * b1, not an output; in buffer order while
  * BG_PLAN_GROW_WORDS (32-bit words, a graph row's values together) allows?  Not in memory
  * after a run of the kernel. */
 #define BG_PLAN_GROW_WORDS 1024

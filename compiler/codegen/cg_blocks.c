@@ -228,7 +228,7 @@ static int first_after_barrier(const BgPlan *p, const int *phase, bool gstage, c
         if (p->launches[i].prep) continue;
         const BgPlanRowGroup *wg = warp_group_at(p, i);
         bool reads, uses;
-        stage_use(p, gstage ? gbufs : NULL, i, wg, &reads, &uses);
+        stage_use(p, gbufs, i, wg, &reads, &uses);
         if (barrier_before(phase, i, wg, last, reads, gstage)) return i;
         if (wg) return wg->first + wg->count; /* a barrier after the group */
         last = phase[i];
@@ -262,9 +262,10 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bool mm_stage = false;
     for (int i = 0; i < p->nlaunches; i++) mm_stage |= m->insts[p->launches[i].inst].op == BG_OP_BSPMM_MM;
     if (mm_stage) bg_emit_line(e, "__shared__ __align__(16) unsigned bgnn_stage[BGNN_BLOCKS_STAGE];");
-    for (int i = 0; i < p->nlaunches; i++)
-        if (graph_bmm_parts(m, p, i))
-            bg_emit_line(e, "__shared__ float bgnn_part%d[%lld]; // launch %d's partial sums", i, graph_bmm_parts(m, p, i), i);
+    for (int i = 0; i < p->nlaunches; i++) {
+        const long long parts = graph_bmm_parts(m, p, i);
+        if (parts) bg_emit_line(e, "__shared__ float bgnn_part%d[%lld]; // launch %d's partial sums", i, parts, i);
+    }
     /* the parameter tables and the warp rows' batchnorm inverses, staged once for every graph
      * of the block (cg_stage.c), in what the staged product leaves */
     int rp = -1, cl = -1;

@@ -83,16 +83,14 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
     switch (in->op) {
     case BG_OP_BSPMM: {
         const bool adjf = in->prec[1] == 'F';
+        /* over the graph stage its own gather: colf = 1 under norm none / mean, rowf under none */
         const BgNorm norm = m->insts[in->args[0]].attrs.norm;
-        if (sh && sh->graph) /* the graph stage: its own gather (colf = 1 under norm none / mean, rowf under none) */
-            bg_emit_line(e, "bgnn::wr_bspmm_bits_gs<%s, %s, %s, %lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);",
-                         adjf ? "true" : "false", norm != BG_NORM_SYM ? "true" : "false",
-                         norm == BG_NORM_NONE ? "true" : "false", (long long)c, ob, nm[1], nm[2],
-                         adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
-        else
-            bg_emit_line(e, "bgnn::wr_bspmm_bits<%s, %lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);",
-                         adjf ? "true" : "false", (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
-                         adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
+        char units[32] = "";
+        const bool gs = sh && sh->graph;
+        if (gs) snprintf(units, sizeof units, "%s, %s, ", norm != BG_NORM_SYM ? "true" : "false", norm == BG_NORM_NONE ? "true" : "false");
+        bg_emit_line(e, "bgnn::wr_bspmm_bits%s<%s, %s%lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);", gs ? "_gs" : "",
+                     adjf ? "true" : "false", units, (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
+                     adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
         break;
     }
     case BG_OP_READOUT:
