@@ -17,7 +17,9 @@ namespace bgnn {
 // words BIN_ROW_STEP at a time: their 32 values a lane are all requested, then one ballot a
 // word, lane 0 storing it (padding bits 0).  A row costs one memory round trip per
 // BIN_ROW_STEP words, where one warp a word made the kernel as many waves of warps as the
-// words over what the GPU holds at once (Cora's 1433 columns: 14 waves, 16 us).
+// words over what the GPU holds at once (Cora's 1433 columns: 14 waves, 16 us).  A threshold
+// table's entries (EpThr) are requested beside the values: read after them, they were a second
+// round trip (a lone graph's first phase, the per-graph kernel).
 constexpr int BIN_ROW_STEP = 8;
 template <long long C, class Epi>
 __device__ __forceinline__ void bin_rows(long long rows, u32 *y, const float *x, const Epi &epi) {
@@ -26,17 +28,26 @@ __device__ __forceinline__ void bin_rows(long long rows, u32 *y, const float *x,
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const float *xr = x + r * C;
         for (long long w0 = 0; w0 < CW; w0 += BIN_ROW_STEP) {
-            float v[BIN_ROW_STEP];
+            constexpr bool thr = is_ep_thr<Epi>::value;
+            float v[BIN_ROW_STEP], ta[thr ? BIN_ROW_STEP : 1], tb[thr ? BIN_ROW_STEP : 1];
 #pragma unroll
             for (int u = 0; u < BIN_ROW_STEP; u++) {
                 const long long c = (w0 + u) * 32 + lane;
-                v[u] = w0 + u < CW && c < C ? xr[c] : 0.0f;
+                const bool in = w0 + u < CW && c < C;
+                v[u] = in ? xr[c] : 0.0f;
+                if constexpr (thr) {
+                    ta[u] = in ? epi.t[c] : 0.0f;
+                    tb[u] = in ? epi.t[C + c] : 0.0f;
+                }
             }
 #pragma unroll
             for (int u = 0; u < BIN_ROW_STEP; u++) {
                 if (w0 + u >= CW) break; // the same for every lane
                 const long long c = (w0 + u) * 32 + lane;
-                const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, r, c, v[u]) != 0u);
+                u32 b;
+                if constexpr (thr) b = thr_bit_pre(ta[u], tb[u], v[u]);
+                else b = ep_bit(epi, r, c, v[u]);
+                const u32 word = __ballot_sync(0xffffffffu, c < C && b != 0u);
                 if (lane == 0) y[r * CW + w0 + u] = word;
             }
         }

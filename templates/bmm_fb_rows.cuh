@@ -6,7 +6,10 @@
 // or ProScl: fold-batchnorm-mm's fl(x * s[k])).  A term with x' = +-0 is skipped: the
 // accumulator starts at +0.0f and is never -0.0f (a sum is -0 only when both addends are),
 // so adding +-0 leaves it unchanged; a NaN or infinite x' is not zero and is added as seq adds
-// it.  Then the epilogue (epilogue.cuh) into a float or a bit, as matmul.cuh's bmm.
+// it.  Then the epilogue (epilogue.cuh) into a float or a bit, as matmul.cuh's bmm.  A
+// ProScl's s[k] is requested beside x[r,k], and a bias alone (EpAdd<M, false, EpEnd>) before
+// the row's first values: read where they are used, each was one more dependent round trip
+// (the per-graph kernel's first phase, before its tables are staged: GCN bin).
 //
 // Work: warp per row (grid-stride over warps: any grid, 32 threads a row); lane l owns outputs
 // o = l, l + 32, ... (MJ = ceil(M/32) accumulators).  The row is read 32 floats a step,
@@ -44,14 +47,24 @@ __device__ __forceinline__ void fb_rows_weights(const u32 *wr, u32 *wv) {
 
 // Row r's outputs from a warp (lane l holds outputs l, l + 32, ... in acc) through the epilogue:
 // floats, or one __ballot_sync a 32-column word (padding bits 0).
+// eb: a bias alone's b[o] (is_ep_bias), requested with the row's first values.
 template <char Z, long long M, int MJ, class Epi>
 __device__ __forceinline__ void fb_rows_store(long long r, void *yp, const float (&acc)[MJ], unsigned lane,
-                                              const Epi &epi) {
+                                              const Epi &epi, const float (&eb)[MJ]) {
     constexpr long long MW = words_of(M);
+    constexpr bool bias = is_ep_bias<Epi>::value;
 #pragma unroll
     for (int j = 0; j < MJ; j++) {
         const long long o = 32LL * j + lane;
-        if constexpr (Z == 'B') {
+        if constexpr (bias) {
+            const float v = fadd(acc[j], eb[j]);
+            if constexpr (Z == 'B') {
+                const u32 word = __ballot_sync(0xffffffffu, o < M && bit_of(v) != 0u);
+                if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
+            } else {
+                if (o < M) ((float *)yp)[r * M + o] = v;
+            }
+        } else if constexpr (Z == 'B') {
             const u32 bit = o < M ? ep_bit(epi, r, o, acc[j]) : 0u;
             const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
             if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
@@ -71,23 +84,31 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
     constexpr int DU = MJ <= 4 ? 8 : (MJ <= 8 ? 4 : 1); // a dense step's weight rows loaded ahead
     const unsigned lane = threadIdx.x & 31u, sh = 31u - lane;
     const long long warps = thread_stride() >> 5;
+    constexpr bool pscl = is_pro_scl<Pro>::value, bias = is_ep_bias<Epi>::value;
     for (long long r = thread_index() >> 5; r < rows; r += warps) {
         const float *xr = x + r * K;
-        float acc[MJ];
+        float acc[MJ], eb[MJ];
 #pragma unroll
-        for (int j = 0; j < MJ; j++) acc[j] = 0.0f;
+        for (int j = 0; j < MJ; j++) {
+            acc[j] = 0.0f;
+            eb[j] = 0.0f;
+            if constexpr (bias) eb[j] = 32LL * j + lane < M ? epi.b[32LL * j + lane] : 0.0f;
+        }
         for (long long k0 = 0; k0 < K; k0 += 32LL * U) {
-            float v[U];
+            float v[U], sv[pscl ? U : 1];
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const long long k = k0 + 32LL * u + lane;
                 v[u] = k < K ? xr[k] : 0.0f;
+                if constexpr (pscl) sv[u] = k < K ? pro.s[k] : 0.0f; // requested beside the value
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const long long kb = k0 + 32LL * u;
                 if (kb >= K) break;
-                const float xv = kb + lane < K ? pro(kb + lane, v[u]) : 0.0f;
+                float xv = 0.0f;
+                if constexpr (pscl) xv = kb + lane < K ? fmul(v[u], sv[u]) : 0.0f;
+                else xv = kb + lane < K ? pro(kb + lane, v[u]) : 0.0f;
                 u32 nz = __ballot_sync(0xffffffffu, xv != 0.0f); // NaN counts as nonzero
                 if (DU > 1 && __popc(nz) > 8) { // a dense step: every position, DU weight rows ahead
                     const u32 *wk = w + kb * MW;
@@ -121,7 +142,7 @@ __device__ __forceinline__ void bmm_fb_rows(long long rows, void *yp, const floa
                 }
             }
         }
-        fb_rows_store<Z, M, MJ>(r, yp, acc, lane, epi);
+        fb_rows_store<Z, M, MJ>(r, yp, acc, lane, epi, eb);
     }
 }
 

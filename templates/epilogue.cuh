@@ -60,10 +60,11 @@ template <unsigned EPS_BITS, bool HG, bool HB>
 struct ProBn {
     static constexpr bool kInv = true;
     const float *mean, *var, *gamma, *beta;
-    // column k's inv, and the prologue given it (the same value however often it is computed)
-    __device__ __forceinline__ float inv(long long k) const {
-        return fdiv(1.0f, fsqrt(fadd(var[k], f32_from_bits(EPS_BITS))));
-    }
+    // column k's inv, and the prologue given it (the same value however often it is computed);
+    // inv_load / inv_from split it at the load, so that a caller can issue several loads first
+    __device__ __forceinline__ float inv_load(long long k) const { return var[k]; }
+    __device__ __forceinline__ static float inv_from(float v) { return fdiv(1.0f, fsqrt(fadd(v, f32_from_bits(EPS_BITS)))); }
+    __device__ __forceinline__ float inv(long long k) const { return inv_from(inv_load(k)); }
     __device__ __forceinline__ float with_inv(long long k, float x, float iv) const {
         float v = fmul(fsub(x, mean[k]), iv);
         if constexpr (HG) v = fmul(v, gamma[k]);
@@ -92,6 +93,27 @@ struct EpThr { // last step of a b1 result
     const float *t;
     __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return thr_bit<C>(t, c, v); }
+};
+// EpThr's bit with the table's two entries at c already loaded (ta = t[c], tb = t[C + c]): a
+// caller can request them beside its values (bin_ops.cuh bin_rows), one round trip for both.
+__device__ __forceinline__ u32 thr_bit_pre(float ta, float tb, float v) {
+    return (clamp_key(v) >= key_of(ta) ? 1u : 0u) ^ (tb != 0.0f ? 1u : 0u);
+}
+template <class E>
+struct is_ep_thr {
+    static constexpr bool value = false;
+};
+template <long long C>
+struct is_ep_thr<EpThr<C>> {
+    static constexpr bool value = true;
+};
+template <class P>
+struct is_pro_scl { // ProScl: its column factor s[k] can be requested beside the value
+    static constexpr bool value = false;
+};
+template <>
+struct is_pro_scl<ProScl> {
+    static constexpr bool value = true;
 };
 // A per-row factor held in a register (the warp-rows form, warp_rows.cuh): rf[r] is its value.
 struct RowVal {
@@ -137,6 +159,16 @@ struct EpAddScl {
         return next.val(r, c, fadd(v, s));
     }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return next.bit(c, v); }
+};
+// An epilogue that is a bias alone (EpAdd<C, false, EpEnd>): its b[c] can be requested before
+// the value is ready (bmm_fb_rows), the bias then added as EpAdd does: fl(v + b[c]).
+template <class E>
+struct is_ep_bias {
+    static constexpr bool value = false;
+};
+template <long long C>
+struct is_ep_bias<EpAdd<C, false, EpEnd>> {
+    static constexpr bool value = true;
 };
 template <class N, class RF = const float *>
 struct EpCenter { // center (fold-standardize-mm): fl(v - fl(rf[r] * cf[c])); rf a pointer or a RowVal

@@ -476,6 +476,17 @@ __device__ __forceinline__ float readout_val(const void *xp, long long v, long l
     else return ((const float *)xp)[v * C + c];
 }
 
+// readout's max over nodes lo .. hi - 1 (hi > lo) at column c: the first maximum in node order
+template <char X, long long C>
+__device__ __forceinline__ float readout_max(const void *xp, long long lo, long long hi, long long c) {
+    float acc = readout_val<X, C, 2>(xp, lo, c);
+    for (long long v = lo + 1; v < hi; v++) {
+        float tv = readout_val<X, C, 2>(xp, v, c);
+        if (tv > acc) acc = tv;
+    }
+    return acc;
+}
+
 template <char X, long long C, int REDUCE>
 __device__ __forceinline__ void readout(long long rows, float *y, const void *xp,
                                         const long long *graph_ptr) {
@@ -485,11 +496,7 @@ __device__ __forceinline__ void readout(long long rows, float *y, const void *xp
         float acc = 0.0f;
         if (hi > lo) {
             if constexpr (REDUCE == 2) {
-                acc = readout_val<X, C, REDUCE>(xp, lo, c);
-                for (long long v = lo + 1; v < hi; v++) {
-                    float tv = readout_val<X, C, REDUCE>(xp, v, c);
-                    if (tv > acc) acc = tv;
-                }
+                acc = readout_max<X, C>(xp, lo, hi, c);
             } else { // 8 nodes' loads issued together, then added in node order: one memory
                      // round trip per 8 nodes of a long graph, not per node
                 long long v = lo;
@@ -501,6 +508,43 @@ __device__ __forceinline__ void readout(long long rows, float *y, const void *xp
                     for (int k = 0; k < 8; k++) acc = fadd(acc, t[k]);
                 }
                 for (; v < hi; v++) acc = fadd(acc, readout_val<X, C, REDUCE>(xp, v, c));
+                if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
+            }
+        }
+        return acc;
+    });
+}
+
+// readout_nodes: readout's value for one graph whose nodes are rows lo .. hi - 1 of x (the
+// per-graph kernel, which knows them: no graph_ptr round trip), into y[0, c].  The same
+// operations in the same order as readout; a sum or mean requests READOUT_AHEAD nodes' values
+// together.
+constexpr int READOUT_AHEAD = 16;
+template <char X, long long C, int REDUCE>
+__device__ __forceinline__ void readout_nodes(float *y, const void *xp, long long lo, long long hi) {
+    static_assert(REDUCE >= 0 && REDUCE <= 2, "readout: sum, mean or max");
+    store_all<'F', C>(1, y, [&](long long, long long c) {
+        float acc = 0.0f;
+        if (hi > lo) {
+            if constexpr (REDUCE == 2) {
+                acc = readout_max<X, C>(xp, lo, hi, c);
+            } else {
+                long long v = lo;
+                for (; v + READOUT_AHEAD <= hi; v += READOUT_AHEAD) {
+                    float t[READOUT_AHEAD];
+#pragma unroll
+                    for (int k = 0; k < READOUT_AHEAD; k++) t[k] = readout_val<X, C, REDUCE>(xp, v + k, c);
+#pragma unroll
+                    for (int k = 0; k < READOUT_AHEAD; k++) acc = fadd(acc, t[k]);
+                }
+                if (v < hi) { // the rest, requested together too
+                    float t[READOUT_AHEAD];
+#pragma unroll
+                    for (int k = 0; k < READOUT_AHEAD; k++) t[k] = v + k < hi ? readout_val<X, C, REDUCE>(xp, v + k, c) : 0.0f;
+#pragma unroll
+                    for (int k = 0; k < READOUT_AHEAD; k++)
+                        if (v + k < hi) acc = fadd(acc, t[k]);
+                }
                 if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
             }
         }

@@ -10,7 +10,8 @@
  * an aggregation's activation (and, for bspmm_mm, its product's per-neighbour step operands)
  * and column factors, read at neighbour j, a global node id in the same graph; the column
  * indices and edge weights, at global edge positions (rowptr + r0 gives them); a readout's
- * activation, at the node ids graph_ptr holds.  Graphs own disjoint rows, so one graph's
+ * activation, at node ids r0 .. r1 (readout_nodes: the graph's rows, which the kernel holds).
+ * A lone graph (ngraphs == 1) is rows 0 .. n without a graph_ptr load.  Graphs own disjoint rows, so one graph's
  * last phase and the next one's first need no barrier between them.  A row group of node rows
  * in the warp-rows form (cg_warp_rows.c) runs in that form here too, over the graph's rows: a
  * block barrier before and after it, none between its launches.  With the graph stage
@@ -174,20 +175,44 @@ static long long graph_bmm_parts(const BgModule *m, const BgPlan *p, int i) {
     return fp.kind == BG_FP_SPLITK && parts <= BG_CG_PART_MAX ? parts : 0;
 }
 
+/* Opens launch i's phase block and names its arguments as the per-graph kernel holds them. */
+static void open_graph_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                              int phase, const BgCgShared *sh, BgCgArgs *args) {
+    const BgPlanLaunch *l = &p->launches[i];
+    bg_cg_phase_open(e, m, ir, src, l, i, phase);
+    bg_cg_range_args(m, p, l, args);
+    bg_cg_shared_names(m, p, l, sh, args);
+}
+
 static void emit_graph_bmm(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
                            int phase, const BgCgShared *sh) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
-    bg_cg_phase_open(e, m, ir, src, l, i, phase);
-    bg_cg_range_args(m, p, l, &args);
-    bg_cg_shared_names(m, p, l, sh, &args);
+    open_graph_launch(e, m, p, ir, src, i, phase, sh, &args);
     const BgFpOrder fp = bg_inst_fp(m, in);
     char *sa = bg_cg_step_args(m, in, l, args.nm, false);
     bg_emit_line(e, "bgnn::bmm_ff_block<'%c', %lld, %lld, %lld, %s>(%s, %s, %s, bgnn_part%d%s); // a thread a chunk of an output",
                  in->prec[2], (long long)m->insts[in->args[0]].type.dim[1], (long long)in->type.dim[1], (long long)fp.chunk,
                  fp.fma ? "true" : "false", args.nm[0], args.nm[1], args.nm[2], i, sa);
     free(sa);
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+}
+
+/* A readout in the per-graph kernel: over the graph at hand's node rows, r0 .. r1 (or 0 ..
+ * r1 - r0 where its input is held in the graph stage), which the kernel knows: no graph_ptr
+ * load (templates/rowwise.cuh readout_nodes). */
+static void emit_graph_readout(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                               int phase, const BgCgShared *sh) {
+    const BgPlanLaunch *l = &p->launches[i];
+    const BgInst *in = &m->insts[l->inst];
+    BgCgArgs args;
+    open_graph_launch(e, m, p, ir, src, i, phase, sh, &args);
+    const bool staged = sh && sh->graph && sh->gbufs && l->args[1] >= 0 && sh->gbufs[l->args[1]];
+    const char xl = m->insts[in->args[0]].type.kind == BG_TY_B1 ? 'B' : 'F';
+    bg_emit_line(e, "bgnn::readout_nodes<'%c', %lld, %d>(%s, %s, %s);", xl, (long long)in->type.dim[1],
+                 (int)in->attrs.reduce, args.nm[0], args.nm[1], staged ? "0, r1 - r0" : "r0, r1");
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");
 }
@@ -283,7 +308,10 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
      * the per-graph kernel of gin_full_nci1 spilled) */
     const bool copy = staged || invs;
     if (copy) {
-        bg_emit_line(e, "const long long fr0 = blockIdx.y < ngraphs ? b%d[blockIdx.y] : 0, fr1 = blockIdx.y < ngraphs ? b%d[blockIdx.y + 1] : 0;",
+        /* a lone graph's rows are 0 .. n (graph_ptr is checked to run from 0 to n wherever it is
+         * bound: loaders/dataset.c, api.c, runtime/exec.c): no load, one round trip less */
+        bg_emit_line(e, "const long long fr0 = ngraphs == 1 || blockIdx.y >= ngraphs ? 0 : b%d[blockIdx.y], "
+                        "fr1 = ngraphs == 1 ? n : blockIdx.y < ngraphs ? b%d[blockIdx.y + 1] : 0;",
                      gptr, gptr);
         bg_cg_stage_copy(e, m, p, staged, invs);
     }
@@ -319,6 +347,8 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
                 ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, sh, d);
             else if (graph_bmm_parts(m, p, i))
                 emit_graph_bmm(e, m, p, ir, src, i, phase[i], sh);
+            else if (m->insts[l->inst].op == BG_OP_READOUT && l->rows.kind == BG_ROWS_G)
+                emit_graph_readout(e, m, p, ir, src, i, phase[i], sh);
             else
                 ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], l->rows.kind == BG_ROWS_G ? "1" : "r1 - r0", NULL,
                                              false, sh, d);

@@ -128,13 +128,15 @@ void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool 
     for (int i = 0; invs && i < p->nlaunches; i++)
         if (invs[i] && inv_cols(m, p, i) > most) most = inv_cols(m, p, i);
     if (!most) return;
+    /* The inverses' variances loaded first, then the tables copied, then the inverses: computed
+     * from a load of their own after the copy, the three inverses of GIN bin were three dependent
+     * L2 round trips in a row before the first barrier.  (Every table's value loaded into a
+     * register first made gcn_fp32_nci1's kernel spill at 64 registers.  The copy by the block's
+     * second warp on, and the graph stage's copy by its last warps, away from the first phase's
+     * first rows: measured slower, H200: MUTAG GCN bin batch 1 10.6 -> 10.8 us.) */
     bg_emit_line(e, "for (int t = threadIdx.x; t < %lld; t += blockDim.x) {", most);
     bg_emit_indent(e, 1);
-    for (int b = 0; staged && b < p->nbufs; b++) {
-        if (!staged[b]) continue;
-        if (elems_of(p, b) == most) bg_emit_line(e, "st%d[t] = b%d[t];", b, b);
-        else bg_emit_line(e, "if (t < %lld) st%d[t] = b%d[t];", elems_of(p, b), b, b);
-    }
+    char **pes = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(char *));
     for (int i = 0; invs && i < p->nlaunches; i++) {
         if (!invs[i]) continue;
         const BgPlanLaunch *l = &p->launches[i];
@@ -144,12 +146,24 @@ void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool 
         BgStrBuf pb = {0};
         int k = bg_cg_step_first_arg(in, l->nargs);
         bg_cg_pro_expr(&pb, in, args.nm, &k);
-        char *pe = bg_sb_take(&pb);
+        pes[i] = bg_sb_take(&pb);
         const long long c = inv_cols(m, p, i);
-        if (c == most) bg_emit_line(e, "si%d[t] = %s.inv(t);", i, pe);
-        else bg_emit_line(e, "if (t < %lld) si%d[t] = %s.inv(t);", c, i, pe);
-        free(pe);
+        if (c == most) bg_emit_line(e, "const float vi%d = %s.inv_load(t);", i, pes[i]);
+        else bg_emit_line(e, "const float vi%d = t < %lld ? %s.inv_load(t) : 0.0f;", i, c, pes[i]);
     }
+    for (int b = 0; staged && b < p->nbufs; b++) {
+        if (!staged[b]) continue;
+        if (elems_of(p, b) == most) bg_emit_line(e, "st%d[t] = b%d[t];", b, b);
+        else bg_emit_line(e, "if (t < %lld) st%d[t] = b%d[t];", elems_of(p, b), b, b);
+    }
+    for (int i = 0; invs && i < p->nlaunches; i++) {
+        if (!invs[i]) continue;
+        const long long c = inv_cols(m, p, i);
+        if (c == most) bg_emit_line(e, "si%d[t] = %s.inv_from(vi%d);", i, pes[i], i);
+        else bg_emit_line(e, "if (t < %lld) si%d[t] = %s.inv_from(vi%d);", c, i, pes[i], i);
+        free(pes[i]);
+    }
+    free(pes);
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");
 }
