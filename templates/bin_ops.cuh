@@ -44,10 +44,14 @@ __device__ __forceinline__ void bin_rows(long long rows, u32 *y, const float *x,
             for (int u = 0; u < BIN_ROW_STEP; u++) {
                 if (w0 + u >= CW) break; // the same for every lane
                 const long long c = (w0 + u) * 32 + lane;
-                u32 b;
-                if constexpr (thr) b = thr_bit_pre(ta[u], tb[u], v[u]);
-                else b = ep_bit(epi, r, c, v[u]);
-                const u32 word = __ballot_sync(0xffffffffu, c < C && b != 0u);
+                u32 word;
+                if constexpr (thr) { // ta, tb are 0 past C: the bit is computed, then masked
+                    static_assert(Epi::cols == C, "bin_rows: a threshold table of the row's columns");
+                    const u32 b = thr_bit_pre(ta[u], tb[u], v[u]);
+                    word = __ballot_sync(0xffffffffu, c < C && b != 0u);
+                } else { // an epilogue's tables are not read past C
+                    word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, r, c, v[u]) != 0u);
+                }
                 if (lane == 0) y[r * CW + w0 + u] = word;
             }
         }

@@ -90,6 +90,7 @@ struct EpEnd {
 template <long long C>
 struct EpThr { // last step of a b1 result
     static constexpr bool identity = false, lsm = false;
+    static constexpr long long cols = C;
     const float *t;
     __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return thr_bit<C>(t, c, v); }

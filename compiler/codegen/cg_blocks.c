@@ -11,7 +11,8 @@
  * and column factors, read at neighbour j, a global node id in the same graph; the column
  * indices and edge weights, at global edge positions (rowptr + r0 gives them); a readout's
  * activation, at node ids r0 .. r1 (readout_nodes: the graph's rows, which the kernel holds).
- * A lone graph (ngraphs == 1) is rows 0 .. n without a graph_ptr load.  Graphs own disjoint rows, so one graph's
+ * Where it stages tables, a lone graph (ngraphs == 1) is rows 0 .. n without a graph_ptr load.
+ * Graphs own disjoint rows, so one graph's
  * last phase and the next one's first need no barrier between them.  A row group of node rows
  * in the warp-rows form (cg_warp_rows.c) runs in that form here too, over the graph's rows: a
  * block barrier before and after it, none between its launches.  With the graph stage
@@ -209,6 +210,8 @@ static void emit_graph_readout(BgEmit *e, const BgModule *m, const BgPlan *p, co
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
     open_graph_launch(e, m, p, ir, src, i, phase, sh, &args);
+    /* (plan.c's graph_stageable holds no readout input in the stage today; were one held there,
+     * its rows would count from 0, as bg_cg_shared_names names it) */
     const bool staged = sh && sh->graph && sh->gbufs && l->args[1] >= 0 && sh->gbufs[l->args[1]];
     const char xl = m->insts[in->args[0]].type.kind == BG_TY_B1 ? 'B' : 'F';
     bg_emit_line(e, "bgnn::readout_nodes<'%c', %lld, %d>(%s, %s, %s);", xl, (long long)in->type.dim[1],
@@ -308,8 +311,9 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
      * the per-graph kernel of gin_full_nci1 spilled) */
     const bool copy = staged || invs;
     if (copy) {
-        /* a lone graph's rows are 0 .. n (graph_ptr is checked to run from 0 to n wherever it is
-         * bound: loaders/dataset.c, api.c, runtime/exec.c): no load, one round trip less */
+        /* a lone graph's rows are 0 .. n: no load, one round trip less (graph_ptr runs from 0
+         * to n wherever it is bound: loaders/dataset.c and api/api.c check it, dataset_select.c
+         * and graph_replicate.c build it so, runtime/exec.c makes {0, n} for a graph without one) */
         bg_emit_line(e, "const long long fr0 = ngraphs == 1 || blockIdx.y >= ngraphs ? 0 : b%d[blockIdx.y], "
                         "fr1 = ngraphs == 1 ? n : blockIdx.y < ngraphs ? b%d[blockIdx.y + 1] : 0;",
                      gptr, gptr);
