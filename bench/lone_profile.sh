@@ -12,6 +12,8 @@
 # instructions) and $OUT/lone_DATASET_MODEL_details.txt; prints the region tables last.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=bench/tu_lib.sh
+. bench/tu_lib.sh
 B=$(realpath "${1:?usage: OUT=DIR bench/lone_profile.sh BGNNC [--models L] [--datasets L] [--graph I]}")
 shift
 MODELS="gin_bin gcn_bin" DATASETS=mutag GRAPH=0
@@ -27,7 +29,7 @@ OUT=${OUT:-$PWD/lone-profile-out}
 mkdir -p "$OUT"
 DATA=${BGNN_DATA_DIR:-$PWD/.carry/data}
 bench/tu_onehot.sh "$DATA" >/dev/null || exit 1
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+NCU=$(tu_ncu)
 [[ -n $NCU ]] || { echo "lone_profile.sh: no ncu" >&2; exit 1; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 rc=0

@@ -32,7 +32,7 @@ OUT=${OUT:-$PWD/tu-profile-out}
 mkdir -p "$OUT"
 DATA=${BGNN_DATA_DIR:-$PWD/.carry/data}
 bench/tu_onehot.sh "$DATA" >/dev/null || exit 1
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+NCU=$(tu_ncu)
 [[ -n $NCU ]] || { echo "tu_profile.sh: no ncu" >&2; exit 1; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 METRICS=gpu__time_duration.sum,sm__cycles_active.max,sm__cycles_active.avg,smsp__inst_executed.sum

@@ -52,25 +52,21 @@ template <char Z, long long M, int MJ, class Epi>
 __device__ __forceinline__ void fb_rows_store(long long r, void *yp, const float (&acc)[MJ], unsigned lane,
                                               const Epi &epi, const float (&eb)[MJ]) {
     constexpr long long MW = words_of(M);
-    constexpr bool bias = is_ep_bias<Epi>::value;
-#pragma unroll
-    for (int j = 0; j < MJ; j++) {
+    // output j through epilogue ep: a preloaded bias leaves EpEnd, the rest of EpAdd's steps
+    auto put = [&](int j, const auto &ep, float a) {
         const long long o = 32LL * j + lane;
-        if constexpr (bias) {
-            const float v = fadd(acc[j], eb[j]);
-            if constexpr (Z == 'B') {
-                const u32 word = __ballot_sync(0xffffffffu, o < M && bit_of(v) != 0u);
-                if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
-            } else {
-                if (o < M) ((float *)yp)[r * M + o] = v;
-            }
-        } else if constexpr (Z == 'B') {
-            const u32 bit = o < M ? ep_bit(epi, r, o, acc[j]) : 0u;
+        if constexpr (Z == 'B') {
+            const u32 bit = o < M ? ep_bit(ep, r, o, a) : 0u;
             const u32 word = __ballot_sync(0xffffffffu, bit != 0u);
             if (lane == 0u && j < MW) ((u32 *)yp)[r * MW + j] = word;
         } else {
-            if (o < M) ((float *)yp)[r * M + o] = ep_val(epi, r, o, acc[j]);
+            if (o < M) ((float *)yp)[r * M + o] = ep_val(ep, r, o, a);
         }
+    };
+#pragma unroll
+    for (int j = 0; j < MJ; j++) {
+        if constexpr (is_ep_bias<Epi>::value) put(j, EpEnd{}, fadd(acc[j], eb[j]));
+        else put(j, epi, acc[j]);
     }
 }
 

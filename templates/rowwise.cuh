@@ -468,88 +468,70 @@ __device__ __forceinline__ void log_softmax(long long rows, float *y, const floa
     }
 }
 
-// readout: y[g,c] over the nodes of graph g: REDUCE 0 = sum (sequential from +0.0f),
-// 1 = mean (fl(sum / count)), 2 = max; an empty graph gives 0.  rows = G.
+// readout's value of node v at column c: a bit as +-1, or the float
 template <char X, long long C, int REDUCE>
 __device__ __forceinline__ float readout_val(const void *xp, long long v, long long c) {
     if constexpr (X == 'B') return pm1(get_bit((const u32 *)xp + v * words_of(C), c));
     else return ((const float *)xp)[v * C + c];
 }
 
-// readout's max over nodes lo .. hi - 1 (hi > lo) at column c: the first maximum in node order
-template <char X, long long C>
-__device__ __forceinline__ float readout_max(const void *xp, long long lo, long long hi, long long c) {
-    float acc = readout_val<X, C, 2>(xp, lo, c);
-    for (long long v = lo + 1; v < hi; v++) {
-        float tv = readout_val<X, C, 2>(xp, v, c);
-        if (tv > acc) acc = tv;
+// One graph's readout at column c over its nodes lo .. hi - 1 (0 for an empty graph): REDUCE
+// 0 = sum (sequential from +0.0f in node order), 1 = mean (fl(sum / count)), 2 = max (the first
+// maximum).  A sum requests AHEAD nodes' values together, then adds them in node order: one
+// memory round trip per AHEAD nodes, not per node; REST requests the last fewer than AHEAD
+// together too (else one at a time).
+template <char X, long long C, int REDUCE, int AHEAD, bool REST>
+__device__ __forceinline__ float readout_graph(const void *xp, long long lo, long long hi, long long c) {
+    static_assert(REDUCE >= 0 && REDUCE <= 2, "readout: sum, mean or max");
+    float acc = 0.0f;
+    if (hi <= lo) return acc;
+    if constexpr (REDUCE == 2) {
+        acc = readout_val<X, C, REDUCE>(xp, lo, c);
+        for (long long v = lo + 1; v < hi; v++) {
+            float tv = readout_val<X, C, REDUCE>(xp, v, c);
+            if (tv > acc) acc = tv;
+        }
+    } else {
+        long long v = lo;
+        for (; v + AHEAD <= hi; v += AHEAD) {
+            float t[AHEAD];
+#pragma unroll
+            for (int k = 0; k < AHEAD; k++) t[k] = readout_val<X, C, REDUCE>(xp, v + k, c);
+#pragma unroll
+            for (int k = 0; k < AHEAD; k++) acc = fadd(acc, t[k]);
+        }
+        if constexpr (REST) {
+            if (v < hi) {
+                float t[AHEAD];
+#pragma unroll
+                for (int k = 0; k < AHEAD; k++) t[k] = v + k < hi ? readout_val<X, C, REDUCE>(xp, v + k, c) : 0.0f;
+#pragma unroll
+                for (int k = 0; k < AHEAD; k++)
+                    if (v + k < hi) acc = fadd(acc, t[k]);
+            }
+        } else {
+            for (; v < hi; v++) acc = fadd(acc, readout_val<X, C, REDUCE>(xp, v, c));
+        }
+        if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
     }
     return acc;
 }
 
+// readout: y[g,c] over the nodes graph_ptr gives graph g (rows = G), 8 nodes ahead.
 template <char X, long long C, int REDUCE>
 __device__ __forceinline__ void readout(long long rows, float *y, const void *xp,
                                         const long long *graph_ptr) {
-    static_assert(REDUCE >= 0 && REDUCE <= 2, "readout: sum, mean or max");
     store_all<'F', C>(rows, y, [&](long long g, long long c) {
-        long long lo = graph_ptr[g], hi = graph_ptr[g + 1];
-        float acc = 0.0f;
-        if (hi > lo) {
-            if constexpr (REDUCE == 2) {
-                acc = readout_max<X, C>(xp, lo, hi, c);
-            } else { // 8 nodes' loads issued together, then added in node order: one memory
-                     // round trip per 8 nodes of a long graph, not per node
-                long long v = lo;
-                for (; v + 8 <= hi; v += 8) {
-                    float t[8];
-#pragma unroll
-                    for (int k = 0; k < 8; k++) t[k] = readout_val<X, C, REDUCE>(xp, v + k, c);
-#pragma unroll
-                    for (int k = 0; k < 8; k++) acc = fadd(acc, t[k]);
-                }
-                for (; v < hi; v++) acc = fadd(acc, readout_val<X, C, REDUCE>(xp, v, c));
-                if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
-            }
-        }
-        return acc;
+        return readout_graph<X, C, REDUCE, 8, false>(xp, graph_ptr[g], graph_ptr[g + 1], c);
     });
 }
 
 // readout_nodes: readout's value for one graph whose nodes are rows lo .. hi - 1 of x (the
-// per-graph kernel, which knows them: no graph_ptr round trip), into y[0, c].  The same
-// operations in the same order as readout; a sum or mean requests READOUT_AHEAD nodes' values
-// together.
-constexpr int READOUT_AHEAD = 16;
+// per-graph kernel, which knows them: no graph_ptr round trip), into y[0, c]; 16 nodes ahead,
+// the rest together too.
 template <char X, long long C, int REDUCE>
 __device__ __forceinline__ void readout_nodes(float *y, const void *xp, long long lo, long long hi) {
-    static_assert(REDUCE >= 0 && REDUCE <= 2, "readout: sum, mean or max");
-    store_all<'F', C>(1, y, [&](long long, long long c) {
-        float acc = 0.0f;
-        if (hi > lo) {
-            if constexpr (REDUCE == 2) {
-                acc = readout_max<X, C>(xp, lo, hi, c);
-            } else {
-                long long v = lo;
-                for (; v + READOUT_AHEAD <= hi; v += READOUT_AHEAD) {
-                    float t[READOUT_AHEAD];
-#pragma unroll
-                    for (int k = 0; k < READOUT_AHEAD; k++) t[k] = readout_val<X, C, REDUCE>(xp, v + k, c);
-#pragma unroll
-                    for (int k = 0; k < READOUT_AHEAD; k++) acc = fadd(acc, t[k]);
-                }
-                if (v < hi) { // the rest, requested together too
-                    float t[READOUT_AHEAD];
-#pragma unroll
-                    for (int k = 0; k < READOUT_AHEAD; k++) t[k] = v + k < hi ? readout_val<X, C, REDUCE>(xp, v + k, c) : 0.0f;
-#pragma unroll
-                    for (int k = 0; k < READOUT_AHEAD; k++)
-                        if (v + k < hi) acc = fadd(acc, t[k]);
-                }
-                if constexpr (REDUCE == 1) acc = fdiv(acc, (float)(hi - lo));
-            }
-        }
-        return acc;
-    });
+    store_all<'F', C>(1, y, [&](long long, long long c) { return readout_graph<X, C, REDUCE, 16, true>(xp, lo, hi, c); });
 }
 
 } // namespace bgnn
