@@ -171,10 +171,13 @@ int bg_plan_warp_group_of(const BgPlan *p, int b) {
 }
 
 bool bg_plan_buf_kept(const BgPlan *p, int b) {
-    if (b < 0 || b >= p->nbufs || p->bufs[b].role != BG_ROLE_TEMP) return true;
+    if (b < 0 || b >= p->nbufs) return true;
     const int gi = bg_plan_warp_group_of(p, b);
-    if (gi < 0) return true;
-    const BgPlanRowGroup *g = &p->rowgroups[gi];
+    return bg_plan_buf_kept_in(p, gi < 0 ? NULL : &p->rowgroups[gi], b);
+}
+
+bool bg_plan_buf_kept_in(const BgPlan *p, const BgPlanRowGroup *g, int b) {
+    if (!g || b < 0 || b >= p->nbufs || p->bufs[b].role != BG_ROLE_TEMP) return true;
     for (int q = 0; q < p->noutputs; q++)
         if (p->outputs[q].buf == b) return true;
     for (int j = 0; j < p->nlaunches; j++) {

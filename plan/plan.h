@@ -104,7 +104,11 @@
  * edges into shared memory before its first phase (row offsets from 0, node ids from 0) and
  * the aggregations read it there; a larger graph reads the batch's CSR as before.  For such a
  * graph the b1 results the kernel's aggregations read (bg_plan_graph_staged_buf) are held in
- * shared memory too: they are not in memory after the run.
+ * shared memory too: they are not in memory after the run.  For a staged graph the kernel
+ * also runs each fast aggregation of the staged adjacency and the bit product of its rows
+ * after it (bmm.BB*) as a warp-rows pair of its own (codegen/cg_blocks.c), one phase: the
+ * aggregation's value is then not in memory either, unless something else reads it
+ * (bg_plan_buf_kept_in).  The plan's row groups do not hold such pairs.
  *
  * ---- Row groups (small graphs) ------------------------------------------------------------
  * A row group is a run of consecutive launches first .. first + count - 1 (at least two of them
@@ -402,6 +406,9 @@ bool bg_plan_graph_row_staged(const BgPlan *p, int b);
 /* Is buffer b's value in memory after a run in the CUDA-graph mode?  False only for the result
  * of a member of a warp-rows group that nothing reads from memory (see "Row groups"). */
 bool bg_plan_buf_kept(const BgPlan *p, int b);
+/* The same for a member of warp-rows group g (a plan group, or one the per-graph kernel forms
+ * itself: codegen/cg_blocks.c); g NULL: true. */
+bool bg_plan_buf_kept_in(const BgPlan *p, const BgPlanRowGroup *g, int b);
 /* The warp-rows group (index into rowgroups) one of whose members (not prep) writes buffer b,
  * or -1. */
 int bg_plan_warp_group_of(const BgPlan *p, int b);

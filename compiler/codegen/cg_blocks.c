@@ -231,6 +231,39 @@ static const BgPlanRowGroup *warp_group_at(const BgPlan *p, int i) {
     return NULL;
 }
 
+/* A warp-rows pair the per-graph kernel forms itself (*pair, launches i .. j), for a staged
+ * graph only: the fast aggregation (bspmm.BB* over a none / mean adjacency: plan_build.c
+ * bg_plan_bspmm_fast) of the staged graph, then the bit product (bmm.BB*) of its rows.  A warp
+ * takes a row through both (cg_warp_rows.c: wr_bspmm_bits_gs counting the ones, as its gather
+ * does, then wr_bmm_bb), so the pair is one phase, with no barrier between; the aggregation's
+ * row is stored only where something else reads it (bg_plan_buf_kept_in).  The plan keeps
+ * the two apart: a row group's kernel led by the fast aggregation was 5-35% slower on large
+ * graphs, and a graph past the stage (gfit false) runs them as two launches here too.  GCN bin
+ * has two such pairs a graph. */
+static bool staged_pair(const BgModule *m, const BgPlan *p, int rp, int cl, int i, BgPlanRowGroup *pair) {
+    const BgPlanLaunch *l = &p->launches[i];
+    const BgInst *in = &m->insts[l->inst];
+    if (rp < 0 || l->prep || !bg_plan_bspmm_fast(m, in) || l->nargs < 5 || l->args[1] != rp || l->args[2] != cl ||
+        in->type.rank != 2 || in->type.dim[1] < 1 || in->type.dim[1] > BG_WARP_ROWS_COLS_MAX)
+        return false;
+    int j = i + 1;
+    while (j < p->nlaunches && p->launches[j].prep) j++;
+    if (j >= p->nlaunches) return false;
+    const BgPlanLaunch *lj = &p->launches[j];
+    const BgInst *bj = &m->insts[lj->inst];
+    if (bj->op != BG_OP_BMM || bj->prec[0] != 'B' || bj->prec[1] != 'B' || bj->npro || lj->rows.kind != BG_ROWS_N ||
+        lj->nargs < 3 || lj->args[1] != l->args[0] || bj->type.rank != 2 || bg_plan_warp_group_of(p, lj->args[0]) >= 0)
+        return false; /* (a product in a plan's warp group stays there) */
+    const BgPlanBuf *w = &p->bufs[lj->args[2]];
+    const long long cin = (long long)in->type.dim[1], cols = (long long)bj->type.dim[1];
+    if (w->kind != BG_BUF_B1T || w->rows.kind != BG_ROWS_CONST || cols < 1 || cols > BG_WARP_ROWS_COLS_MAX ||
+        ((cols + 31) / 32) * ((cin + 31) / 32) > BG_WARP_ROWS_WEIGHT_REGS)
+        return false;
+    *pair = (BgPlanRowGroup){.first = i, .count = j - i + 1, .rows = BG_ROWS_N, .kernel = NULL, .block = 0, .csr = -1,
+                             .warp = true};
+    return true;
+}
+
 /* Launch i (not prep; wg its warp group or NULL): does it read or write the graph stage
  * (*uses), read it (*reads)? */
 static void stage_use(const BgPlan *p, const bool *gbufs, int i, const BgPlanRowGroup *wg, bool *reads, bool *uses) {
@@ -251,10 +284,13 @@ static bool barrier_before(const int *phase, int i, const BgPlanRowGroup *wg, in
 
 /* The first launch after the graph loop's first barrier (p->nlaunches: none): the one the
  * staged tables are read from on (the launches before read them from memory). */
-static int first_after_barrier(const BgPlan *p, const int *phase, bool gstage, const bool *gbufs) {
+static int first_after_barrier(const BgModule *m, const BgPlan *p, const int *phase, bool gstage, int rp, int cl,
+                               const bool *gbufs) {
     for (int i = 0, last = -1; i < p->nlaunches; i++) {
         if (p->launches[i].prep) continue;
         const BgPlanRowGroup *wg = warp_group_at(p, i);
+        BgPlanRowGroup pair;
+        if (!wg && gstage && staged_pair(m, p, rp, cl, i, &pair)) wg = &pair;
         bool reads, uses;
         stage_use(p, gbufs, i, wg, &reads, &uses);
         if (barrier_before(phase, i, wg, last, reads, gstage)) return i;
@@ -299,7 +335,12 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     int rp = -1, cl = -1;
     const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
     bool *gbufs = gstage ? bg_cg_graph_stage_bufs(p) : NULL;
-    const int from = first_after_barrier(p, phase, gstage, gbufs);
+    for (int i = 0; gstage && i < p->nlaunches; i++) { /* a staged pair's aggregation nothing else reads: no shared array */
+        BgPlanRowGroup pair;
+        if (!warp_group_at(p, i) && staged_pair(m, p, rp, cl, i, &pair) && !bg_plan_buf_kept_in(p, &pair, p->launches[i].args[0]))
+            gbufs[p->launches[i].args[0]] = false;
+    }
+    const int from = first_after_barrier(m, p, phase, gstage, rp, cl, gbufs);
     bool *staged = bg_cg_stage_tables(m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES), from);
     bool *invs = bg_cg_stage_inverses(m, p, from);
     bg_cg_stage_decls(e, m, p, staged, invs);
@@ -333,6 +374,9 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue; /* run once when the parameters are bound */
         const BgPlanRowGroup *wg = warp_group_at(p, i);
+        BgPlanRowGroup pair;
+        if (!wg && gstage && staged_pair(m, p, rp, cl, i, &pair)) wg = &pair;
+        const bool own = wg == &pair; /* the staged graph's pair; two launches for a graph past the stage */
         const int end = wg ? wg->first + wg->count : i + 1;
         bool reads, uses; /* reads the stage; reads or writes it */
         stage_use(p, gbufs, i, wg, &reads, &uses);
@@ -347,7 +391,13 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             if (uses) bg_emit_line(e, v == 0 ? "if (gfit) { // the graph in shared memory" : "} else {");
             if (uses) bg_emit_indent(e, 1);
             const BgCgShared *sh = uses && v == 0 ? shared : global;
-            if (wg) /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
+            if (own && v == 1) /* a graph past the stage: the pair as two launches, a barrier between */
+                for (int k = wg->first; k < end && ok; k++) {
+                    if (p->launches[k].prep) continue;
+                    if (k > wg->first) bg_emit_line(e, "__syncthreads();");
+                    ok = bg_cg_emit_range_launch(e, m, p, ir, src, k, phase[k], "r1 - r0", NULL, false, sh, d);
+                }
+            else if (wg) /* its launches a warp a row (cg_warp_rows.c): barriers before and after only */
                 ok = bg_cg_emit_warp_rows(e, m, p, ir, src, wg, phase, false, sh, d);
             else if (graph_bmm_parts(m, p, i))
                 emit_graph_bmm(e, m, p, ir, src, i, phase[i], sh);

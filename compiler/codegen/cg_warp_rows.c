@@ -58,8 +58,8 @@ static void main_operand(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, in
 }
 
 /* Launch i's call(s) in the row loop: its result v<out>, stored when read from memory. */
-static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                        int phase, const BgCgShared *sh, bool *in_regs, BgDiagSink *d) {
+static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                        const BgPlanRowGroup *g, int i, int phase, const BgCgShared *sh, bool *in_regs, BgDiagSink *d) {
     const BgPlanLaunch *l = &p->launches[i];
     const BgInst *in = &m->insts[l->inst];
     BgCgArgs args;
@@ -87,10 +87,18 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
         const BgNorm norm = m->insts[in->args[0]].attrs.norm;
         char units[32] = "";
         const bool gs = sh && sh->graph;
+        /* the fast aggregation's launch (none / mean, no colf operand: rowptr, col, rowf, x) only
+         * over the graph stage, where its sums are counts (cg_blocks.c forms that group) */
+        const bool fast = bg_plan_bspmm_fast(m, in);
+        if (fast && !gs) {
+            bg_diag_error(d, BG_E_INTERNAL, "codegen: the fast aggregation in the warp-rows form needs the graph stage");
+            ok = false;
+            break;
+        }
         if (gs) snprintf(units, sizeof units, "%s, %s, ", norm != BG_NORM_SYM ? "true" : "false", norm == BG_NORM_NONE ? "true" : "false");
         bg_emit_line(e, "bgnn::wr_bspmm_bits%s<%s, %s%lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);", gs ? "_gs" : "",
                      adjf ? "true" : "false", units, (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
-                     adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], epi);
+                     fast ? "nullptr" : adjf ? nm[3] : nm[4], fast || adjf ? nm[4] : nm[5], epi);
         break;
     }
     case BG_OP_READOUT:
@@ -145,7 +153,7 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
         break;
     }
     free(sa);
-    if (ok && bg_plan_buf_kept(p, ob)) {
+    if (ok && bg_plan_buf_kept_in(p, g, ob)) {
         if (!c) bg_emit_line(e, "bgnn::wr_store_s(%s, r, v%d);", nm[0], ob);
         else bg_emit_line(e, "bgnn::wr_store_%c<%lld>(%s%s, r, v%d);", in->type.kind == BG_TY_B1 ? 'b' : 'f',
                           (long long)c, in->type.kind == BG_TY_B1 ? "(bgnn::u32 *)" : "", nm[0], ob);
@@ -208,7 +216,7 @@ bool bg_cg_emit_warp_rows(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     bool *in_regs = bg_xcalloc((size_t)p->nbufs + 1, sizeof(bool));
     bool ok = true;
     for (int i = g->first; i < g->first + g->count && ok; i++)
-        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, i, phase[i], sh, in_regs, d);
+        if (!p->launches[i].prep) ok = emit_member(e, m, p, ir, src, g, i, phase[i], sh, in_regs, d);
     free(in_regs);
     bg_emit_indent(e, -1);
     bg_emit_line(e, "}");

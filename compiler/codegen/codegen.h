@@ -12,6 +12,12 @@
  * the module's, else sm_90) (arena-allocated).  NULL with an error (E_INTERNAL, or E_LIMIT
  * for a model too large) when the module cannot be planned. */
 BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSink *d);
+/* Widest row (columns) of a value a warp holds in registers in the warp-rows form:
+ * warp_rows.cuh WR_WORDS_MAX words. */
+#define BG_WARP_ROWS_COLS_MAX 256
+/* Most weight words a lane holds there for one product (ceil(M / 32) x ceil(K / 32)): 64 x 64
+ * takes 4. */
+#define BG_WARP_ROWS_WEIGHT_REGS 16
 /* Whether a BSPMM instruction runs the fast aggregation (templates/bspmm_fast.cuh): a B
  * activation over an adjacency B with unit column factors (norm none or mean), no fused
  * steps.  Its launch: rows = ITEMS(g), one warp per item; args out, ROWPTR, COL, ROWF, x,

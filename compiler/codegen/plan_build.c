@@ -361,15 +361,10 @@ static bool row_group_lead(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind ki
 
 /* ---- the warp-rows form of a row group (plan.h; templates/warp_rows.cuh, cg_warp_rows.c) ---- */
 
-/* Widest row (columns) of a value a warp holds in registers: warp_rows.cuh WR_WORDS_MAX words. */
-#define WARP_ROWS_COLS_MAX 256
-/* Most weight words a lane holds for one product (ceil(M / 32) x ceil(K / 32)): 64 x 64 takes 4. */
-#define WARP_ROWS_WEIGHT_REGS 16
-
-/* An F or B value of `dim` rows (N or G) and 1 to WARP_ROWS_COLS_MAX columns (cols), or an
+/* An F or B value of `dim` rows (N or G) and 1 to BG_WARP_ROWS_COLS_MAX columns (cols), or an
  * f32[dim] (cols 0). */
 static bool warp_row_value(BgType t, int64_t dim, int64_t *cols) {
-    if (t.rank == 2 && t.dim[0] == dim && t.dim[1] >= 1 && t.dim[1] <= WARP_ROWS_COLS_MAX) {
+    if (t.rank == 2 && t.dim[0] == dim && t.dim[1] >= 1 && t.dim[1] <= BG_WARP_ROWS_COLS_MAX) {
         *cols = t.dim[1];
         return true;
     }
@@ -414,7 +409,7 @@ static bool warp_rows_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind 
             return kind == BG_ROWS_G && w->kind == BG_BUF_F32 && (fp.kind == BG_FP_SEQ || fp.kind == BG_FP_SPLITK);
         }
         if (in->prec[0] != 'B' || in->prec[1] != 'B') return false;
-        return w->kind == BG_BUF_B1T && ((cols + 31) / 32) * ((cin + 31) / 32) <= WARP_ROWS_WEIGHT_REGS;
+        return w->kind == BG_BUF_B1T && ((cols + 31) / 32) * ((cin + 31) / 32) <= BG_WARP_ROWS_WEIGHT_REGS;
     }
     case BG_OP_LOG_SOFTMAX: return cols == cin && cols <= 32;
     case BG_OP_SCL: return in->type.kind == BG_TY_F32 && cols == cin;
