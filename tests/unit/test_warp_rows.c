@@ -5,7 +5,8 @@
  * an absmean read as a later member's per-row factor) and which are stored (a layer's bits the
  * next gather reads, the outputs), the manifest's warp= through a write and a read, and the
  * generated kernels (one warp a row, no block barrier; the per-graph kernel stages the tables
- * in shared memory).  GPU == CPU for these kernels: test_gpu_batches
+ * in shared memory), and the per-graph kernel's own pairs of GCN bin (a fast aggregation and
+ * the bit product after it, cg_blocks.c staged_pair).  GPU == CPU for these kernels: test_gpu_batches
  * (the MUTAG classifiers) and the TU A/B runs. */
 #include "bgtest.h"
 #include "bg.h"
@@ -179,6 +180,47 @@ static void check_lsm_tail(void) {
     compiled_free(&c);
 }
 
+/* GCN bin's per-graph kernel: for a staged graph it runs each fast aggregation and the bit
+ * product after it as a warp-rows pair of its own (cg_blocks.c staged_pair), which the plan
+ * does not hold: the aggregation's row stays in registers in the pair (bg_plan_buf_kept_in)
+ * and has no shared array, the product's row (gathered next) is stored; a graph past the
+ * stage runs the two launches with a barrier between. */
+static void check_gcn_pairs(const char *srcdir, const char *ds) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/examples/tu/gcn_bin_%s.bgnn", srcdir, ds);
+    Compiled c;
+    const BgPlan *p = compile_plan(&c, path, NULL);
+    const BgModule *m = c.m;
+    int pairs = 0;
+    for (int i = 0; p && i + 1 < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i], *n = &p->launches[i + 1];
+        if (l->prep || !bg_plan_bspmm_fast(m, &m->insts[l->inst]) || strcmp(n->op, "bmm") != 0) continue;
+        const BgPlanRowGroup pair = {.first = i, .count = 2, .rows = BG_ROWS_N, .csr = -1, .warp = true};
+        CHECK(bg_plan_buf_kept(p, l->args[0]));         /* no plan group: in memory on every other path */
+        CHECK(!bg_plan_buf_kept_in(p, &pair, l->args[0])); /* read only by the product, from the register */
+        CHECK(bg_plan_buf_kept_in(p, &pair, n->args[0]));  /* gathered next, or a later launch's operand */
+        char decl[64];
+        char *cu = bg_codegen_cuda(m, "sm_90", &c.d);
+        snprintf(decl, sizeof decl, "__shared__ unsigned gsx%d[", l->args[0]);
+        CHECK(cu && strstr(cu, decl) == NULL);
+        free(cu);
+        pairs++;
+    }
+    CHECK_EQ_INT(pairs, 2);
+    char *cu = p ? bg_codegen_cuda(m, "sm_90", &c.d) : NULL;
+    const char *blk = cu ? strstr(cu, p->blocks_kernel) : NULL;
+    CHECK(blk != NULL);
+    int gs = 0, bb = 0, plain = 0;
+    for (const char *q = blk; q && (q = strstr(q, "bgnn::wr_bspmm_bits_gs<false, true, true, ")); q++) gs++;
+    for (const char *q = blk; q && (q = strstr(q, "bgnn::wr_bmm_bb<")); q++) bb++;
+    for (const char *q = blk; q && (q = strstr(q, "bgnn::bspmm_adjb<'B', 'B', ")); q++) plain++;
+    CHECK_EQ_INT(gs, 2);    /* the staged graph's pairs: counted ones ... */
+    CHECK_EQ_INT(bb, 2);    /* ... then the product, a warp a row */
+    CHECK_EQ_INT(plain, 2); /* a graph past the stage: the aggregation's own launch */
+    free(cu);
+    compiled_free(&c);
+}
+
 int main(void) {
     const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
     static const char *const ds[] = {"mutag", "proteins", "enzymes", "nci1"};
@@ -188,5 +230,6 @@ int main(void) {
     check_none(srcdir, "examples/gcn_bin.bgnn", false);
     check_none(srcdir, "examples/sage_bin.bgnn", false);
     check_lsm_tail();
+    for (int i = 0; i < 4; i++) check_gcn_pairs(srcdir, ds[i]);
     return bg_test_finish();
 }
