@@ -264,6 +264,23 @@ static bool staged_pair(const BgModule *m, const BgPlan *p, int rp, int cl, int 
     return true;
 }
 
+/* The staged pairs of the per-graph kernel, found once: entry i is the pair whose first launch
+ * is i (count 0: none); NULL without the graph stage.  A launch in a plan group opens none. */
+static BgPlanRowGroup *staged_pairs(const BgModule *m, const BgPlan *p, bool gstage, int rp, int cl) {
+    if (!gstage) return NULL;
+    BgPlanRowGroup *pairs = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(BgPlanRowGroup));
+    for (int i = 0; i < p->nlaunches; i++)
+        if (!warp_group_at(p, i)) staged_pair(m, p, rp, cl, i, &pairs[i]);
+    return pairs;
+}
+
+/* The warp-rows group the per-graph kernel runs from launch i: the plan's, or a staged pair
+ * (pairs: staged_pairs), or NULL. */
+static const BgPlanRowGroup *group_at(const BgPlan *p, const BgPlanRowGroup *pairs, int i) {
+    const BgPlanRowGroup *wg = warp_group_at(p, i);
+    return wg ? wg : pairs && pairs[i].count ? &pairs[i] : NULL;
+}
+
 /* Launch i (not prep; wg its warp group or NULL): does it read or write the graph stage
  * (*uses), read it (*reads)? */
 static void stage_use(const BgPlan *p, const bool *gbufs, int i, const BgPlanRowGroup *wg, bool *reads, bool *uses) {
@@ -284,13 +301,11 @@ static bool barrier_before(const int *phase, int i, const BgPlanRowGroup *wg, in
 
 /* The first launch after the graph loop's first barrier (p->nlaunches: none): the one the
  * staged tables are read from on (the launches before read them from memory). */
-static int first_after_barrier(const BgModule *m, const BgPlan *p, const int *phase, bool gstage, int rp, int cl,
+static int first_after_barrier(const BgPlan *p, const int *phase, bool gstage, const BgPlanRowGroup *pairs,
                                const bool *gbufs) {
     for (int i = 0, last = -1; i < p->nlaunches; i++) {
         if (p->launches[i].prep) continue;
-        const BgPlanRowGroup *wg = warp_group_at(p, i);
-        BgPlanRowGroup pair;
-        if (!wg && gstage && staged_pair(m, p, rp, cl, i, &pair)) wg = &pair;
+        const BgPlanRowGroup *wg = group_at(p, pairs, i);
         bool reads, uses;
         stage_use(p, gbufs, i, wg, &reads, &uses);
         if (barrier_before(phase, i, wg, last, reads, gstage)) return i;
@@ -335,12 +350,10 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     int rp = -1, cl = -1;
     const bool gstage = bg_plan_graph_stage(p, &rp, &cl);
     bool *gbufs = gstage ? bg_cg_graph_stage_bufs(p) : NULL;
-    for (int i = 0; gstage && i < p->nlaunches; i++) { /* a staged pair's aggregation nothing else reads: no shared array */
-        BgPlanRowGroup pair;
-        if (!warp_group_at(p, i) && staged_pair(m, p, rp, cl, i, &pair) && !bg_plan_buf_kept_in(p, &pair, p->launches[i].args[0]))
-            gbufs[p->launches[i].args[0]] = false;
-    }
-    const int from = first_after_barrier(m, p, phase, gstage, rp, cl, gbufs);
+    BgPlanRowGroup *pairs = staged_pairs(m, p, gstage, rp, cl);
+    for (int i = 0; pairs && i < p->nlaunches; i++) /* a staged pair's aggregation nothing else reads: no shared array */
+        if (pairs[i].count && !bg_plan_buf_kept_in(p, &pairs[i], p->launches[i].args[0])) gbufs[p->launches[i].args[0]] = false;
+    const int from = first_after_barrier(p, phase, gstage, pairs, gbufs);
     bool *staged = bg_cg_stage_tables(m, p, (long long)(mm_stage ? BG_CG_BLOCKS_TABLES / 2 : BG_CG_BLOCKS_TABLES), from);
     bool *invs = bg_cg_stage_inverses(m, p, from);
     bg_cg_stage_decls(e, m, p, staged, invs);
@@ -373,10 +386,8 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     for (int i = 0, last = -1; i < p->nlaunches && ok; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue; /* run once when the parameters are bound */
-        const BgPlanRowGroup *wg = warp_group_at(p, i);
-        BgPlanRowGroup pair;
-        if (!wg && gstage && staged_pair(m, p, rp, cl, i, &pair)) wg = &pair;
-        const bool own = wg == &pair; /* the staged graph's pair; two launches for a graph past the stage */
+        const BgPlanRowGroup *wg = group_at(p, pairs, i);
+        const bool own = wg && pairs && wg == &pairs[i]; /* the staged graph's pair; two launches for a graph past the stage */
         const int end = wg ? wg->first + wg->count : i + 1;
         bool reads, uses; /* reads the stage; reads or writes it */
         stage_use(p, gbufs, i, wg, &reads, &uses);
@@ -428,6 +439,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     free(phase);
     free(staged);
     free(invs);
+    free(pairs);
     free(gbufs);
     free(grows);
     return ok;
