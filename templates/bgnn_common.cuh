@@ -164,6 +164,23 @@ __device__ __forceinline__ void grid_sync(unsigned *bar) {
 }
 #endif
 
+// ---- a table staged in shared memory without a register (the per-graph kernel's copy) ------
+// stage_async: dst (shared) = src (global), one float, by cp.async where the machine has it
+// (sm_80 on), so that the thread goes on without waiting for the load; stage_wait: every
+// stage_async of this thread done (before the barrier after which the block reads dst).
+__device__ __forceinline__ void stage_async(float *dst, const float *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((u32)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void stage_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 } // namespace bgnn
 
 #endif // BGNN_COMMON_CUH

@@ -392,6 +392,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         bool reads, uses; /* reads the stage; reads or writes it */
         stage_use(p, gbufs, i, wg, &reads, &uses);
         if (barrier_before(phase, i, wg, last, reads, unsynced)) {
+            if (!ready && staged) bg_emit_line(e, "bgnn::stage_wait(); // the staged tables, before the barrier after which they are read");
             bg_emit_line(e, "__syncthreads();");
             unsynced = false;
             ready = true;
@@ -421,6 +422,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         }
         if (uses) bg_emit_line(e, "}");
         if (wg) {
+            if (!ready && staged) bg_emit_line(e, "bgnn::stage_wait(); // the staged tables, before the barrier after which they are read");
             bg_emit_line(e, "__syncthreads();");
             unsynced = false;
             ready = true;

@@ -20,8 +20,9 @@
  * 82.2, a lone MUTAG graph unchanged.
  *
  * The copy has no barrier of its own: the kernel loads the block's first graph's rows first,
- * then copies, so that the two round trips overlap, and the launches before the first graph's
- * first barrier read the tables from memory (cg_blocks.c).  The batchnorm inverses of the
+ * then copies (cp.async, waited for just before the first barrier), so that the two round trips
+ * overlap, and the launches before the first graph's first barrier read the tables from memory
+ * (cg_blocks.c).  The batchnorm inverses of the
  * warp rows' absmeans, 1 / sqrt(var + eps) by the prologue's own inv(), are computed in that
  * copy (si<launch>), once a block instead of in every warp of every group.  A staged graph's
  * CSR is copied in one loop, its rowptr and col loads side by side.  H200, a lone MUTAG
@@ -128,12 +129,18 @@ void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool 
     for (int i = 0; invs && i < p->nlaunches; i++)
         if (invs[i] && inv_cols(m, p, i) > most) most = inv_cols(m, p, i);
     if (!most) return;
-    /* The inverses' variances loaded first, then the tables copied, then the inverses: computed
-     * from a load of their own after the copy, the three inverses of GIN bin were three dependent
-     * L2 round trips in a row before the first barrier.  (Every table's value loaded into a
-     * register first made gcn_fp32_nci1's kernel spill at 64 registers.  The copy by the block's
-     * second warp on, and the graph stage's copy by its last warps, away from the first phase's
-     * first rows: measured slower, H200: MUTAG GCN bin batch 1 10.6 -> 10.8 us.) */
+    /* The tables by cp.async (bgnn::stage_async): no register holds a value and no thread waits
+     * for its loads; each thread waits for its own copies just before the barrier after which
+     * the block reads them (bgnn::stage_wait, emitted by cg_blocks.c).  Copied through
+     * registers, the compiler split the conditional copies (t < 64) into about eight groups of
+     * loads, each waiting for its stores: eight dependent L2 round trips on the block's first
+     * warps before the first barrier (H200, a lone MUTAG graph, GIN bin 11.0 -> 10.6 us).  The
+     * inverses' variances are loaded first, then the inverses computed: from a load of their own
+     * after the copy, the three inverses of GIN bin were three dependent round trips in a row.
+     * (Every table's value loaded into a register first made gcn_fp32_nci1's kernel spill at 64
+     * registers; a warp a piece of the copy, its loads before its stores, or the inverses by the
+     * block's last threads, and a lone graph's CSR range from a kernel parameter, helped MUTAG's
+     * lone graph but not NCI1's, and cost 3-9% on batches (docs/performance.md).) */
     bg_emit_line(e, "for (int t = threadIdx.x; t < %lld; t += blockDim.x) {", most);
     bg_emit_indent(e, 1);
     char **pes = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(char *));
@@ -153,8 +160,8 @@ void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool 
     }
     for (int b = 0; staged && b < p->nbufs; b++) {
         if (!staged[b]) continue;
-        if (elems_of(p, b) == most) bg_emit_line(e, "st%d[t] = b%d[t];", b, b);
-        else bg_emit_line(e, "if (t < %lld) st%d[t] = b%d[t];", elems_of(p, b), b, b);
+        if (elems_of(p, b) == most) bg_emit_line(e, "bgnn::stage_async(&st%d[t], &b%d[t]);", b, b);
+        else bg_emit_line(e, "if (t < %lld) bgnn::stage_async(&st%d[t], &b%d[t]);", elems_of(p, b), b, b);
     }
     for (int i = 0; invs && i < p->nlaunches; i++) {
         if (!invs[i]) continue;
