@@ -42,10 +42,22 @@ __device__ __forceinline__ u32 clamp_key(float v) {
 }
 // 1 when a multiplier reverses the order: sign bit set and not NaN.
 __device__ __forceinline__ u32 reverses(float f) { return (!is_nan_f(f) && (__float_as_uint(f) >> 31)) ? 1u : 0u; }
-// The bit of v by threshold table t ([2][C]) at channel c.
+// The same order as signed ints: key_of(x) = ikey_of(x) + 2^31 (mod 2^32), two instructions
+// instead of a select on the sign; clamp_ikey(v): a NaN as -inf or +inf by its sign bit, as
+// clamp_key (a NaN's ikey lies above +inf's or below -inf's), by a min and a max.
+__device__ __forceinline__ int ikey_of(float v) {
+    const int i = __float_as_int(v);
+    return i ^ ((i >> 31) & 0x7fffffff);
+}
+__device__ __forceinline__ int clamp_ikey(float v) {
+    return max(min(ikey_of(v), (int)0x7f800000), (int)0x807fffff);
+}
+// The bit of v by threshold table t ([2][C]) at channel c: clamp_key(v) >= key_of(t[c]), flipped
+// where t[C + c] is not zero, computed in the signed order (the same bits; every pair of the
+// special values and 2e8 random pairs checked on the host, docs/performance.md).
 template <long long C>
 __device__ __forceinline__ u32 thr_bit(const float *t, long long c, float v) {
-    return (clamp_key(v) >= key_of(t[c]) ? 1u : 0u) ^ (t[C + c] != 0.0f ? 1u : 0u);
+    return (clamp_ikey(v) >= ikey_of(t[c]) ? 1u : 0u) ^ (t[C + c] != 0.0f ? 1u : 0u);
 }
 
 // ---- prologues ------------------------------------------------------------------------
@@ -98,7 +110,7 @@ struct EpThr { // last step of a b1 result
 // EpThr's bit with the table's two entries at c already loaded (ta = t[c], tb = t[C + c]): a
 // caller can request them beside its values (bin_ops.cuh bin_rows), one round trip for both.
 __device__ __forceinline__ u32 thr_bit_pre(float ta, float tb, float v) {
-    return (clamp_key(v) >= key_of(ta) ? 1u : 0u) ^ (tb != 0.0f ? 1u : 0u);
+    return (clamp_ikey(v) >= ikey_of(ta) ? 1u : 0u) ^ (tb != 0.0f ? 1u : 0u);
 }
 template <class E>
 struct is_ep_thr {
