@@ -9,7 +9,7 @@
 #   --cora    Cora models for bench/ab_latency.sh (default "gcn_bin sage_bin saint_bin"; "" none)
 #   --tu      TU models for bench/ab_tu.sh, batches of 1024 (default "gin_bin gcn_bin"; "" none)
 #   --rounds  rounds of each A/B (default 2)
-#   --no-tests      leave out test_gpu_examples, test_gpu_variants, test_gpu_batches
+#   --no-tests      leave out test_gpu_examples, test_gpu_variants, test_gpu_batches, test_gpu_thresholds
 #   --memcheck      also compute-sanitizer memcheck on the batches test (quick, 3 models)
 #   --racecheck E   also racecheck of test_gpu_examples on the examples E (comma-separated file
 #                   names, quick mode, the CUDA-graph mode: the separate and row-group kernels)
@@ -58,6 +58,7 @@ if [[ $TESTS == 1 ]]; then
     check examples 250 "$B/test_gpu_examples"
     check variants 250 "$B/test_gpu_variants"
     check batches 250 "$B/test_gpu_batches"
+    check thresholds 120 "$B/test_gpu_thresholds"
 fi
 if [[ $MEMCHECK == 1 && -n $SAN ]]; then
     check memcheck_bat 250 env BGNN_GPU_TEST_QUICK=1 BGNN_BATCHES_MODELS=3 "$SAN" --tool memcheck --error-exitcode 3 "$B/test_gpu_batches"

@@ -7,7 +7,7 @@
 # Here: builds the working tree (build/, Release) and bgnnc of BASE_REV in a worktree
 # (/tmp/bgnn-ab-base, build /tmp/bgnn-ab-base-build; templates embedded, so the binary runs as
 # it is anywhere), then copies into .carry/bin: bgnnc_base, bgnnc_new and this tree's GPU tests
-# (test_gpu_examples, test_gpu_variants, test_gpu_batches).  Fills .carry/data first when it
+# (test_gpu_examples, test_gpu_variants, test_gpu_batches, test_gpu_thresholds).  Fills .carry/data first when it
 # lacks the TU datasets (tools/prepare_carry.sh, bench/tu_carry.sh).  Pass ".carry" in the
 # device tool's carry list afterwards.
 set -euo pipefail
@@ -28,6 +28,6 @@ cmake --build "$wt-build" --target bgnnc -j"$(nproc)" >/dev/null
 mkdir -p .carry/bin
 cp "$wt-build/bgnnc" .carry/bin/bgnnc_base
 cp build/bgnnc .carry/bin/bgnnc_new
-cp build/tests/test_gpu_examples build/tests/test_gpu_variants build/tests/test_gpu_batches .carry/bin/
+cp build/tests/test_gpu_examples build/tests/test_gpu_variants build/tests/test_gpu_batches build/tests/test_gpu_thresholds .carry/bin/
 git -C "$ROOT" rev-parse --short "$rev" >.carry/bin/base_rev
 echo "prepare_ab.sh: .carry/bin: bgnnc_base ($(cat .carry/bin/base_rev)), bgnnc_new (working tree), GPU tests; $(du -sh .carry | cut -f1) in .carry"
