@@ -53,8 +53,8 @@ __device__ __forceinline__ int clamp_ikey(float v) {
     return max(min(ikey_of(v), (int)0x7f800000), (int)0x807fffff);
 }
 // The bit of v by threshold table t ([2][C]) at channel c: clamp_key(v) >= key_of(t[c]), flipped
-// where t[C + c] is not zero, computed in the signed order (the same bits; every pair of the
-// special values and 2e8 random pairs checked on the host, docs/performance.md).
+// where t[C + c] is not zero, computed in the signed order (the same bits: tests/gpu/
+// test_gpu_thresholds.c checks both forms against the CPU reference on special and random pairs).
 template <long long C>
 __device__ __forceinline__ u32 thr_bit(const float *t, long long c, float v) {
     return (clamp_ikey(v) >= ikey_of(t[c]) ? 1u : 0u) ^ (t[C + c] != 0.0f ? 1u : 0u);

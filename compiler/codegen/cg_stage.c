@@ -138,9 +138,10 @@ void bg_cg_stage_copy(BgEmit *e, const BgModule *m, const BgPlan *p, const bool 
      * inverses' variances are loaded first, then the inverses computed: from a load of their own
      * after the copy, the three inverses of GIN bin were three dependent round trips in a row.
      * (Every table's value loaded into a register first made gcn_fp32_nci1's kernel spill at 64
-     * registers; a warp a piece of the copy, its loads before its stores, or the inverses by the
-     * block's last threads, and a lone graph's CSR range from a kernel parameter, helped MUTAG's
-     * lone graph but not NCI1's, and cost 3-9% on batches (docs/performance.md).) */
+     * registers.  A warp a piece of the copy, its loads before its stores, helped GIN's lone
+     * graphs but cost GCN's; the inverses by the block's last threads with a lone graph's CSR
+     * range from a kernel parameter helped MUTAG's lone graph only and cost 3-9% on batches:
+     * docs/performance.md, 2026-11-29.) */
     bg_emit_line(e, "for (int t = threadIdx.x; t < %lld; t += blockDim.x) {", most);
     bg_emit_indent(e, 1);
     char **pes = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(char *));
