@@ -28,23 +28,16 @@ constexpr u32 KEY_PINF = 0xff800000u; // key of +inf
 constexpr u32 THR_NONE = 0x7fc00000u; // boundary above +inf: the bit never becomes 1 ^ dir
 
 __device__ __forceinline__ bool is_nan_f(float v) { return (__float_as_uint(v) & 0x7fffffffu) > 0x7f800000u; }
-__device__ __forceinline__ u32 key_of(float v) {
-    const u32 u = __float_as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
+// The float of key k: the key of x is ~bits(x) for a negative x, bits(x) | 2^31 otherwise
+// (reference/ref_ops.c bg_ref_key).
 __device__ __forceinline__ float from_key(u32 k) {
     return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
-// A NaN counts as -inf or +inf by its sign bit.
-__device__ __forceinline__ u32 clamp_key(float v) {
-    if (is_nan_f(v)) return (__float_as_uint(v) >> 31) ? KEY_NINF : KEY_PINF;
-    return key_of(v);
-}
 // 1 when a multiplier reverses the order: sign bit set and not NaN.
 __device__ __forceinline__ u32 reverses(float f) { return (!is_nan_f(f) && (__float_as_uint(f) >> 31)) ? 1u : 0u; }
-// The same order as signed ints: key_of(x) = ikey_of(x) + 2^31 (mod 2^32), two instructions
-// instead of a select on the sign; clamp_ikey(v): a NaN as -inf or +inf by its sign bit, as
-// clamp_key (a NaN's ikey lies above +inf's or below -inf's), by a min and a max.
+// The same order as signed ints: key(x) = ikey_of(x) + 2^31 (mod 2^32), two instructions
+// instead of a select on the sign; clamp_ikey(v): a NaN as -inf or +inf by its sign bit, as the
+// reference's clamp_key (a NaN's ikey lies above +inf's or below -inf's), by a min and a max.
 __device__ __forceinline__ int ikey_of(float v) {
     const int i = __float_as_int(v);
     return i ^ ((i >> 31) & 0x7fffffff);
@@ -52,7 +45,7 @@ __device__ __forceinline__ int ikey_of(float v) {
 __device__ __forceinline__ int clamp_ikey(float v) {
     return max(min(ikey_of(v), (int)0x7f800000), (int)0x807fffff);
 }
-// The bit of v by threshold table t ([2][C]) at channel c: clamp_key(v) >= key_of(t[c]), flipped
+// The bit of v by threshold table t ([2][C]) at channel c: clamp_key(v) >= key(t[c]), flipped
 // where t[C + c] is not zero, computed in the signed order (the same bits: tests/gpu/
 // test_gpu_thresholds.c checks both forms against the CPU reference on special and random pairs).
 template <long long C>

@@ -192,6 +192,7 @@ static void check_gcn_pairs(const char *srcdir, const char *ds) {
     const BgPlan *p = compile_plan(&c, path, NULL);
     const BgModule *m = c.m;
     int pairs = 0;
+    char *cu = p ? bg_codegen_cuda(m, "sm_90", &c.d) : NULL;
     for (int i = 0; p && i + 1 < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i], *n = &p->launches[i + 1];
         if (l->prep || !bg_plan_bspmm_fast(m, &m->insts[l->inst]) || strcmp(n->op, "bmm") != 0) continue;
@@ -200,14 +201,11 @@ static void check_gcn_pairs(const char *srcdir, const char *ds) {
         CHECK(!bg_plan_buf_kept_in(p, &pair, l->args[0])); /* read only by the product, from the register */
         CHECK(bg_plan_buf_kept_in(p, &pair, n->args[0]));  /* gathered next, or a later launch's operand */
         char decl[64];
-        char *cu = bg_codegen_cuda(m, "sm_90", &c.d);
         snprintf(decl, sizeof decl, "__shared__ unsigned gsx%d[", l->args[0]);
         CHECK(cu && strstr(cu, decl) == NULL);
-        free(cu);
         pairs++;
     }
     CHECK_EQ_INT(pairs, 2);
-    char *cu = p ? bg_codegen_cuda(m, "sm_90", &c.d) : NULL;
     const char *blk = cu ? strstr(cu, p->blocks_kernel) : NULL;
     CHECK(blk != NULL);
     int gs = 0, bb = 0, plain = 0;
