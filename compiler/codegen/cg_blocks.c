@@ -300,9 +300,10 @@ static bool barrier_before(const int *phase, int i, const BgPlanRowGroup *wg, in
 }
 
 /* A block barrier between phases of the graph loop.  The first one (!*ready) makes the staged
- * tables readable: each thread first waits for its own cp.async copies of them (cg_stage.c). */
-static void emit_phase_barrier(BgEmit *e, const bool *staged, bool *ready, bool *unsynced) {
-    if (!*ready && staged) bg_emit_line(e, "bgnn::stage_wait(); // the staged tables, before the barrier after which they are read");
+ * tables readable: where the kernel copies any (copied), each thread first waits for its own
+ * cp.async copies of them (cg_stage.c). */
+static void emit_phase_barrier(BgEmit *e, bool copied, bool *ready, bool *unsynced) {
+    if (!*ready && copied) bg_emit_line(e, "bgnn::stage_wait(); // the staged tables, before the barrier after which they are read");
     bg_emit_line(e, "__syncthreads();");
     *unsynced = false;
     *ready = true;
@@ -400,7 +401,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         const int end = wg ? wg->first + wg->count : i + 1;
         bool reads, uses; /* reads the stage; reads or writes it */
         stage_use(p, gbufs, i, wg, &reads, &uses);
-        if (barrier_before(phase, i, wg, last, reads, unsynced)) emit_phase_barrier(e, staged, &ready, &unsynced);
+        if (barrier_before(phase, i, wg, last, reads, unsynced)) emit_phase_barrier(e, staged != NULL, &ready, &unsynced);
         const BgCgShared *global = ready ? &late_global : &early_global, *shared = ready ? &late_shared : &early_shared;
         /* the code twice where it uses the stage: for a staged graph, and for one that is not */
         for (int v = uses ? 0 : 1; v < 2 && ok; v++) {
@@ -426,7 +427,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
         }
         if (uses) bg_emit_line(e, "}");
         if (wg) {
-            emit_phase_barrier(e, staged, &ready, &unsynced);
+            emit_phase_barrier(e, staged != NULL, &ready, &unsynced);
             last = -1;
             i = end - 1;
         } else {
