@@ -82,6 +82,11 @@ int64_t bg_plan_fb_csr_lanes(int64_t cols) {
     return g;
 }
 
+int64_t bg_plan_fb_csr_lanes_rows(int64_t cols, int64_t rows) {
+    const int64_t g = bg_plan_fb_csr_lanes(cols);
+    return g < 32 && rows < BG_PLAN_FB_CSR_WIDE / g ? 2 * g : g;
+}
+
 int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols) {
     if (cols < 1) cols = 1;
     const int64_t bm = cols > 128 ? 128 : 256;
@@ -320,6 +325,11 @@ bool bg_arch_parse(const char *arch, int *sm) {
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {
     if (l->alt) return (int)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols);
     return bg_plan_launch_row_csr(p, l) ? BG_PLAN_SPARSE_ROW_TPR : 0;
+}
+
+int bg_plan_sparse_tpr_rows(const BgPlan *p, const BgPlanLaunch *l, int64_t rows) {
+    if (l->alt) return (int)bg_plan_fb_csr_lanes_rows(p->bufs[l->args[0]].cols, rows);
+    return bg_plan_sparse_tpr(p, l);
 }
 
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {

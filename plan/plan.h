@@ -478,6 +478,16 @@ int64_t bg_plan_fbt_threads_per_row(int64_t cols, int64_t tpt);
  * outputs: the power of two from 2 to 32 that gives each lane at most 8 outputs where it can
  * (Cora's 64 outputs: 8 lanes, 4 rows a warp). */
 int64_t bg_plan_fb_csr_lanes(int64_t cols);
+/* The lanes a row of a whole launch of that sparse variant over `rows` rows: twice
+ * bg_plan_fb_csr_lanes (at most 32) when rows x those lanes is under BG_PLAN_FB_CSR_WIDE, that
+ * is when the launch has fewer than 2,048 warps of rows (about 16 an SM of an H100): there the
+ * product is short of warps, not of issue, and more lanes a row give more warps and a shorter
+ * chain each (H200, docs/performance.md "The sparse features product, more lanes a row on small
+ * graphs": Cora gcn_bin 6% faster at 16 lanes than 8, CiteSeer 6%; PubMed, 19,717 rows, 4%
+ * slower).  The kernel (templates/bmm_fb_csr.cuh bmm_fb_csr_rows) and the runtime's grid
+ * (bg_plan_sparse_tpr_rows) take the same rule; a row group's tile keeps bg_plan_fb_csr_lanes. */
+#define BG_PLAN_FB_CSR_WIDE 65536
+int64_t bg_plan_fb_csr_lanes_rows(int64_t cols, int64_t rows);
 /* Whether launch l may have a sparse variant without alt (BG_PLAN_SPARSE_ROW_TPR): op bin,
  * bin.center or rowmean, args[1] an F32 INPUT of at most BG_PLAN_ROW_CSR_MAX_COLS columns,
  * args[0] its bits (bin, bin.center) or its f32[N] row means (rowmean); or op standardize of
@@ -491,6 +501,8 @@ bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
  * BG_PLAN_SPARSE_ROW_TPR.  The one
  * place that says which launches have one (the runtime looks them up and launches them by it). */
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l);
+/* The same for a launch of `rows` rows: an alt launch's bg_plan_fb_csr_lanes_rows. */
+int bg_plan_sparse_tpr_rows(const BgPlan *p, const BgPlanLaunch *l, int64_t rows);
 /* The CSR block of features x [rows][width] (row-major, nnz of them other than +0) that a
  * sparse variant reads in place of the dense features (templates/bmm_fb_csr.cuh, bin_ops.cuh
  * bin_csr): u32 rowptr[rows + 1], u32 col[nnz] (each row's

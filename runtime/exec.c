@@ -931,8 +931,9 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr(gm->plan, L) : L->threads_per_row;
-    int64_t th = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz) * tpr;
+    const int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz);
+    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr_rows(gm->plan, L, rows) : L->threads_per_row;
+    int64_t th = rows * tpr;
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;
     int64_t grid = (th + bs - 1) / bs;

@@ -17,8 +17,9 @@
 // give) before its epilogue.  A -0 the CSR keeps is a term like any other (x' = +-0 or NaN, as
 // in the row kernel).
 //
-// Work: G lanes a row (G = 2..32 by M: plan.c bg_plan_fb_csr_lanes, about 8 outputs a lane), so
-// a warp holds 32 / G rows; warps grid-stride over those row sets.  Lane g of a row's group owns
+// Work: G lanes a row (G = 2..32 by M: plan.c bg_plan_fb_csr_lanes, about 8 outputs a lane; a
+// whole launch over few rows takes 2 G, bmm_fb_csr_rows at the end), so a warp holds 32 / G
+// rows; warps grid-stride over those row sets.  Lane g of a row's group owns
 // outputs o = g, g + G, ... (NO = ceil(M / G) running sums, each one fadd chain in column
 // order).  A step loads G nonzeros of the row, one a lane, each with its weight row (canonical
 // b1 [K][ceil(M/32)]), the next step's loaded while this one is added (up to M = 256; wider
@@ -193,6 +194,22 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
         }
         fb_csr_store<Z, M, G, NO>(r, valid, yp, acc, g, epi);
     }
+}
+
+// A whole launch's product (an alt launch's sparse variant, over every row of the CSR): 2 G lanes
+// a row when rows x G < WIDE (plan.h bg_plan_fb_csr_lanes_rows: fewer than 2,048 warps of rows
+// at G, so more warps, each with a shorter chain), else G.  The runtime sizes the grid by the
+// same rule; a grid of another size would give the same bits (the warps grid-stride).
+template <char Z, long long K, long long M, int G, long long WIDE, class Pro = ProNone, class Epi = EpEnd>
+__device__ __forceinline__ void bmm_fb_csr_rows(long long rows, void *yp, CsrRows csr, const u32 *w,
+                                                Pro pro = Pro(), Epi epi = Epi()) {
+    if constexpr (G < 32) {
+        if (rows < WIDE / G) {
+            bmm_fb_csr<Z, K, M, 2 * G>(rows, yp, csr, w, pro, epi);
+            return;
+        }
+    }
+    bmm_fb_csr<Z, K, M, G>(rows, yp, csr, w, pro, epi);
 }
 
 } // namespace bgnn

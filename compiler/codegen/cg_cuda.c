@@ -604,7 +604,7 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 }
 
 bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
-                            const char *csr) {
+                            const char *csr, bool whole) {
     const BgInst *in = &m->insts[l->inst];
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
     if (!l->alt && !bg_plan_row_csr(m, in)) return false; /* no template of its form */
@@ -626,9 +626,14 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
     }
     char *sa = bg_cg_step_args(m, in, l, nm, true);
     const long long cols = (long long)bg_cg_kcols(in->type);
-    bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
-                 (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
-                 nm[0], csr, nm[2], sa);
+    if (whole) /* the lanes a row by the launch's rows (plan.h bg_plan_fb_csr_lanes_rows) */
+        bg_emit_line(e, "bgnn::bmm_fb_csr_rows<'%c', %lld, %lld, %lld, %d>(rows, %s, %s, %s%s);", in->prec[2],
+                     (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
+                     BG_PLAN_FB_CSR_WIDE, nm[0], csr, nm[2], sa);
+    else
+        bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
+                     (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
+                     nm[0], csr, nm[2], sa);
     free(sa);
     return true;
 }
@@ -637,7 +642,7 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     char csr[96];
     snprintf(csr, sizeof csr, "bgnn::csr_rows(%s, rows)", nm[1]);
-    return bg_cg_emit_sparse_call(e, m, l, nm, csr);
+    return bg_cg_emit_sparse_call(e, m, l, nm, csr, true);
 }
 
 /* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */

@@ -469,8 +469,24 @@ static void fb_csr_lanes(void) {
     }
 }
 
+/* Its lanes for a whole launch (bg_plan_fb_csr_lanes_rows): twice as many, at most 32, below
+ * BG_PLAN_FB_CSR_WIDE rows x lanes; the runtime's grid (bg_plan_sparse_tpr_rows) the same. */
+static void fb_csr_lanes_rows(void) {
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(64, 2708), 16);  /* Cora */
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(64, 3327), 16);  /* CiteSeer */
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(64, 19717), 8);  /* PubMed */
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(64, BG_PLAN_FB_CSR_WIDE / 8 - 1), 16);
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(64, BG_PLAN_FB_CSR_WIDE / 8), 8);
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(128, 4095), 32);
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(128, 4096), 16);
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(256, 1), 32); /* never past 32 */
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(7, 0), 4);
+    CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(7, 1LL << 40), 2);
+}
+
 int main(void) {
     fb_csr_lanes();
+    fb_csr_lanes_rows();
     const char *root = getenv("BGNN_SOURCE_DIR");
     if (!root || !*root) root = ".";
     char dir[4096];
