@@ -821,7 +821,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             if ((alt == 1 && !l->alt) || (alt == 2 && !l->alt && !row_csr)) continue;
             if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
-            if (alt == 2)
+            if (alt == 2 && l->alt && bg_plan_sparse_tpr(p, l) < 32) /* bmm_fb_csr_rows: twice the lanes on few rows */
+                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row, %d below %d rows", i,
+                             bg_plan_sparse_tpr(p, l), 2 * bg_plan_sparse_tpr(p, l),
+                             BG_PLAN_FB_CSR_WIDE / bg_plan_sparse_tpr(p, l));
+            else if (alt == 2)
                 bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row", i,
                              bg_plan_sparse_tpr(p, l));
             BgNames names;
