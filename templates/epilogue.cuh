@@ -45,12 +45,18 @@ __device__ __forceinline__ int ikey_of(float v) {
 __device__ __forceinline__ int clamp_ikey(float v) {
     return max(min(ikey_of(v), (int)0x7f800000), (int)0x807fffff);
 }
-// The bit of v by threshold table t ([2][C]) at channel c: clamp_key(v) >= key(t[c]), flipped
-// where t[C + c] is not zero, computed in the signed order (the same bits: tests/gpu/
-// test_gpu_thresholds.c checks both forms against the CPU reference on special and random pairs).
+// The bit of v by a threshold table's two entries at a channel (ta = t[c], tb = t[C + c]):
+// clamp_key(v) >= key(ta), flipped where tb is not zero, computed in the signed order (the same
+// bits: tests/gpu/test_gpu_thresholds.c checks both forms against the CPU reference on special
+// and random pairs).  A caller can load ta and tb beside its values (bin_ops.cuh bin_rows), one
+// round trip for both.
+__device__ __forceinline__ u32 thr_bit_pre(float ta, float tb, float v) {
+    return (clamp_ikey(v) >= ikey_of(ta) ? 1u : 0u) ^ (tb != 0.0f ? 1u : 0u);
+}
+// The bit of v by threshold table t ([2][C]) at channel c.
 template <long long C>
 __device__ __forceinline__ u32 thr_bit(const float *t, long long c, float v) {
-    return (clamp_ikey(v) >= ikey_of(t[c]) ? 1u : 0u) ^ (t[C + c] != 0.0f ? 1u : 0u);
+    return thr_bit_pre(t[c], t[C + c], v);
 }
 
 // ---- prologues ------------------------------------------------------------------------
@@ -100,11 +106,6 @@ struct EpThr { // last step of a b1 result
     __device__ __forceinline__ float val(long long, long long, float v) const { return v; }
     __device__ __forceinline__ u32 bit(long long c, float v) const { return thr_bit<C>(t, c, v); }
 };
-// EpThr's bit with the table's two entries at c already loaded (ta = t[c], tb = t[C + c]): a
-// caller can request them beside its values (bin_ops.cuh bin_rows), one round trip for both.
-__device__ __forceinline__ u32 thr_bit_pre(float ta, float tb, float v) {
-    return (clamp_ikey(v) >= ikey_of(ta) ? 1u : 0u) ^ (tb != 0.0f ? 1u : 0u);
-}
 template <class E>
 struct is_ep_thr {
     static constexpr bool value = false;

@@ -626,14 +626,12 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
     }
     char *sa = bg_cg_step_args(m, in, l, nm, true);
     const long long cols = (long long)bg_cg_kcols(in->type);
-    if (whole) /* the lanes a row by the launch's rows (plan.h bg_plan_fb_csr_lanes_rows) */
-        bg_emit_line(e, "bgnn::bmm_fb_csr_rows<'%c', %lld, %lld, %lld, %d>(rows, %s, %s, %s%s);", in->prec[2],
-                     (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
-                     BG_PLAN_FB_CSR_WIDE, nm[0], csr, nm[2], sa);
-    else
-        bg_emit_line(e, "bgnn::bmm_fb_csr<'%c', %lld, %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
-                     (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols),
-                     nm[0], csr, nm[2], sa);
+    /* whole: the lanes a row by the launch's rows (bmm_fb_csr_rows; plan.h bg_plan_fb_csr_lanes_rows) */
+    char wide[32] = "";
+    if (whole) snprintf(wide, sizeof wide, ", %d", BG_PLAN_FB_CSR_WIDE);
+    bg_emit_line(e, "bgnn::bmm_fb_csr%s<'%c', %lld, %lld, %lld%s>(rows, %s, %s, %s%s);", whole ? "_rows" : "", in->prec[2],
+                 (long long)bg_cg_kcols(m->insts[in->args[0]].type), cols, (long long)bg_plan_fb_csr_lanes(cols), wide,
+                 nm[0], csr, nm[2], sa);
     free(sa);
     return true;
 }
@@ -821,13 +819,14 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             if ((alt == 1 && !l->alt) || (alt == 2 && !l->alt && !row_csr)) continue;
             if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
-            if (alt == 2 && l->alt && bg_plan_sparse_tpr(p, l) < 32) /* bmm_fb_csr_rows: twice the lanes on few rows */
-                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row, %d below %d rows", i,
-                             bg_plan_sparse_tpr(p, l), 2 * bg_plan_sparse_tpr(p, l),
-                             BG_PLAN_FB_CSR_WIDE / bg_plan_sparse_tpr(p, l));
-            else if (alt == 2)
-                bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row", i,
-                             bg_plan_sparse_tpr(p, l));
+            if (alt == 2) { /* an alt's bmm_fb_csr_rows: more lanes on few rows (plan.h bg_plan_fb_csr_lanes_rows) */
+                const int tpr = bg_plan_sparse_tpr(p, l), few = bg_plan_sparse_tpr_rows(p, l, 0);
+                if (few != tpr)
+                    bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row, %d below %d rows", i,
+                                 tpr, few, BG_PLAN_FB_CSR_WIDE / tpr);
+                else
+                    bg_emit_line(&e, "// launch %d's variant for sparse features (CSR): %d threads per row", i, tpr);
+            }
             BgNames names;
             bg_names_init(&names, a);
             bg_names_unique(&names, "n");
