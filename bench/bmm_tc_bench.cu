@@ -3,14 +3,17 @@
 // cuBLAS INT8 GEMM and FP16 GEMM of the same logical shape (+-1 operands as int8 / half),
 // and the b1 mma peak measured by a bare loop of independent mma.sync in the same run; on sm_90a
 // builds also the benchmark-only wgmma kernel (kernels/bmm_bb_wg.cuh) and the wgmma b1 peak of
-// a bare wgmma loop.  Build and run: bench/run_bmm_tc_bench.sh.
+// a bare wgmma loop; and the benchmark-only multistage mma.sync kernel (kernels/bmm_bb_ms.cuh:
+// cp.async stages of 512 bits in dynamic shared memory), plain (MS), with the popcounts of the w
+// rows given (MSW: a table made once, as a parameter's could be at binding) and of both operands'
+// rows given (MSC: what the counting costs).  Build and run: bench/run_bmm_tc_bench.sh.
 //
 // Shapes [R, K] x [K, M]: the BB products of every example model (Cora 2708 rows, CiteSeer
 // 3327, the Reddit-size benchmark graph 232965: K = input width, M = output width), two large
 // BNN-style shapes (65536 x 4096 x 4096 and 232965 x 1024 x 1024), and check-only shapes with
 // K not a multiple of 256, N = 1, M = 1, M not a multiple of 8 or 32.
 //
-// Checks, every shape: the tensor-core result equals the popcount kernel's, every word of the
+// Checks, every shape: each tensor-core result (mma.sync, wgmma, multistage) equals the popcount kernel's, every word of the
 // output (f32 bits and b1 words, padding bits included), plain and with Bi-GCN's epilogue (row
 // and column scales and a bias, operands sized exactly, so a read past them is a sanitizer error); the popcount kernel equals the CPU
 // reference (reference/ref_ops.c bg_ref_bmm) on all rows (R <= 4096) or 64 sampled rows; on
@@ -47,6 +50,7 @@ extern "C" {
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_bb_tc.cuh"
 #include "kernels/bmm_bb_wg.cuh"
+#include "kernels/bmm_bb_ms.cuh"
 #include "bench_util.cuh"
 #include "rmat.h"
 
@@ -57,6 +61,7 @@ using bgnn::u32;
 static int g_reps = 50;
 static std::string g_only; // --only SUBSTR: the shapes whose name contains SUBSTR
 static bool g_check_only = false; // --check-only: the check-only shapes, no timing (sanitizer runs)
+static bool g_tc_only = false;    // --tc-only: time the tensor-core kernels alone (no popcount, no cuBLAS)
 static int g_ok = 0, g_fail = 0;
 static double g_peak = 0;    // measured b1 bit-ops/s, mma.sync
 static double g_wg_peak = 0; // and wgmma (0: not built)
@@ -176,16 +181,27 @@ __global__ void __launch_bounds__(256) k_popc(long long n, void *y, const u32 *x
 // benchmark-only wgmma kernel (kernels/bmm_bb_wg.cuh; built for sm_90a only, and instantiated
 // for the shapes wg_on marks: the large ones, Reddit's first layer and three awkward ones, which
 // keeps the build short).
-enum Path { POPC, TC, WG };
+enum Path { POPC, TC, WG, MS, MSW, MSC };
 template <long long K, long long M>
 constexpr bool wg_on() {
     return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 602 && M == 128) || (K == 257 && M == 7) ||
            (K == 100 && M == 130) || (K == 2049 && M == 129);
 }
+// The multistage kernel (kernels/bmm_bb_ms.cuh): MS counts the w rows by mma as bmm_bb_tc does,
+// MSW reads their popcounts from wc (computed once before, as parameters' tables are at binding),
+// MSC also those of the x rows (from g_xc_dev: what the counting costs).
+__device__ const int *g_xc_dev;
+template <long long K, long long M>
+constexpr bool msw_on() {
+    return wg_on<K, M>() || (K == 1433 && M == 64) || (K == 3703 && M == 64) || (K == 4096 && M == 257);
+}
 template <int PATH, char Z, long long K, long long M, class Epi>
-__device__ __forceinline__ void run_path(long long n, void *y, const u32 *x, const u32 *w, Epi e) {
+__device__ __forceinline__ void run_path(long long n, void *y, const u32 *x, const u32 *w, const int *wc, Epi e) {
     if constexpr (PATH == POPC) bgnn::bmm<'B', 'B', Z, K, M, true>(n, y, x, w, bgnn::ProNone(), e);
     else if constexpr (PATH == TC) bgnn::bmm_bb_tc<Z, K, M>(n, y, x, w, bgnn::ProNone(), e);
+    else if constexpr (PATH == MS) bgnn::bmm_bb_ms<Z, K, M, 0>(n, y, x, w, nullptr, nullptr, e);
+    else if constexpr (PATH == MSW) bgnn::bmm_bb_ms<Z, K, M, 1>(n, y, x, w, wc, nullptr, e);
+    else if constexpr (PATH == MSC) bgnn::bmm_bb_ms<Z, K, M, 3>(n, y, x, w, wc, g_xc_dev, e);
     else {
 #if BGNN_TC_WGMMA
         bgnn::bmm_bb_wg<Z, K, M>(n, y, x, w, e);
@@ -193,17 +209,27 @@ __device__ __forceinline__ void run_path(long long n, void *y, const u32 *x, con
     }
 }
 template <int PATH, char Z, long long K, long long M>
-__global__ void __launch_bounds__(256) k_bmm(long long n, void *y, const u32 *x, const u32 *w) {
-    run_path<PATH, Z, K, M>(n, y, x, w, bgnn::EpEnd());
+__global__ void __launch_bounds__(256) k_bmm(long long n, void *y, const u32 *x, const u32 *w, const int *wc) {
+    run_path<PATH, Z, K, M>(n, y, x, w, wc, bgnn::EpEnd());
 }
 // With Bi-GCN's epilogue (row and column scales, then a bias), which reads per-row and
 // per-column operands: every kernel must read them for real outputs only.
 template <long long M> using EpBiGcn = bgnn::EpScl<true, true, bgnn::EpAdd<M, false, bgnn::EpEnd>>;
 template <int PATH, char Z, long long K, long long M>
-__global__ void __launch_bounds__(256) k_epi(long long n, void *y, const u32 *x, const u32 *w, const float *rf,
-                                             const float *cf, const float *b) {
-    run_path<PATH, Z, K, M>(n, y, x, w, EpBiGcn<M>{rf, cf, {b, {}}});
+__global__ void __launch_bounds__(256) k_epi(long long n, void *y, const u32 *x, const u32 *w, const int *wc,
+                                             const float *rf, const float *cf, const float *b) {
+    run_path<PATH, Z, K, M>(n, y, x, w, wc, EpBiGcn<M>{rf, cf, {b, {}}});
 }
+// popc of each w row over K (the table MSW reads)
+__global__ void k_wcnt(const u32 *w, long long m, long long kw, int *out) {
+    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < m; o += (long long)gridDim.x * blockDim.x) {
+        int c = 0;
+        for (long long k = 0; k < kw; k++) c += __popc(w[o * kw + k]);
+        out[o] = c;
+    }
+}
+static int *g_wc = nullptr; // the w counts of the shape being run
+static int *g_xc = nullptr; // and the x counts (MSC)
 __global__ void k_fill_f32(float *p, long long n, uint64_t seed) {
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x)
         p[e] = (float)(mix32(seed * 0x9e3779b97f4a7c15ull + (uint64_t)e) >> 8) * (1.0f / 16777216.0f) - 0.25f;
@@ -220,9 +246,15 @@ static void launch(int path, long long n, void *y, const u32 *x, const u32 *w) {
     const long long G = grid_of<Z, M>(path, n);
     if (G <= 0) return;
     const dim3 g((unsigned)G), b(256);
-    if (path == POPC) k_bmm<POPC, Z, K, M><<<g, b>>>(n, y, x, w);
-    else if (path == TC) k_bmm<TC, Z, K, M><<<g, b>>>(n, y, x, w);
-    else if constexpr (wg_on<K, M>()) k_bmm<WG, Z, K, M><<<g, b>>>(n, y, x, w);
+    const unsigned ms = bgnn::tc_ms_smem_bytes<M>();
+    if (path == POPC) k_bmm<POPC, Z, K, M><<<g, b>>>(n, y, x, w, g_wc);
+    else if (path == TC) k_bmm<TC, Z, K, M><<<g, b>>>(n, y, x, w, g_wc);
+    else if (path == MS) k_bmm<MS, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc);
+    else if (path == MSW) {
+        if constexpr (msw_on<K, M>()) k_bmm<MSW, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc);
+    } else if (path == MSC) {
+        if constexpr (msw_on<K, M>()) k_bmm<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc);
+    } else if constexpr (wg_on<K, M>()) k_bmm<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc);
     CK(cudaGetLastError());
 }
 template <char Z, long long K, long long M>
@@ -231,9 +263,15 @@ static void launch_epi(int path, long long n, void *y, const u32 *x, const u32 *
     const long long G = grid_of<Z, M>(path, n);
     if (G <= 0) return;
     const dim3 g((unsigned)G), b(256);
-    if (path == POPC) k_epi<POPC, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
-    else if (path == TC) k_epi<TC, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
-    else if constexpr (wg_on<K, M>()) k_epi<WG, Z, K, M><<<g, b>>>(n, y, x, w, rf, cf, bias);
+    const unsigned ms = bgnn::tc_ms_smem_bytes<M>();
+    if (path == POPC) k_epi<POPC, Z, K, M><<<g, b>>>(n, y, x, w, g_wc, rf, cf, bias);
+    else if (path == TC) k_epi<TC, Z, K, M><<<g, b>>>(n, y, x, w, g_wc, rf, cf, bias);
+    else if (path == MS) k_epi<MS, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
+    else if (path == MSW) {
+        if constexpr (msw_on<K, M>()) k_epi<MSW, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
+    } else if (path == MSC) {
+        if constexpr (msw_on<K, M>()) k_epi<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
+    } else if constexpr (wg_on<K, M>()) k_epi<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc, rf, cf, bias);
     CK(cudaGetLastError());
 }
 
@@ -286,7 +324,27 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     printf("%s: R %lld K %lld M %lld (tensor-core tile %d x %d, %d x %d warps)\n", s.name, R, K, M, S::BM, S::BN,
            S::WARPS_M, S::WARPS_N);
     fflush(stdout);
+    {
+        const int ms = (int)bgnn::tc_ms_smem_bytes<M>();
+        CK(cudaFuncSetAttribute(k_bmm<MS, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+        CK(cudaFuncSetAttribute(k_bmm<MS, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+        CK(cudaFuncSetAttribute(k_epi<MS, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+        CK(cudaFuncSetAttribute(k_epi<MS, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+        if constexpr (msw_on<K, M>()) {
+            CK(cudaFuncSetAttribute(k_bmm<MSW, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_bmm<MSW, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_epi<MSW, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_epi<MSW, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_bmm<MSC, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_bmm<MSC, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_epi<MSC, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+            CK(cudaFuncSetAttribute(k_epi<MSC, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
+        }
+    }
     u32 *x = dalloc<u32>((size_t)(R * KW)), *w = dalloc<u32>((size_t)(M * KW));
+    g_wc = dalloc<int>((size_t)M);
+    g_xc = dalloc<int>((size_t)std::max(1LL, R));
+    CK(cudaMemcpyToSymbol(g_xc_dev, &g_xc, sizeof g_xc));
     const long long KP = pad16(K), MP = pad16(M);
     int8_t *x8 = nullptr, *w8 = nullptr;
     __half *x16 = nullptr, *w16 = nullptr;
@@ -303,11 +361,15 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     k_fill_bits<<<4096, 256>>>(x, x8, x16, R, K, KP, 1000 + (uint64_t)R * 7 + (uint64_t)K);
     k_fill_bits<<<4096, 256>>>(w, w8, w16, M, K, KP, 2000 + (uint64_t)M * 13 + (uint64_t)K);
     CK(cudaGetLastError());
+    k_wcnt<<<64, 256>>>(w, M, KW, g_wc);
+    k_wcnt<<<256, 256>>>(x, R, KW, g_xc);
+    CK(cudaGetLastError());
     float *yf_p = dalloc<float>((size_t)(R * M)), *yf_t = dalloc<float>((size_t)(R * M));
     u32 *yb_p = dalloc<u32>((size_t)(R * MW)), *yb_t = dalloc<u32>((size_t)(R * MW));
     CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
     CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
-    const char *pname[3] = {"popcount", "tensor cores (mma.sync)", "wgmma"};
+    const char *pname[6] = {"popcount", "tensor cores (mma.sync)", "wgmma", "multistage", "multistage, w counts given",
+                            "multistage, x and w counts given"};
     float *rf = dalloc<float>((size_t)std::max(1LL, R)), *cf = dalloc<float>((size_t)M), *bias = dalloc<float>((size_t)M);
     k_fill_f32<<<64, 256>>>(rf, R, 11);
     k_fill_f32<<<64, 256>>>(cf, M, 12);
@@ -331,8 +393,9 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     };
     // Each tensor-core path against the popcount kernel, plain and with Bi-GCN's epilogue (the
     // outputs poisoned first: every word must be written).
-    for (int path : {TC, WG}) {
+    for (int path : {TC, WG, MS, MSW, MSC}) {
         if (path == WG && (!g_has_wg || !wg_on<K, M>())) continue;
+        if ((path == MSW || path == MSC) && !msw_on<K, M>()) continue;
         const std::string pn = pname[path];
         CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
         CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
@@ -417,19 +480,27 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
                    100.0 * ops / (ms * 1e-3) / g_peak);
             fflush(stdout);
         };
-        add("bgnn popcount BBF", median_ms([&](int) { launch<'F', K, M>(POPC, R, yf_p, x, w); }, 3, g_reps));
+        if (!g_tc_only) add("bgnn popcount BBF", median_ms([&](int) { launch<'F', K, M>(POPC, R, yf_p, x, w); }, 3, g_reps));
         add("bgnn tensor cores BBF", median_ms([&](int) { launch<'F', K, M>(TC, R, yf_t, x, w); }, 3, g_reps));
-        add("bgnn popcount BBB", median_ms([&](int) { launch<'B', K, M>(POPC, R, yb_p, x, w); }, 3, g_reps));
+        if (!g_tc_only) add("bgnn popcount BBB", median_ms([&](int) { launch<'B', K, M>(POPC, R, yb_p, x, w); }, 3, g_reps));
         add("bgnn tensor cores BBB", median_ms([&](int) { launch<'B', K, M>(TC, R, yb_t, x, w); }, 3, g_reps));
         if (g_has_wg && wg_on<K, M>())
             add("bench-only wgmma BBB", median_ms([&](int) { launch<'B', K, M>(WG, R, yb_t, x, w); }, 3, g_reps));
-        add("cuBLAS INT8 (int32 out)", median_ms([&](int) { gemm_i8(cb, R, K, M, x8, w8, y32); }, 3, g_reps));
-        add("cuBLAS FP16 (fp32 acc, out)", median_ms([&](int) { gemm_f16(cb, R, K, M, x16, w16, y16); }, 3, g_reps));
+        add("bench-only multistage BBF", median_ms([&](int) { launch<'F', K, M>(MS, R, yf_t, x, w); }, 3, g_reps));
+        add("bench-only multistage BBB", median_ms([&](int) { launch<'B', K, M>(MS, R, yb_t, x, w); }, 3, g_reps));
+        if (msw_on<K, M>()) {
+            add("multistage, w counts given BBB", median_ms([&](int) { launch<'B', K, M>(MSW, R, yb_t, x, w); }, 3, g_reps));
+            add("multistage, x+w counts given BBB", median_ms([&](int) { launch<'B', K, M>(MSC, R, yb_t, x, w); }, 3, g_reps));
+        }
+        if (!g_tc_only) {
+            add("cuBLAS INT8 (int32 out)", median_ms([&](int) { gemm_i8(cb, R, K, M, x8, w8, y32); }, 3, g_reps));
+            add("cuBLAS FP16 (fp32 acc, out)", median_ms([&](int) { gemm_f16(cb, R, K, M, x16, w16, y16); }, 3, g_reps));
+        }
         CK(cudaFree(y32));
         CK(cudaFree(y16));
     }
     for (void *p : {(void *)x, (void *)w, (void *)x8, (void *)w8, (void *)x16, (void *)w16, (void *)yf_p, (void *)yf_t,
-                    (void *)yb_p, (void *)yb_t})
+                    (void *)yb_p, (void *)yb_t, (void *)g_wc, (void *)g_xc})
         if (p) CK(cudaFree(p));
 }
 
@@ -459,8 +530,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
         else if (!strcmp(argv[i], "--check-only")) g_check_only = true;
+        else if (!strcmp(argv[i], "--tc-only")) g_tc_only = true;
         else {
-            fprintf(stderr, "usage: %s [--reps R] [--quick] [--only SUBSTR] [--check-only]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--reps R] [--quick] [--only SUBSTR] [--check-only] [--tc-only]\n", argv[0]);
             return 2;
         }
     }

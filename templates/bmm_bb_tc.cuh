@@ -127,6 +127,8 @@ __device__ __forceinline__ void cp_async4(u32 dst, const void *src, int valid) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+template <int N> // at most N of this thread's cp.async groups still in flight
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 __device__ __forceinline__ void ldsm_x4_at(u32 (&r)[4], u32 addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -301,6 +303,50 @@ __device__ __forceinline__ void tc_store(long long rows, void *yp, long long r0,
     }
 }
 
+// The plain sign (bmm.BBB, no epilogue) of a whole tile (no element outside the output): for the
+// lane's elements, t = 4 acc + (K - 2 popc(x)) - 2 popc(w) with the popcounts in cnt (the x rows
+// of the tile at [0, BM), its w rows at [BM, ..)).  Each element's sign bit goes into the word
+// by one funnel shift (2 bits, a column pair, in each byte), the bits are inverted (t >= 0 is
+// 1), then the 4 lanes of a row group OR their words together as in tc_store.  The same bits as
+// tc_store's (t >= 0 for an exact integer t), in about half its instructions.
+template <long long K, long long M, int BM, int MI, int NJ>
+__device__ __forceinline__ void tc_store_sign(void *yp, long long r0, long long c0, int wr, int wc, int lane,
+                                              const int (&acc)[MI][NJ][4], const int *cnt) {
+    static_assert(NJ % 4 == 0, "tc_store_sign: whole 32-column words a warp");
+    constexpr long long MW = words_of(M);
+    const int g = lane >> 2, tq = lane & 3;
+    int cw2[NJ][2];
+#pragma unroll
+    for (int j = 0; j < NJ; j++) {
+        const int2 cw = *reinterpret_cast<const int2 *>(&cnt[BM + wc + 8 * j + 2 * tq]);
+        cw2[j][0] = 2 * cw.x;
+        cw2[j][1] = 2 * cw.y;
+    }
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int rt = (int)K - 2 * cnt[wr + 16 * i + g + 8 * h];
+            const long long r = r0 + wr + 16 * i + g + 8 * h;
+#pragma unroll
+            for (int wd = 0; wd < NJ / 4; wd++) {
+                u32 bits = 0u; // sign bits: column 8 jj + 2 tq + e at bit 8 jj + e
+#pragma unroll
+                for (int jj = 3; jj >= 0; jj--) {
+                    const int j = 4 * wd + jj;
+                    if (jj < 3) bits <<= 6;
+#pragma unroll
+                    for (int e = 1; e >= 0; e--)
+                        bits = __funnelshift_l((u32)(4 * acc[i][j][2 * h + e] + rt - cw2[j][e]), bits, 1);
+                }
+                bits = (~bits & 0x03030303u) << (2 * tq);
+                bits |= __shfl_xor_sync(0xffffffffu, bits, 1);
+                bits |= __shfl_xor_sync(0xffffffffu, bits, 2);
+                if (tq == 0) ((u32 *)yp)[r * MW + (c0 + wc) / 32 + wd] = bits;
+            }
+        }
+}
+
 // rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW]; w b1t [M][KW].  A BB
 // product has no prologue (a prologue normalises F activations): the parameter is there so
 // that the code generator calls every bmm alike.
@@ -394,6 +440,12 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
             }
         }
         __syncthreads();
+        if constexpr (Z == 'B' && Epi::identity && S::NJ % 4 == 0) {
+            if (r0 + S::BM <= rows && c0 + S::BN <= M) {
+                tc_store_sign<K, M, S::BM, S::MI, S::NJ>(yp, r0, c0, wr, wc, lane, acc, sm.cnt);
+                return;
+            }
+        }
         // t = K - 2 popc(x XOR w) = (K - 2 popc(x)) + (-2 popc(w)) + 4 popc(x AND w): exact
         // integers (|t| <= K < 2^24), so exact as floats too.  Folded into acc in place, a
         // column pair at a time, so that few registers hold the counts.
