@@ -36,7 +36,8 @@
 //
 // Output f32: each lane stores its accumulator elements (2 adjacent columns, rows g and g+8).
 // Output b1: the 4 lanes of a row group OR their bits of a 32-column word together (two
-// shuffles); lane 0 of the group stores the word; bits past M are 0.
+// shuffles); lane 0 of the group stores the word; bits past M are 0.  A whole tile of a plain
+// sign (no epilogue) takes tc_store_sign: each sign bit shifted into the word by a funnel shift.
 //
 // Shared memory: the block of bmm_fb_tiled.cuh (FbtSmem), reused.  The __shared__ variables of
 // a kernel add up against its 48 KB static limit, and a fused kernel runs its phases one
