@@ -220,11 +220,11 @@ __global__ void __launch_bounds__(256) k_epi(long long n, void *y, const u32 *x,
                                              const float *rf, const float *cf, const float *b) {
     run_path<PATH, Z, K, M>(n, y, x, w, wc, EpBiGcn<M>{rf, cf, {b, {}}});
 }
-// popc of each w row over K (the table MSW reads)
-__global__ void k_wcnt(const u32 *w, long long m, long long kw, int *out) {
-    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < m; o += (long long)gridDim.x * blockDim.x) {
+// popc of each row of a b1 operand [n][kw] (the tables MSW and MSC read)
+__global__ void k_row_popc(const u32 *b, long long n, long long kw, int *out) {
+    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (long long)gridDim.x * blockDim.x) {
         int c = 0;
-        for (long long k = 0; k < kw; k++) c += __popc(w[o * kw + k]);
+        for (long long k = 0; k < kw; k++) c += __popc(b[o * kw + k]);
         out[o] = c;
     }
 }
@@ -324,22 +324,15 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     printf("%s: R %lld K %lld M %lld (tensor-core tile %d x %d, %d x %d warps)\n", s.name, R, K, M, S::BM, S::BN,
            S::WARPS_M, S::WARPS_N);
     fflush(stdout);
-    {
-        const int ms = (int)bgnn::tc_ms_smem_bytes<M>();
-        CK(cudaFuncSetAttribute(k_bmm<MS, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-        CK(cudaFuncSetAttribute(k_bmm<MS, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-        CK(cudaFuncSetAttribute(k_epi<MS, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-        CK(cudaFuncSetAttribute(k_epi<MS, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-        if constexpr (msw_on<K, M>()) {
-            CK(cudaFuncSetAttribute(k_bmm<MSW, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_bmm<MSW, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_epi<MSW, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_epi<MSW, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_bmm<MSC, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_bmm<MSC, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_epi<MSC, 'F', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-            CK(cudaFuncSetAttribute(k_epi<MSC, 'B', K, M>, cudaFuncAttributeMaxDynamicSharedMemorySize, ms));
-        }
+    { // the multistage kernels' dynamic shared memory
+        auto allow = [](auto... fns) {
+            for (const void *f : {(const void *)fns...})
+                CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bgnn::tc_ms_smem_bytes<M>()));
+        };
+        allow(k_bmm<MS, 'F', K, M>, k_bmm<MS, 'B', K, M>, k_epi<MS, 'F', K, M>, k_epi<MS, 'B', K, M>);
+        if constexpr (msw_on<K, M>())
+            allow(k_bmm<MSW, 'F', K, M>, k_bmm<MSW, 'B', K, M>, k_epi<MSW, 'F', K, M>, k_epi<MSW, 'B', K, M>,
+                  k_bmm<MSC, 'F', K, M>, k_bmm<MSC, 'B', K, M>, k_epi<MSC, 'F', K, M>, k_epi<MSC, 'B', K, M>);
     }
     u32 *x = dalloc<u32>((size_t)(R * KW)), *w = dalloc<u32>((size_t)(M * KW));
     g_wc = dalloc<int>((size_t)M);
@@ -361,8 +354,8 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     k_fill_bits<<<4096, 256>>>(x, x8, x16, R, K, KP, 1000 + (uint64_t)R * 7 + (uint64_t)K);
     k_fill_bits<<<4096, 256>>>(w, w8, w16, M, K, KP, 2000 + (uint64_t)M * 13 + (uint64_t)K);
     CK(cudaGetLastError());
-    k_wcnt<<<64, 256>>>(w, M, KW, g_wc);
-    k_wcnt<<<256, 256>>>(x, R, KW, g_xc);
+    k_row_popc<<<64, 256>>>(w, M, KW, g_wc);
+    k_row_popc<<<256, 256>>>(x, R, KW, g_xc);
     CK(cudaGetLastError());
     float *yf_p = dalloc<float>((size_t)(R * M)), *yf_t = dalloc<float>((size_t)(R * M));
     u32 *yb_p = dalloc<u32>((size_t)(R * MW)), *yb_t = dalloc<u32>((size_t)(R * MW));

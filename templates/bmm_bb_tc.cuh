@@ -127,7 +127,6 @@ __device__ __forceinline__ void cp_async4(u32 dst, const void *src, int valid) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 template <int N> // at most N of this thread's cp.async groups still in flight
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 __device__ __forceinline__ void ldsm_x4_at(u32 (&r)[4], u32 addr) {
@@ -481,7 +480,7 @@ __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *
             __syncthreads();
             ld.fetch(P ? rb : ra, ntiles, rows, x, w); // free now (stored to stage P): step s + 2
         } else {
-            cp_async_wait0();
+            cp_async_wait<0>();
             __syncthreads(); // likewise: stage P has landed, stage P ^ 1 is free for step s + 1
             if (s + 1 < total) ld.copy(P ^ 1, ntiles, rows, x, w);
             cp_async_commit();
