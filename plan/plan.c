@@ -346,3 +346,13 @@ bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {
                x->width <= BG_PLAN_ROW_CSR_REGS_MAX && y->kind == BG_BUF_F32 && y->width == x->width;
     return bin ? y->kind == BG_BUF_B1 && y->cols == x->width : y->kind == BG_BUF_F32 && y->width == 1;
 }
+
+int bg_plan_fused_csr(const BgPlan *p) {
+    for (int i = 0; i < p->nlaunches; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (!l->prep && l->alt && l->nargs > 1 && bg_plan_sparse_tpr(p, l) > 0 &&
+            p->bufs[l->args[1]].role == BG_ROLE_INPUT)
+            return l->args[1];
+    }
+    return -1;
+}

@@ -82,7 +82,8 @@
  *                                         B0 *buf0, B1 *buf1, ...);   // every plan buffer
  * launched cooperatively (cuLaunchCooperativeKernel) with fused_block threads per block and
  * any grid of co-resident blocks >= 1 (the runtime sizes it from the occupancy of the loaded
- * cubin).  Launches are grouped in phases (bg_plan_phases); a grid-wide barrier on the
+ * cubin; the features' CSR after the buffers: bg_plan_fused_csr).  Launches are grouped in
+ * phases (bg_plan_phases); a grid-wide barrier on the
  * 32-bit counter `bar` (a device word the runtime zeroes once per bound instance; it is
  * left reusable) separates phases.  Buffers of 0 bytes are passed as NULL.  The separate
  * per-launch kernels stay in the cubin: the runtime uses them where cooperative launch is
@@ -243,8 +244,9 @@ typedef struct BgPlanLaunch {
                            * INPUT buffer) are dense: more than BG_PLAN_ROWS_MAX_DENSITY of them
                            * nonzero, or not on the host to count (a bmm of the features:
                            * templates/bmm_fb_rows.cuh, alternative bmm_fb_tiled.cuh).  The
-                           * fused kernel always runs the first (AUTO mode times it against the
-                           * CUDA graph, which honours the choice).  A launch with alt also has
+                           * fused kernel runs the first, or the sparse variant over the CSR
+                           * the runtime passes it (bg_plan_fused_csr; AUTO mode times it
+                           * against the CUDA graph, which honours the choice).  A launch with alt also has
                            * a sparse variant, kernel BG_PLAN_SPARSE_SUFFIX: the first kernel's
                            * result over the features as CSR (templates/bmm_fb_csr.cuh), with
                            * its threads per row; the runtime builds the CSR when it uploads
@@ -416,6 +418,15 @@ int bg_plan_warp_group_of(const BgPlan *p, int b);
  * reads at its own row from the register of the member that computed it (a RowVal)? */
 bool bg_plan_row_value(const BgPlan *p, int b);
 
+/* The fused kernel's features CSR: the INPUT buffer that the first non-prep product with an
+ * alternative and a sparse variant (BgPlanLaunch.alt, bg_plan_sparse_tpr > 0) reads as args[1],
+ * or -1.  When it is one, the fused kernel takes one more parameter after the buffers, `const
+ * unsigned *csr`: that buffer's CSR block (bg_features_csr) or NULL.  Not NULL, every such
+ * product reading that buffer runs its sparse variant over it in the fused kernel, as the
+ * separate launches do (templates/bmm_fb_csr.cuh: no shared memory, which the fused kernel's
+ * phases share; the other sparse variants, bin_csr's table among them, would not fit); NULL, its
+ * first kernel.  The runtime passes the CSR where the separate launches run the variant. */
+int bg_plan_fused_csr(const BgPlan *p);
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500
 

@@ -571,9 +571,14 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
 /* The launch bounds' minimum of resident blocks for launch l's kernel (alt as below): 2 for a
  * kernel that is the tiled FB product alone without split-k (its dense alternative, or the
  * launch itself): its inner loop fits 128 registers, and 16 warps an SM hide the shared-memory
- * reads that 8 do not; 0 (no minimum) for everything else, split-k's partial sums included. */
+ * reads that 8 do not; 6 for the sparse variant of a product with alt (templates/bmm_fb_csr.cuh,
+ * at most 40 registers: ptxas gave it 48 once its scan of the column scales kept 8 loads in
+ * flight, and CiteSeer and PubMed gcn_bin ran 0.3 us faster at 40 (Cora level) in the same
+ * H200 run, docs/performance.md); 0 (no minimum) for everything else, split-k's partial sums
+ * included. */
 static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int alt) {
-    if (l->block_size != 256 || alt == 2) return 0;
+    if (l->block_size != 256) return 0;
+    if (alt == 2) return l->alt ? 6 : 0;
     if (alt == 1) return 2;
     const BgInst *in = &m->insts[l->inst];
     if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
@@ -678,12 +683,13 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     bg_emit_line(e, "%s", "");
     bg_emit_line(e, "// The whole model as one cooperative kernel (fuse-model): %d launches in %d phases,",
                  nrun, nph);
-    bg_emit_line(e, "// %d grid-wide syncs.  Parameters: n, ngraphs, the barrier word, then every buffer.",
-                 nph > 0 ? nph - 1 : 0);
+    const int csr = bg_plan_fused_csr(p);
+    bg_emit_line(e, "// %d grid-wide syncs.  Parameters: n, ngraphs, the barrier word, then every buffer%s.",
+                 nph > 0 ? nph - 1 : 0, csr >= 0 ? ", then the features' CSR (or nullptr)" : "");
     bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long ngraphs,\n"
                       "        unsigned *__restrict__ bar",
                    p->fused_block, p->fused_kernel);
-    bg_cg_buffer_params(e, p, NULL);
+    bg_cg_buffer_params(e, p, csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
     bg_emit_indent(e, 1);
     bg_emit_line(e, "(void)n;");
     bg_emit_line(e, "(void)ngraphs;");
@@ -701,7 +707,20 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             snprintf(names[k], sizeof names[k], "b%d", l->args[k]);
             nm[k] = names[k];
         }
-        ok = bg_cg_emit_call(e, m, p, l, nm, false, false, d);
+        if (csr >= 0 && l->alt && l->nargs > 1 && l->args[1] == csr && bg_plan_sparse_tpr(p, l) > 0) {
+            /* its sparse variant over the features' CSR when the runtime passes one (plan.h) */
+            bg_emit_line(e, "if (csr) {");
+            bg_emit_indent(e, 1);
+            ok = bg_cg_emit_sparse_call(e, m, l, nm, "bgnn::csr_rows(csr, rows)", true);
+            bg_emit_indent(e, -1);
+            bg_emit_line(e, "} else {");
+            bg_emit_indent(e, 1);
+            ok = ok && bg_cg_emit_call(e, m, p, l, nm, false, false, d);
+            bg_emit_indent(e, -1);
+            bg_emit_line(e, "}");
+        } else {
+            ok = bg_cg_emit_call(e, m, p, l, nm, false, false, d);
+        }
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");
     }

@@ -390,6 +390,13 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         const char *k = strstr(cu, sym), *body = k ? strstr(k, ") {") : NULL; /* csr last exactly when it reads one */
         CHECK(body && (p->rowgroups[gi].csr >= 0) == (strncmp(body - 3, "csr", 3) == 0));
     }
+    if (cu && p->fused) { /* the fused kernel: the features' CSR last exactly when bg_plan_fused_csr names one */
+        char sym[256];
+        snprintf(sym, sizeof sym, " %s(long long n, long long ngraphs,", p->fused_kernel);
+        const char *k = strstr(cu, sym), *body = k ? strstr(k, ") {") : NULL;
+        CHECK(body && (bg_plan_fused_csr(p) >= 0) == (strncmp(body - 3, "csr", 3) == 0));
+        if (bg_plan_fused_csr(p) >= 0) CHECK(body && strstr(body, "if (csr) {") != NULL);
+    }
     free(cu2);
     /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
      * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin, a rowmean or a standardize
@@ -401,7 +408,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     for (int i = 0; cu && i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         char sym[256];
-        snprintf(sym, sizeof sym, "void __launch_bounds__(256) %s%s(", l->kernel, BG_PLAN_SPARSE_SUFFIX);
+        snprintf(sym, sizeof sym, ") %s%s(long long n, long long ngraphs", l->kernel, BG_PLAN_SPARSE_SUFFIX);
         const bool emitted = strstr(cu, sym) != NULL;
         const bool looked_up = l->alt || bg_plan_launch_row_csr(p, l);
         if (emitted != looked_up) fprintf(stderr, "%s: launch %d (%s): sparse variant emitted %d, looked up %d\n", file, i,
