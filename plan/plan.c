@@ -347,11 +347,14 @@ bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l) {
     return bin ? y->kind == BG_BUF_B1 && y->cols == x->width : y->kind == BG_BUF_F32 && y->width == 1;
 }
 
+bool bg_plan_fused_csr_launch(const BgPlan *p, const BgPlanLaunch *l, int b) {
+    return b >= 0 && !l->prep && l->alt && l->nargs > 1 && l->args[1] == b && bg_plan_sparse_tpr(p, l) > 0;
+}
+
 int bg_plan_fused_csr(const BgPlan *p) {
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
-        if (!l->prep && l->alt && l->nargs > 1 && bg_plan_sparse_tpr(p, l) > 0 &&
-            p->bufs[l->args[1]].role == BG_ROLE_INPUT)
+        if (l->nargs > 1 && p->bufs[l->args[1]].role == BG_ROLE_INPUT && bg_plan_fused_csr_launch(p, l, l->args[1]))
             return l->args[1];
     }
     return -1;

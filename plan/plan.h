@@ -427,6 +427,10 @@ bool bg_plan_row_value(const BgPlan *p, int b);
  * phases share; the other sparse variants, bin_csr's table among them, would not fit); NULL, its
  * first kernel.  The runtime passes the CSR where the separate launches run the variant. */
 int bg_plan_fused_csr(const BgPlan *p);
+/* Does launch l run its sparse variant over that CSR of buffer b in the fused kernel: not prep,
+ * a product with alt and a sparse variant, reading b as args[1]?  (The code generator's and
+ * the runtime's one test.) */
+bool bg_plan_fused_csr_launch(const BgPlan *p, const BgPlanLaunch *l, int b);
 /* Largest plan the fused kernel takes (its parameters: 24 + 8 per buffer bytes <= 4096). */
 #define BG_PLAN_FUSED_MAX_BUFS 500
 

@@ -689,16 +689,13 @@ static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long lon
     return pv;
 }
 
-/* The features' CSR for the fused kernel (plan.h bg_plan_fused_csr): where the separate launches
- * run the sparse variant of the first launch that has one over it, else 0 (its first kernel). */
-static BgCUdeviceptr fused_csr(const BgPlan *p, const BgGpuRun *r) {
-    const int b = bg_plan_fused_csr(p);
-    if (b < 0 || !r->csr || !r->csr[b]) return 0;
-    for (int i = 0; i < p->nlaunches; i++) {
-        const BgPlanLaunch *l = &p->launches[i];
-        if (!l->prep && l->alt && l->nargs > 1 && l->args[1] == b && bg_plan_sparse_tpr(p, l) > 0)
+/* The fused kernel's features CSR of buffer b (plan.h bg_plan_fused_csr, b >= 0): where the
+ * separate launches run the first such product's sparse variant, else 0 (its first kernel). */
+static BgCUdeviceptr fused_csr(const BgPlan *p, const BgGpuRun *r, int b) {
+    if (!r->csr || !r->csr[b]) return 0;
+    for (int i = 0; i < p->nlaunches; i++)
+        if (bg_plan_fused_csr_launch(p, &p->launches[i], b))
             return r->use_sparse && r->use_sparse[i] && !(r->use_alt && r->use_alt[i]) ? r->csr[b] : 0;
-    }
     return 0;
 }
 
@@ -735,8 +732,9 @@ static bool launch_coop(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     long long nn = r->n, ng = r->ngraphs;
     BgCUdeviceptr bar = r->bar;
     void **pv = model_params(p, r, &nn, &ng, &bar);
-    BgCUdeviceptr csr = fused_csr(p, r);
-    if (bg_plan_fused_csr(p) >= 0) pv[3 + p->nbufs] = &csr; /* the features' CSR, last (plan.h) */
+    const int csr_buf = bg_plan_fused_csr(p);
+    BgCUdeviceptr csr = csr_buf >= 0 ? fused_csr(p, r, csr_buf) : 0;
+    if (csr_buf >= 0) pv[3 + p->nbufs] = &csr; /* the features' CSR, last (plan.h) */
     BgCUresult res = g->cu.cuLaunchCooperativeKernel(gm->fused_fn, (unsigned)grid, 1, 1,
                                                      (unsigned)p->fused_block, 1, 1, 0, stream, pv);
     free(pv);

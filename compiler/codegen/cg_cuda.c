@@ -707,7 +707,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             snprintf(names[k], sizeof names[k], "b%d", l->args[k]);
             nm[k] = names[k];
         }
-        if (csr >= 0 && l->alt && l->nargs > 1 && l->args[1] == csr && bg_plan_sparse_tpr(p, l) > 0) {
+        if (bg_plan_fused_csr_launch(p, l, csr)) {
             /* its sparse variant over the features' CSR when the runtime passes one (plan.h) */
             bg_emit_line(e, "if (csr) {");
             bg_emit_indent(e, 1);
