@@ -37,6 +37,7 @@ static const struct {
     {F(cuOccupancyMaxActiveBlocksPerMultiprocessor),
      {"cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL}},
     {F(cuLaunchKernel), {"cuLaunchKernel", NULL}},
+    {F(cuLaunchKernelEx), {"cuLaunchKernelEx", NULL}},
     {F(cuLaunchCooperativeKernel), {"cuLaunchCooperativeKernel", NULL}},
     {F(cuMemAlloc_v2), {"cuMemAlloc_v2", NULL}},
     {F(cuMemFree_v2), {"cuMemFree_v2", NULL}},
@@ -239,4 +240,11 @@ BG_SAME(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BG_CU_FUNC_ATTRIBUTE_MA
 BG_SAME(CU_STREAM_NON_BLOCKING, BG_CU_STREAM_NON_BLOCKING);
 BG_SAME(CU_EVENT_DISABLE_TIMING, BG_CU_EVENT_DISABLE_TIMING);
 BG_SAME(CU_EVENT_BLOCKING_SYNC, BG_CU_EVENT_BLOCKING_SYNC);
+BG_SAME(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, BG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+_Static_assert(sizeof(CUlaunchAttribute) == sizeof(BgCUlaunchAttribute), "sizeof(CUlaunchAttribute)");
+_Static_assert(offsetof(CUlaunchAttribute, value) == offsetof(BgCUlaunchAttribute, value), "CUlaunchAttribute.value");
+_Static_assert(sizeof(CUlaunchConfig) == sizeof(BgCUlaunchConfig), "sizeof(CUlaunchConfig)");
+_Static_assert(offsetof(CUlaunchConfig, hStream) == offsetof(BgCUlaunchConfig, stream), "CUlaunchConfig.hStream");
+_Static_assert(offsetof(CUlaunchConfig, attrs) == offsetof(BgCUlaunchConfig, attrs), "CUlaunchConfig.attrs");
+_Static_assert(offsetof(CUlaunchConfig, numAttrs) == offsetof(BgCUlaunchConfig, nattrs), "CUlaunchConfig.numAttrs");
 #endif

@@ -235,7 +235,7 @@ static bool env_choice(const char *name, const char *const *words, int nwords, i
 }
 
 /* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL, BGNN_BLOCKS_THREADS,
- * BGNN_ROW_GROUPS, BGNN_ROWGROUP_TILE and BGNN_SCHED_GROUP_MIN_ROWS (environment) into the
+ * BGNN_ROW_GROUPS, BGNN_PDL, BGNN_ROWGROUP_TILE and BGNN_SCHED_GROUP_MIN_ROWS (environment) into the
  * instance. */
 static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     r->mode = BG_EXEC_AUTO;
@@ -269,7 +269,8 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         r->blocks_threads = (int)v;
     }
     static const char *const rgs[] = {"auto", "on", "off"};
-    if (!env_choice("BGNN_ROW_GROUPS", rgs, 3, &r->row_groups, d)) return false;
+    if (!env_choice("BGNN_ROW_GROUPS", rgs, 3, &r->row_groups, d) || !env_choice("BGNN_PDL", rgs, 3, &r->pdl, d))
+        return false;
     const char *rt = getenv("BGNN_ROWGROUP_TILE");
     if (rt && *rt) {
         char *end = NULL;
@@ -570,7 +571,7 @@ bool bg_gpu_run_bind_leaves(BgGpu *g, const BgGpuModel *gm, const BgLeafSpec *de
 }
 
 /* ---- launches ---------------------------------------------------------------------------- */
-static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
+static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        BgDiagSink *d);
 static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long long *ng, BgCUdeviceptr *bar);
 
@@ -592,9 +593,28 @@ int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi) {
     return tile < 1 ? 1 : tile;
 }
 
+/* Does this instance launch with programmatic stream serialization (rt.h pdl)? */
+static bool pdl_on(const BgGpu *g, const BgGpuRun *r) {
+    return r->pdl == 1 || (r->pdl == 0 && g->sm >= 90 && g->cu.driver_version >= BG_CUDA_PDL_DRIVER);
+}
+
+/* One launch of fn, grid (gx, gy), on stream.  pdl: a kernel of a run after its first, which
+ * may then begin while the one before it ends (its bgnn::pdl_enter waits for that one to
+ * finish: templates/bgnn_common.cuh); in a captured graph this is a programmatic edge. */
+static BgCUresult launch_kernel(BgGpu *g, const BgGpuRun *r, BgCUfunction fn, unsigned gx, unsigned gy, unsigned block,
+                                BgCUstream stream, void **pv, bool pdl) {
+    if (!pdl || !pdl_on(g, r)) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, 0, stream, pv, NULL);
+    BgCUlaunchAttribute at;
+    memset(&at, 0, sizeof at);
+    at.id = BG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at.value.programmatic_stream_serialization_allowed = 1;
+    BgCUlaunchConfig c = {gx, gy, 1, block, 1, 1, 0, stream, &at, 1};
+    return g->cu.cuLaunchKernelEx(&c, fn, pv, NULL);
+}
+
 /* Row group gi's kernel (plan.h) in place of its launches: grid (1, Y), tiles of node rows (n
  * = the graph's nodes) or of graph rows (n = the batch's graphs). */
-static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi, BgCUstream stream,
+static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi, BgCUstream stream, bool pdl,
                             BgDiagSink *d) {
     const BgPlan *p = gm->plan;
     const BgPlanRowGroup *rg = &p->rowgroups[gi];
@@ -608,7 +628,7 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
     void **pv = model_params(p, r, &nn, &tile, &bar);
     if (rg->csr >= 0) pv[3 + p->nbufs] = &r->csr[rg->csr]; /* the features' CSR, last */
-    BgCUresult res = g->cu.cuLaunchKernel(gm->rowgroup_fn[gi], 1, gy, 1, (unsigned)rg->block, 1, 1, 0, stream, pv, NULL);
+    BgCUresult res = launch_kernel(g, r, gm->rowgroup_fn[gi], 1, gy, (unsigned)rg->block, stream, pv, pdl);
     free(pv);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
@@ -657,14 +677,18 @@ int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r) {
 static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                         BgDiagSink *d) {
     const BgPlan *p = gm->plan;
+    bool after = false; /* a kernel of this run went before (launch_kernel's pdl) */
     for (int i = 0, gi = 0; i < p->nlaunches; i++) {
         while (gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
         if (gi < p->nrowgroups && p->rowgroups[gi].first == i && use_rowgroup(gm, r, gi)) {
-            if (!launch_rowgroup(g, gm, r, gi, stream, d)) return false;
+            if (!launch_rowgroup(g, gm, r, gi, stream, after, d)) return false;
+            after = true;
             i += p->rowgroups[gi].count - 1;
             continue;
         }
-        if (!p->launches[i].prep && !launch_one(g, gm, r, i, stream, d)) return false;
+        if (p->launches[i].prep) continue;
+        if (!launch_one(g, gm, r, i, stream, after, d)) return false;
+        after = true;
     }
     return true;
 }
@@ -674,7 +698,7 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
  * the legacy stream, which a run on a non-blocking stream would not wait for). */
 static bool launch_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink *d) {
     for (int i = 0; i < gm->plan->nlaunches; i++)
-        if (gm->plan->launches[i].prep && !launch_one(g, gm, r, i, NULL, d)) return false;
+        if (gm->plan->launches[i].prep && !launch_one(g, gm, r, i, NULL, false, d)) return false;
     return bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "preparing the parameters", d);
 }
 
@@ -939,7 +963,7 @@ typedef struct Timed {
 
 /* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block), clamped (the
  * kernels grid-stride over the rest); skipped when there is nothing to do. */
-static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream,
+static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
@@ -960,7 +984,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         pv[2 + k] = &a[k];
     }
     BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
-    BgCUresult res = g->cu.cuLaunchKernel(fn, (unsigned)grid, 1, 1, (unsigned)bs, 1, 1, 0, stream, pv, NULL);
+    BgCUresult res = launch_kernel(g, r, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
     snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, bs);
@@ -968,7 +992,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
 }
 
 static bool enqueue(const Timed *w, BgCUstream stream) {
-    if (w->launch >= 0) return launch_one(w->g, w->gm, w->r, w->launch, stream, w->d);
+    if (w->launch >= 0) return launch_one(w->g, w->gm, w->r, w->launch, stream, false, w->d);
     BgExecMode keep = w->r->mode;
     if (w->mode != BG_EXEC_AUTO) w->r->mode = w->mode;
     bool ok = bg_gpu_run_launch(w->g, w->gm, w->r, stream, w->d);

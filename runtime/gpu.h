@@ -72,6 +72,27 @@ enum { BG_CU_STREAM_DEFAULT = 0, BG_CU_STREAM_NON_BLOCKING = 1 };
 enum { BG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1 };
 enum { BG_CU_EVENT_DEFAULT = 0, BG_CU_EVENT_BLOCKING_SYNC = 1, BG_CU_EVENT_DISABLE_TIMING = 2 };
 
+/* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute): only the attribute
+ * the runtime sets, programmatic stream serialization (CUDA 12.3 drivers and newer capture it
+ * into graphs as a programmatic edge). */
+enum { BG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct BgCUlaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int programmatic_stream_serialization_allowed;
+        void *align; /* the union holds pointers */
+    } value;
+} BgCUlaunchAttribute;
+typedef struct BgCUlaunchConfig {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem_bytes;
+    BgCUstream stream;
+    BgCUlaunchAttribute *attrs;
+    unsigned nattrs;
+} BgCUlaunchConfig;
+#define BG_CUDA_PDL_DRIVER 12030 /* programmatic launches captured into graphs */
+
 #define BG_CUDA_MIN_DRIVER 12000 /* cuDriverGetVersion value of CUDA 12.0 */
 
 /* The driver entry points a runtime needs.  Every pointer is set after a successful
@@ -103,6 +124,8 @@ typedef struct BgCuda {
     BgCUresult (*cuLaunchKernel)(BgCUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                                  unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                  BgCUstream stream, void **params, void **extra);
+    BgCUresult (*cuLaunchKernelEx)(const BgCUlaunchConfig *config, BgCUfunction fn, void **params,
+                                   void **extra);
     BgCUresult (*cuLaunchCooperativeKernel)(BgCUfunction fn, unsigned gx, unsigned gy,
                                             unsigned gz, unsigned bx, unsigned by,
                                             unsigned bz, unsigned smem, BgCUstream stream,

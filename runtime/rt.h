@@ -145,6 +145,9 @@ typedef struct BgGpuRun {
                            * 1 on, 2 off: whether the
                            * launches and graph modes run a row group's kernel (plan.h) in place
                            * of its launches */
+    int pdl;              /* BGNN_PDL: 0 auto (on sm_90 and newer with a CUDA 12.3 driver), 1 on,
+                           * 2 off: launch each kernel of a run after its first with programmatic
+                           * stream serialization (exec.c launch_kernel) */
     int rowgroup_tile;    /* BGNN_ROWGROUP_TILE: rows (or graphs) a block takes at once (0: by
                            * the graph, bg_gpu_rowgroup_tile, or by the group's widest graph
                            * row, bg_gpu_rowgroup_graph_tile) */

@@ -869,6 +869,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             row_expr(&e, l->rows);
             bg_emit_line(&e, "(void)n;");
             bg_emit_line(&e, "(void)ngraphs;");
+            bg_emit_line(&e, "bgnn::pdl_enter();");
             ok = alt == 1 ? emit_dense_alt(&e, m, l, nm)
                  : alt == 2 ? emit_sparse_alt(&e, m, l, nm)
                             : bg_cg_emit_call(&e, m, p, l, nm, false, true, d);

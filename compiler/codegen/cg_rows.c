@@ -44,6 +44,7 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         bg_cg_buffer_params(e, p, g->csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
+        bg_emit_line(e, "bgnn::pdl_enter();");
         if (g->warp) { /* a warp a row, values in registers (cg_warp_rows.c) */
             ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, true, NULL, d);
             bg_emit_indent(e, -1);

@@ -91,6 +91,8 @@ static void run_case(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *f
     run.mode = modes[mi];
     run.coop_refused[0] = 0;
     run.coop_grid_request = mi == 3 ? cs->gm->fused_grid_max + 1 : 0;
+    run.pdl = mi == 2 ? 2 : 0; /* the launches mode plainly (BGNN_PDL=off), the CUDA graph (captured
+                                * once, at mi 1) with programmatic launches (sm_90) */
     bool ok = bg_gpu_run_launch(g, cs->gm, &run, stream, &d);
     CHECK(ok);
     BgExecMode want = mi == 3 ? (run.n > 0 ? BG_EXEC_GRAPH : BG_EXEC_COOP) : modes[mi];
