@@ -32,6 +32,7 @@ static const struct {
     {F(cuModuleLoadData), {"cuModuleLoadData", NULL}},
     {F(cuModuleUnload), {"cuModuleUnload", NULL}},
     {F(cuModuleGetFunction), {"cuModuleGetFunction", NULL}},
+    {F(cuModuleGetGlobal), {"cuModuleGetGlobal_v2", NULL}},
     {F(cuFuncGetAttribute), {"cuFuncGetAttribute", NULL}},
     {F(cuFuncSetAttribute), {"cuFuncSetAttribute", NULL}},
     {F(cuOccupancyMaxActiveBlocksPerMultiprocessor),

@@ -593,17 +593,19 @@ int64_t bg_gpu_rowgroup_graph_tile(const BgPlan *p, int gi) {
     return tile < 1 ? 1 : tile;
 }
 
-/* Does this instance launch with programmatic stream serialization (rt.h pdl)? */
-static bool pdl_on(const BgGpu *g, const BgGpuRun *r) {
-    return r->pdl == 1 || (r->pdl == 0 && g->sm >= 90 && g->cu.driver_version >= BG_CUDA_PDL_DRIVER);
+/* Does this instance launch with programmatic stream serialization (rt.h pdl)?  Only kernels
+ * that wait for the kernel before them (gm->pdl_kernels) may be launched so. */
+static bool pdl_on(const BgGpu *g, const BgGpuModel *gm, const BgGpuRun *r) {
+    if (!gm->pdl_kernels || r->pdl == 2) return false;
+    return r->pdl == 1 || (g->sm >= 90 && g->cu.driver_version >= BG_CUDA_PDL_DRIVER);
 }
 
 /* One launch of fn, grid (gx, gy), on stream.  pdl: a kernel of a run after its first, which
  * may then begin while the one before it ends (its bgnn::pdl_enter waits for that one to
  * finish: templates/bgnn_common.cuh); in a captured graph this is a programmatic edge. */
-static BgCUresult launch_kernel(BgGpu *g, const BgGpuRun *r, BgCUfunction fn, unsigned gx, unsigned gy, unsigned block,
-                                BgCUstream stream, void **pv, bool pdl) {
-    if (!pdl || !pdl_on(g, r)) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, 0, stream, pv, NULL);
+static BgCUresult launch_kernel(BgGpu *g, const BgGpuModel *gm, const BgGpuRun *r, BgCUfunction fn, unsigned gx,
+                                unsigned gy, unsigned block, BgCUstream stream, void **pv, bool pdl) {
+    if (!pdl || !pdl_on(g, gm, r)) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, 0, stream, pv, NULL);
     BgCUlaunchAttribute at;
     memset(&at, 0, sizeof at);
     at.id = BG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -628,7 +630,7 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
     void **pv = model_params(p, r, &nn, &tile, &bar);
     if (rg->csr >= 0) pv[3 + p->nbufs] = &r->csr[rg->csr]; /* the features' CSR, last */
-    BgCUresult res = launch_kernel(g, r, gm->rowgroup_fn[gi], 1, gy, (unsigned)rg->block, stream, pv, pdl);
+    BgCUresult res = launch_kernel(g, gm, r, gm->rowgroup_fn[gi], 1, gy, (unsigned)rg->block, stream, pv, pdl);
     free(pv);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
@@ -984,7 +986,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         pv[2 + k] = &a[k];
     }
     BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
-    BgCUresult res = launch_kernel(g, r, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
+    BgCUresult res = launch_kernel(g, gm, r, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
     snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, bs);

@@ -117,6 +117,7 @@ typedef struct BgCuda {
     BgCUresult (*cuModuleLoadData)(BgCUmodule *mod, const void *image);
     BgCUresult (*cuModuleUnload)(BgCUmodule mod);
     BgCUresult (*cuModuleGetFunction)(BgCUfunction *fn, BgCUmodule mod, const char *name);
+    BgCUresult (*cuModuleGetGlobal)(BgCUdeviceptr *ptr, size_t *bytes, BgCUmodule mod, const char *name);
     BgCUresult (*cuFuncGetAttribute)(int *value, int attrib, BgCUfunction fn);
     BgCUresult (*cuFuncSetAttribute)(BgCUfunction fn, int attrib, int value);
     BgCUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *nblocks, BgCUfunction fn,

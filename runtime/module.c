@@ -204,6 +204,9 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
             goto fail;
         }
     }
+    BgCUdeviceptr marker = 0;
+    size_t marker_bytes = 0;
+    out->pdl_kernels = g->cu.cuModuleGetGlobal(&marker, &marker_bytes, out->mod, "bgnn_pdl_enter") == BG_CUDA_SUCCESS;
     out->rowgroup_fn = bg_xcalloc((size_t)p->nrowgroups + 1, sizeof *out->rowgroup_fn);
     for (int i = 0; i < p->nrowgroups; i++)
         if (g->cu.cuModuleGetFunction(&out->rowgroup_fn[i], out->mod, p->rowgroups[i].kernel) != BG_CUDA_SUCCESS) {

@@ -62,6 +62,9 @@ typedef struct BgGpuModel {
                                 SMs); 0 when it cannot be launched cooperatively here */
     BgCUfunction blocks_fn;  /* the per-graph kernel (plan->blocks), else NULL */
     BgCUfunction *rowgroup_fn; /* per row group of the plan (plan.h): its kernel */
+    bool pdl_kernels;        /* the cubin's per-launch and row group kernels open with
+                                bgnn::pdl_enter (its bgnn_pdl_enter symbol; not in cubins of
+                                bgnn before it): exec.c may launch them programmatically */
     int *max_block;          /* per launch: the most threads a block of each of its kernels
                                 can have (their registers); a plan's larger block_size (a
                                 schedule, docs/tuning.md) runs as this many */
@@ -147,7 +150,8 @@ typedef struct BgGpuRun {
                            * of its launches */
     int pdl;              /* BGNN_PDL: 0 auto (on sm_90 and newer with a CUDA 12.3 driver), 1 on,
                            * 2 off: launch each kernel of a run after its first with programmatic
-                           * stream serialization (exec.c launch_kernel) */
+                           * stream serialization (exec.c launch_kernel), where the cubin's
+                           * kernels wait for it (BgGpuModel.pdl_kernels) */
     int rowgroup_tile;    /* BGNN_ROWGROUP_TILE: rows (or graphs) a block takes at once (0: by
                            * the graph, bg_gpu_rowgroup_tile, or by the group's widest graph
                            * row, bg_gpu_rowgroup_graph_tile) */

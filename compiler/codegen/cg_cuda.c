@@ -885,6 +885,10 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     if (ok) {
         size_t mlen = strlen(manifest);
         bg_emit_line(&e, "%s", "");
+        bg_emit_line(&e, "// Every per-launch and row group kernel opens with bgnn::pdl_enter (templates/bgnn_common.cuh),");
+        bg_emit_line(&e, "// so the runtime may launch them with programmatic stream serialization (runtime/module.c).");
+        bg_emit_line(&e, "extern \"C\" __device__ const int bgnn_pdl_enter = 1;");
+        bg_emit_line(&e, "%s", "");
         bg_emit_line(&e, "// The manifest (plan/manifest.c), %zu bytes.", mlen);
         bg_emit_line(&e, "extern \"C\" __device__ const unsigned long long bgnn_manifest_len = %zuULL;", mlen);
         bg_emit_line(&e, "extern \"C\" __device__ const unsigned char bgnn_manifest[%zu] = {", mlen + 1);

@@ -320,6 +320,7 @@ int main(void) {
              bg_gpu_model_load(&g, cub, len, names[i], &gm, &d);
         free(cub);
         CHECK(ok);
+        CHECK(!ok || gm.pdl_kernels); /* its kernels wait for the one before (bgnn_pdl_enter) */
         if (!ok) {
             fprintf(stderr, "%s: cannot compile or load\n", names[i]);
             dump(&d);
