@@ -600,12 +600,13 @@ static bool pdl_on(const BgGpu *g, const BgGpuModel *gm, const BgGpuRun *r) {
     return r->pdl == 1 || (g->sm >= 90 && g->cu.driver_version >= BG_CUDA_PDL_DRIVER);
 }
 
-/* One launch of fn, grid (gx, gy), on stream.  pdl: a kernel of a run after its first, which
- * may then begin while the one before it ends (its bgnn::pdl_enter waits for that one to
- * finish: templates/bgnn_common.cuh); in a captured graph this is a programmatic edge. */
-static BgCUresult launch_kernel(BgGpu *g, const BgGpuModel *gm, const BgGpuRun *r, BgCUfunction fn, unsigned gx,
-                                unsigned gy, unsigned block, BgCUstream stream, void **pv, bool pdl) {
-    if (!pdl || !pdl_on(g, gm, r)) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, 0, stream, pv, NULL);
+/* One launch of fn, grid (gx, gy), on stream.  pdl: with programmatic stream serialization (a
+ * kernel of a run after its first, where pdl_on), which may then begin while the one before it
+ * ends (its bgnn::pdl_enter waits for that one to finish: templates/bgnn_common.cuh); in a
+ * captured graph this is a programmatic edge. */
+static BgCUresult launch_kernel(BgGpu *g, BgCUfunction fn, unsigned gx, unsigned gy, unsigned block, BgCUstream stream,
+                                void **pv, bool pdl) {
+    if (!pdl) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, 0, stream, pv, NULL);
     BgCUlaunchAttribute at;
     memset(&at, 0, sizeof at);
     at.id = BG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -630,7 +631,7 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
     void **pv = model_params(p, r, &nn, &tile, &bar);
     if (rg->csr >= 0) pv[3 + p->nbufs] = &r->csr[rg->csr]; /* the features' CSR, last */
-    BgCUresult res = launch_kernel(g, gm, r, gm->rowgroup_fn[gi], 1, gy, (unsigned)rg->block, stream, pv, pdl);
+    BgCUresult res = launch_kernel(g, gm->rowgroup_fn[gi], 1, gy, (unsigned)rg->block, stream, pv, pdl);
     free(pv);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
@@ -679,17 +680,18 @@ int bg_gpu_run_kernels(const BgGpuModel *gm, const BgGpuRun *r) {
 static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                         BgDiagSink *d) {
     const BgPlan *p = gm->plan;
+    const bool pdl = pdl_on(g, gm, r);
     bool after = false; /* a kernel of this run went before (launch_kernel's pdl) */
     for (int i = 0, gi = 0; i < p->nlaunches; i++) {
         while (gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
         if (gi < p->nrowgroups && p->rowgroups[gi].first == i && use_rowgroup(gm, r, gi)) {
-            if (!launch_rowgroup(g, gm, r, gi, stream, after, d)) return false;
+            if (!launch_rowgroup(g, gm, r, gi, stream, pdl && after, d)) return false;
             after = true;
             i += p->rowgroups[gi].count - 1;
             continue;
         }
         if (p->launches[i].prep) continue;
-        if (!launch_one(g, gm, r, i, stream, after, d)) return false;
+        if (!launch_one(g, gm, r, i, stream, pdl && after, d)) return false;
         after = true;
     }
     return true;
@@ -986,7 +988,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         pv[2 + k] = &a[k];
     }
     BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
-    BgCUresult res = launch_kernel(g, gm, r, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
+    BgCUresult res = launch_kernel(g, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
     snprintf(what, sizeof what, "launching %s (%lld blocks of %d)", L->kernel, (long long)grid, bs);
