@@ -41,10 +41,13 @@ B=${BINS[0]} # planetoid_setup's gen-weights
 . bench/planetoid_setup.sh
 . bench/ab_lib.sh # ab_row: the table
 
-# one_run BIN MODEL DIR WEIGHTS LOG: the median inference time of one run, in us
+# one_run BIN MODEL DIR WEIGHTS LOG: the median inference time of one run, in us (nothing when
+# the run failed: its own output is read, not the log's last time)
 one_run() {
-    "$1" run "$2" --data "$3" --weights "$4" --target gpu --repeat "$REPEAT" >>"$5" 2>&1
-    grep -oE "inference [0-9.]+ ms" "$5" | tail -1 | awk '{printf "%.2f\n", $2 * 1000}'
+    local o
+    o=$("$1" run "$2" --data "$3" --weights "$4" --target gpu --repeat "$REPEAT" 2>&1)
+    printf '%s\n' "$o" >>"$5"
+    grep -oE "inference [0-9.]+ ms" <<<"$o" | tail -1 | awk '{printf "%.2f\n", $2 * 1000}'
 }
 
 CASES=()

@@ -52,9 +52,10 @@ for m in $MODELS; do
     for ((i = 0; i < ROUNDS; i++)); do
         for ((j = 0; j < ${#BINS[@]}; j++)); do
             echo "== bin$j round $i: ${BINS[j]}" >>"$log"
-            BGNN_CACHE_DIR=$TMP/jit$j "${BINS[j]}" "bench/${m}_reddit.bgnn" --csr "$CSR" --features-random 602 \
-                --random-weights 1 --repeat "$REPEAT" >>"$log" 2>&1
-            t[$j]+="$(grep -oE '"median_ms": *[0-9.]+' "$log" | tail -1 | grep -oE '[0-9.]+$') "
+            out=$(BGNN_CACHE_DIR=$TMP/jit$j "${BINS[j]}" "bench/${m}_reddit.bgnn" --csr "$CSR" --features-random 602 \
+                --random-weights 1 --repeat "$REPEAT" 2>&1) # this run's own output: a failed run adds no time
+            printf '%s\n' "$out" >>"$log"
+            t[$j]+="$(grep -oE '"median_ms": *[0-9.]+' <<<"$out" | tail -1 | grep -oE '[0-9.]+$') "
         done
     done
     times=()

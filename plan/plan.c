@@ -322,6 +322,10 @@ bool bg_arch_parse(const char *arch, int *sm) {
     return true;
 }
 
+bool bg_plan_launch_wave(const BgPlanLaunch *l) {
+    return l->op && strcmp(l->op, "bspmm_mm") == 0 && l->block_size == 256 && l->threads_per_row == 32 && !l->prep;
+}
+
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {
     if (l->alt) return (int)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols);
     return bg_plan_launch_row_csr(p, l) ? BG_PLAN_SPARSE_ROW_TPR : 0;

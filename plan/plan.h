@@ -270,6 +270,14 @@ typedef enum { BG_PLAN_FB_AUTO, BG_PLAN_FB_ROWS, BG_PLAN_FB_TILED, BG_PLAN_FB_SP
 #define BG_PLAN_ROWS_MAX_DENSITY 0.4
 /* The name suffix of a launch's sparse variant (BgPlanLaunch.alt). */
 #define BG_PLAN_SPARSE_SUFFIX "_sparse"
+/* The name suffix of a launch's one-wave variant: the launch's kernel and arguments again,
+ * compiled for fewer resident blocks an SM, so with more registers a thread (the same code:
+ * the same bits).  The runtime runs it instead of the launch's kernel when the launch's grid
+ * fits one wave of it on the device (its occupancy times the SMs, runtime/module.c); a larger
+ * grid keeps the kernel that holds more blocks an SM.  Launches with one: bg_plan_launch_wave
+ * (the code generator's resource choice: cg_cuda.c kernel_min_blocks).  A cubin without it
+ * runs the kernel as before. */
+#define BG_PLAN_WAVE_SUFFIX "_wave"
 /* A launch without alt may have a sparse variant too (the cubin has kernel
  * BG_PLAN_SPARSE_SUFFIX, bg_plan_launch_row_csr): a bin, a bin.center or a rowmean of the
  * input features (args[1]) over their CSR, a warp a row (templates/bin_ops.cuh bin_csr,
@@ -510,6 +518,9 @@ int64_t bg_plan_fb_csr_lanes_rows(int64_t cols, int64_t rows);
  * f32 of the features' width.  The
  * runtime looks for the kernel only then (plan.c). */
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
+/* Whether launch l has a one-wave variant (BG_PLAN_WAVE_SUFFIX): a bspmm_mm a warp a row in
+ * blocks of 256 (templates/mm_spmm.cuh mm_spmm_warp_rows). */
+bool bg_plan_launch_wave(const BgPlanLaunch *l);
 /* The threads per row of launch l's sparse variant (kernel + BG_PLAN_SPARSE_SUFFIX, over the
  * features' CSR in args[1]), 0 when it has none: an alt launch's bg_plan_fb_csr_lanes of its
  * outputs, a bin's, a bin.center's or a rowmean's of the features (bg_plan_launch_row_csr)

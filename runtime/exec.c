@@ -988,6 +988,8 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         pv[2 + k] = &a[k];
     }
     BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
+    if (!alt && !sparse && gm->wave_fn && gm->wave_fn[i] && grid <= gm->wave_grid_max[i])
+        fn = gm->wave_fn[i]; /* the grid is one wave of the one-wave variant (plan.h) */
     BgCUresult res = launch_kernel(g, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];

@@ -146,6 +146,8 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
     out->fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->fn);
     out->alt_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->alt_fn);
     out->sparse_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->sparse_fn);
+    out->wave_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->wave_fn);
+    out->wave_grid_max = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->wave_grid_max);
     for (int i = 0; i < p->nlaunches; i++) {
         if (bg_plan_sparse_tpr(p, &p->launches[i]) > 0) { /* its sparse variant, when the cubin has one */
             size_t nlen = strlen(p->launches[i].kernel) + sizeof BG_PLAN_SPARSE_SUFFIX;
@@ -154,6 +156,13 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
             if (g->cu.cuModuleGetFunction(&out->sparse_fn[i], out->mod, sparse) != BG_CUDA_SUCCESS)
                 out->sparse_fn[i] = NULL;
             free(sparse);
+        }
+        if (bg_plan_launch_wave(&p->launches[i])) { /* its one-wave variant, when the cubin has one */
+            size_t nlen = strlen(p->launches[i].kernel) + sizeof BG_PLAN_WAVE_SUFFIX;
+            char *wave = bg_xcalloc(nlen, 1);
+            snprintf(wave, nlen, "%s%s", p->launches[i].kernel, BG_PLAN_WAVE_SUFFIX);
+            if (g->cu.cuModuleGetFunction(&out->wave_fn[i], out->mod, wave) != BG_CUDA_SUCCESS) out->wave_fn[i] = NULL;
+            free(wave);
         }
         for (int alt = 0; alt < 2; alt++) {
             const char *name = alt ? p->launches[i].alt : p->launches[i].kernel;
@@ -169,15 +178,24 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
     /* each launch's largest block: the fewest threads any of its kernels takes (their registers) */
     out->max_block = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->max_block);
     for (int i = 0; i < p->nlaunches; i++) {
-        const BgCUfunction fns[3] = {out->fn[i], out->alt_fn[i], out->sparse_fn[i]};
+        const BgCUfunction fns[4] = {out->fn[i], out->alt_fn[i], out->sparse_fn[i], out->wave_fn[i]};
         int mb = 1024;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             int v = 0;
             if (fns[k] && g->cu.cuFuncGetAttribute(&v, BG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fns[k]) ==
                               BG_CUDA_SUCCESS && v > 0 && v < mb)
                 mb = v;
         }
         out->max_block[i] = mb / 32 * 32 > 0 ? mb / 32 * 32 : 32;
+        /* one wave of the variant: its blocks at the launch's block size (exec.c launch_one) */
+        const int bs = p->launches[i].block_size > out->max_block[i] ? out->max_block[i] : p->launches[i].block_size;
+        int per_sm = 0;
+        if (out->wave_fn[i] &&
+            (g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->wave_fn[i], bs, 0) != BG_CUDA_SUCCESS ||
+             per_sm <= 0))
+            out->wave_fn[i] = NULL;
+        else if (out->wave_fn[i])
+            out->wave_grid_max[i] = per_sm * g->nsm;
     }
     if (p->fused) {
         r = g->cu.cuModuleGetFunction(&out->fused_fn, out->mod, p->fused_kernel);
@@ -226,6 +244,8 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m) {
     free(m->fn);
     free(m->alt_fn);
     free(m->sparse_fn);
+    free(m->wave_fn);
+    free(m->wave_grid_max);
     free(m->max_block);
     free(m->rowgroup_fn);
     if (m->arena) bg_arena_free(m->arena);

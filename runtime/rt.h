@@ -65,6 +65,9 @@ typedef struct BgGpuModel {
     bool pdl_kernels;        /* the cubin's per-launch and row group kernels open with
                                 bgnn::pdl_enter (its bgnn_pdl_enter symbol; not in cubins of
                                 bgnn before it): exec.c may launch them programmatically */
+    BgCUfunction *wave_fn;   /* per launch: its one-wave variant (plan.h BG_PLAN_WAVE_SUFFIX), or NULL */
+    int *wave_grid_max;      /* per launch with wave_fn: the blocks of it the device holds at
+                                once (occupancy x SMs); exec.c runs it for a grid of at most these */
     int *max_block;          /* per launch: the most threads a block of each of its kernels
                                 can have (their registers); a plan's larger block_size (a
                                 schedule, docs/tuning.md) runs as this many */

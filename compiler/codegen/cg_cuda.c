@@ -568,18 +568,33 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
     }
 }
 
+/* Whether launch l has a one-wave variant (plan.h BG_PLAN_WAVE_SUFFIX, bg_plan_launch_wave: a
+ * bspmm_mm a warp a row in blocks of 256).  Without a minimum of blocks, NVRTC's code for Cora's gcn_bin one had 48
+ * registers and kept 6 of W's 14 words on the stack, reloaded at every tile of edges (nvcc's
+ * had 63 and none: NVRTC's PTX addresses shared memory through 64-bit registers).  At 5 blocks
+ * an SM it has 48 and no stack, at 4 64 and none; in the same H200 runs (docs/performance.md)
+ * the 64-register kernel was faster on Cora's and CiteSeer's one wave (Cora gcn_bin 16.7 ->
+ * 16.0 us, indgcn_bin 17.4 -> 16.6) and slower on PubMed's 3.7 waves (43.5 -> 44.1), where
+ * the 48-register one matched the base. */
+static bool wave_variant(const BgModule *m, const BgPlanLaunch *l) {
+    return m->insts[l->inst].op == BG_OP_BSPMM_MM && bg_plan_launch_wave(l);
+}
+
 /* The launch bounds' minimum of resident blocks for launch l's kernel (alt as below): 2 for a
  * kernel that is the tiled FB product alone without split-k (its dense alternative, or the
  * launch itself): its inner loop fits 128 registers, and 16 warps an SM hide the shared-memory
  * reads that 8 do not; 6 for the sparse variant of a product with alt (templates/bmm_fb_csr.cuh,
  * at most 40 registers: ptxas gave it 48 once its scan of the column scales kept 8 loads in
  * flight, and CiteSeer and PubMed gcn_bin ran 0.3 us faster at 40 (Cora level) in the same
- * H200 run, docs/performance.md); 0 (no minimum) for everything else, split-k's partial sums
+ * H200 run, docs/performance.md); 5 for a launch with a one-wave variant (wave_variant) and 4
+ * for that variant (alt 3); 0 (no minimum) for everything else, split-k's partial sums
  * included. */
 static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int alt) {
     if (l->block_size != 256) return 0;
+    if (alt == 3) return 4;
     if (alt == 2) return l->alt ? 6 : 0;
     if (alt == 1) return 2;
+    if (wave_variant(m, l)) return 5;
     const BgInst *in = &m->insts[l->inst];
     if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
     if (!bg_plan_bmm_fb_tiled(in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
@@ -832,10 +847,15 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_emit_line(&e, "// launch %d: rows %s, %d threads per row, block %d", i, rows,
                      l->threads_per_row, l->block_size);
         /* the launch's kernel, then its alternative and its sparse variant (plan.h): an alt
-         * launch has both, a bin of the features (bg_plan_row_csr) the variant */
+         * launch has both, a bin of the features (bg_plan_row_csr) the variant; then its
+         * one-wave variant (alt 3, plan.h BG_PLAN_WAVE_SUFFIX) */
         const bool row_csr = !l->alt && bg_plan_row_csr(m, in) && bg_plan_launch_row_csr(p, l);
-        for (int alt = 0; alt < 3 && ok; alt++) {
-            if ((alt == 1 && !l->alt) || (alt == 2 && !l->alt && !row_csr)) continue;
+        for (int alt = 0; alt < 4 && ok; alt++) {
+            if ((alt == 1 && !l->alt) || (alt == 2 && !l->alt && !row_csr) || (alt == 3 && !wave_variant(m, l)))
+                continue;
+            if (alt == 3)
+                bg_emit_line(&e, "// launch %d's one-wave variant: the same code at %d blocks an SM, run when the grid fits one wave",
+                             i, kernel_min_blocks(m, p, l, 3));
             if (alt == 1)
                 bg_emit_line(&e, "// launch %d's alternative for dense features: %d threads per row", i, l->alt_tpr);
             if (alt == 2) { /* an alt's bmm_fb_csr_rows: more lanes on few rows (plan.h bg_plan_fb_csr_lanes_rows) */
@@ -857,7 +877,8 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             char bounds[32];
             snprintf(bounds, sizeof bounds, minb ? "%d, %d" : "%d", l->block_size, minb);
             bg_emit_printf(&e, "extern \"C\" __global__ void __launch_bounds__(%s) %s%s(long long n, long long ngraphs",
-                           bounds, alt == 1 ? l->alt : l->kernel, alt == 2 ? BG_PLAN_SPARSE_SUFFIX : "");
+                           bounds, alt == 1 ? l->alt : l->kernel,
+                           alt == 2 ? BG_PLAN_SPARSE_SUFFIX : alt == 3 ? BG_PLAN_WAVE_SUFFIX : "");
             for (int k = 0; k < l->nargs; k++) {
                 nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
                 const BgPlanBuf *b = &p->bufs[l->args[k]];

@@ -330,7 +330,17 @@ int main(void) {
             bg_arena_free(a);
             continue;
         }
-        printf("%s: %d kernels, %d buffers, nvrtc %.0f ms\n", names[i], gm.plan->nlaunches, gm.plan->nbufs, ji.nvrtc_ms);
+        int nwave = 0; /* one-wave variants (plan.h BG_PLAN_WAVE_SUFFIX): every bspmm_mm of 256 threads a block has one */
+        for (int l = 0; l < gm.plan->nlaunches; l++) {
+            const BgPlanLaunch *L = &gm.plan->launches[l];
+            const size_t kl = strlen(L->kernel);
+            nwave += gm.wave_fn[l] != NULL;
+            CHECK((gm.wave_fn[l] != NULL) == bg_plan_launch_wave(L));
+            if (kl > 8 && !strcmp(L->kernel + kl - 8, "bspmm_mm") && L->block_size == 256)
+                CHECK(gm.wave_fn[l] && gm.wave_grid_max[l] >= g.nsm);
+        }
+        printf("%s: %d kernels (%d with a one-wave variant), %d buffers, nvrtc %.0f ms\n", names[i], gm.plan->nlaunches,
+               nwave, gm.plan->nbufs, ji.nvrtc_ms);
         Case cs = {names[i], mpath, m, wpath, &gm};
         bool batched = gm.plan->uses_graph_ptr;
         BgDataset *ds = batched ? &mutag : &cora;
