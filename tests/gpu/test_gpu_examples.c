@@ -241,6 +241,101 @@ static void check_oom(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *
     bg_diag_free(&d);
 }
 
+/* The features product's sparse variant (templates/bmm_fb_csr.cuh) with a non-finite column
+ * scale, against its row kernel on the GPU.  A zero feature of a column whose batchnorm scale
+ * is +inf gives the term 0 * inf = NaN, which the row kernel adds and the CSR kernel, which
+ * never sees the zeros, must account for (its scan of the scales, then NaN sums for every row
+ * that lacks the column).  The CPU reference is no oracle here: a NaN's sign, so its bit, is
+ * not specified (docs/semantics.md section 2; x86 makes negative NaNs, CUDA positive ones).  So
+ * gcn_bin runs on Cora twice, with BGNN_FEATURES_KERNEL=rows and =sparse, the running
+ * variance of the most frequent feature column made -eps (scale 1 / sqrt(0) = +inf): rows
+ * holding that column sum to +-inf, the others to NaN, and every buffer of the two runs must
+ * hold the same bytes. */
+static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *feat,
+                                  BgCUstream stream) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    const int64_t n = feat->dim[0], f = feat->dim[1];
+    int64_t *cnt = bg_xcalloc((size_t)f, sizeof *cnt), top = 0;
+    const float *x = feat->data;
+    for (int64_t i = 0; i < n * f; i++) cnt[i % f] += x[i] != 0.0f;
+    for (int64_t c = 1; c < f; c++)
+        if (cnt[c] > cnt[top]) top = c;
+    BgSafetensors st;
+    memset(&st, 0, sizeof st);
+    bool ok = bg_safetensors_load(cs->weights, &st, &d);
+    BgStTensor *var = NULL;
+    for (int k = 0; ok && k < st.n; k++)
+        if (!strcmp(st.t[k].name, "bn.running_var") && st.t[k].dtype == BG_DT_F32 && st.t[k].numel == f)
+            var = &st.t[k];
+    CHECK(var != NULL);
+    char wpath[600];
+    snprintf(wpath, sizeof wpath, "%s/nonfinite_scale.safetensors", tmpdir);
+    if (var) {
+        ((float *)var->data)[top] = -1e-5f; /* the model's eps: var + eps = 0 */
+        const char **names = bg_xcalloc((size_t)st.n, sizeof *names);
+        const float **data = bg_xcalloc((size_t)st.n, sizeof *data);
+        int *rank = bg_xcalloc((size_t)st.n, sizeof *rank);
+        int64_t(*dim)[4] = bg_xcalloc((size_t)st.n, sizeof *dim);
+        for (int k = 0; k < st.n; k++) {
+            names[k] = st.t[k].name;
+            data[k] = st.t[k].data;
+            rank[k] = st.t[k].rank;
+            memcpy(dim[k], st.t[k].dim, sizeof dim[k]);
+        }
+        ok = bg_safetensors_save_f32(wpath, st.n, names, data, rank, (const int64_t(*)[4])dim, &d);
+        CHECK(ok);
+        free(names);
+        free(data);
+        free(rank);
+        free(dim);
+    }
+    if (st.t) bg_safetensors_free(&st);
+    const BgPlan *p = cs->gm->plan;
+    unsigned char *host[2][64] = {{0}};
+    size_t bytes[64] = {0};
+    int nsparse = 0;
+    for (int v = 0; v < 2 && ok && var && p->nbufs <= 64; v++) {
+        setenv("BGNN_FEATURES_KERNEL", v ? "sparse" : "rows", 1);
+        BgGpuRun run;
+        bool bound = bg_gpu_run_bind(g, cs->gm, cs->m, graph, feat, 0, wpath, &run, NULL, &d);
+        unsetenv("BGNN_FEATURES_KERNEL");
+        CHECK(bound);
+        if (!bound) break;
+        for (int i = 0; i < p->nlaunches; i++)
+            if (p->launches[i].alt) nsparse += v && run.use_sparse[i] && !run.use_alt[i];
+        run.mode = BG_EXEC_GRAPH;
+        CHECK(bg_gpu_run_launch(g, cs->gm, &run, stream, &d));
+        CHECK(g->cu.cuCtxSynchronize() == BG_CUDA_SUCCESS);
+        for (int k = 0; k < p->nbufs; k++) {
+            if (p->bufs[k].role != BG_ROLE_TEMP || !run.bytes[k]) continue;
+            bytes[k] = run.bytes[k];
+            host[v][k] = bg_xcalloc(bytes[k], 1);
+            CHECK(g->cu.cuMemcpyDtoH_v2(host[v][k], run.ptr[k], bytes[k]) == BG_CUDA_SUCCESS);
+        }
+        bg_gpu_run_free(g, &run);
+    }
+    CHECK(nsparse == 1); /* the second run took the sparse variant */
+    int ncmp = 0, ndiff = 0;
+    for (int k = 0; k < 64; k++) {
+        if (host[0][k] && host[1][k]) {
+            ncmp++;
+            if (memcmp(host[0][k], host[1][k], bytes[k]) != 0) {
+                ndiff++;
+                fprintf(stderr, "non-finite scale: buffer %d differs between the row kernel and the sparse variant\n", k);
+            }
+        }
+        free(host[0][k]);
+        free(host[1][k]);
+    }
+    CHECK(ncmp >= 3 && ndiff == 0);
+    printf("  non-finite scale (column %lld, in %lld of %lld rows): %d buffers, rows kernel == sparse variant: %s\n",
+           (long long)top, (long long)cnt[top], (long long)n, ncmp, ndiff ? "NO" : "yes");
+    if (d.nerrors) dump(&d);
+    free(cnt);
+    bg_diag_free(&d);
+}
+
 int main(void) {
     BgDiagSink d;
     bg_diag_init(&d);
@@ -346,6 +441,8 @@ int main(void) {
         BgDataset *ds = batched ? &mutag : &cora;
         if (!quick && (batched ? have_mutag : have_cora))
             run_case(&g, &cs, &ds->graph, &ds->features, batched ? "mutag" : "cora", batched, stream);
+        if (!quick && have_cora && !strcmp(names[i], "gcn_bin.bgnn"))
+            check_nonfinite_scale(&g, &cs, &cora.graph, &cora.features, stream);
 
         int64_t f = input_width(m);
         static const int64_t sizes[] = {1, 5, 33, 67, 1000, 6000};
