@@ -730,7 +730,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         l->inst = (int)v;
         const char *ov = val(r, 4, "op");
         if (!ov) goto fail;
-        if (!is_op_name(ov)) { /* informational: an IR op name, checked for its form only */
+        if (!is_op_name(ov)) { /* an IR op name (its variants: plan.h BgPlanLaunch.op), checked for its form */
             fail(r, "malformed op name '%.40s'", ov);
             goto fail;
         }

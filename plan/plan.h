@@ -226,7 +226,8 @@ typedef struct BgPlanBuf {
 typedef struct BgPlanLaunch {
     const char *kernel;   /* "bgnn_k9_bmm": the extern "C" symbol in the cubin */
     int inst;             /* the IR instruction it computes */
-    const char *op;       /* op name, e.g. "bmm" (informational) */
+    const char *op;       /* op name, e.g. "bmm": which kernel variants the launch has
+                           * (bg_plan_launch_row_csr, bg_plan_launch_wave) */
     BgRowExpr rows;       /* grid rows (see the calling convention above) */
     int threads_per_row;  /* >= 1 */
     int block_size;       /* threads per block, multiple of 32, <= 1024 */

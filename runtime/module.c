@@ -175,9 +175,19 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
             }
         }
     }
-    /* each launch's largest block: the fewest threads any of its kernels takes (their registers) */
+    /* each launch's largest block: the fewest threads any of its kernels takes (their registers);
+     * first, one wave of a launch's one-wave variant at its block size (bg_plan_launch_wave: 256;
+     * exec.c launch_one runs it only at that size), or no variant where that cannot be had */
     out->max_block = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->max_block);
     for (int i = 0; i < p->nlaunches; i++) {
+        int per_sm = 0;
+        if (out->wave_fn[i] &&
+            (g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->wave_fn[i], p->launches[i].block_size,
+                                                                0) != BG_CUDA_SUCCESS ||
+             per_sm <= 0))
+            out->wave_fn[i] = NULL;
+        else if (out->wave_fn[i])
+            out->wave_grid_max[i] = per_sm * g->nsm;
         const BgCUfunction fns[4] = {out->fn[i], out->alt_fn[i], out->sparse_fn[i], out->wave_fn[i]};
         int mb = 1024;
         for (int k = 0; k < 4; k++) {
@@ -187,15 +197,6 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
                 mb = v;
         }
         out->max_block[i] = mb / 32 * 32 > 0 ? mb / 32 * 32 : 32;
-        /* one wave of the variant: its blocks at the launch's block size (exec.c launch_one) */
-        const int bs = p->launches[i].block_size > out->max_block[i] ? out->max_block[i] : p->launches[i].block_size;
-        int per_sm = 0;
-        if (out->wave_fn[i] &&
-            (g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->wave_fn[i], bs, 0) != BG_CUDA_SUCCESS ||
-             per_sm <= 0))
-            out->wave_fn[i] = NULL;
-        else if (out->wave_fn[i])
-            out->wave_grid_max[i] = per_sm * g->nsm;
     }
     if (p->fused) {
         r = g->cu.cuModuleGetFunction(&out->fused_fn, out->mod, p->fused_kernel);

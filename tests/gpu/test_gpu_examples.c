@@ -247,10 +247,13 @@ static void check_oom(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *
  * never sees the zeros, must account for (its scan of the scales, then NaN sums for every row
  * that lacks the column).  The CPU reference is no oracle here: a NaN's sign, so its bit, is
  * not specified (docs/semantics.md section 2; x86 makes negative NaNs, CUDA positive ones).  So
- * gcn_bin runs on Cora twice, with BGNN_FEATURES_KERNEL=rows and =sparse, the running
- * variance of the most frequent feature column made -eps (scale 1 / sqrt(0) = +inf): rows
- * holding that column sum to +-inf, the others to NaN, and every buffer of the two runs must
- * hold the same bytes. */
+ * gcn_bin runs on Cora twice, with BGNN_FEATURES_KERNEL=rows and =sparse, the most frequent
+ * feature column's running variance made -eps (scale 1 / sqrt(0) = +inf) and its running mean
+ * -1 (so the folded shift's term for it, -(mean * s) v(w), is v(w) inf, the sign of the
+ * features' term: Cora's features are >= 0).  A row holding the column then sums to +-inf by
+ * each output's weight sign, one lacking it to NaN (bit 1: CUDA's NaN is positive); every
+ * buffer of the two runs must hold the same bytes, and the product's bits must show both kinds
+ * of row. */
 static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, const BgTensor *feat,
                                   BgCUstream stream) {
     BgDiagSink d;
@@ -264,15 +267,20 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
     BgSafetensors st;
     memset(&st, 0, sizeof st);
     bool ok = bg_safetensors_load(cs->weights, &st, &d);
-    BgStTensor *var = NULL;
-    for (int k = 0; ok && k < st.n; k++)
-        if (!strcmp(st.t[k].name, "bn.running_var") && st.t[k].dtype == BG_DT_F32 && st.t[k].numel == f)
-            var = &st.t[k];
-    CHECK(var != NULL);
+    float *var = NULL, *mean = NULL;
+    for (int k = 0; ok && k < st.n; k++) {
+        CHECK(st.t[k].dtype == BG_DT_F32); /* gen-weights writes floats only: saved back as they are */
+        ok = st.t[k].dtype == BG_DT_F32;
+        if (!strcmp(st.t[k].name, "bn.running_var") && st.t[k].numel == f) var = st.t[k].data;
+        if (!strcmp(st.t[k].name, "bn.running_mean") && st.t[k].numel == f) mean = st.t[k].data;
+    }
+    CHECK(var && mean);
+    ok = ok && var && mean;
     char wpath[600];
     snprintf(wpath, sizeof wpath, "%s/nonfinite_scale.safetensors", tmpdir);
-    if (var) {
-        ((float *)var->data)[top] = -1e-5f; /* the model's eps: var + eps = 0 */
+    if (ok) {
+        var[top] = -1e-5f; /* the model's eps: var + eps = 0 */
+        mean[top] = -1.0f;
         const char **names = bg_xcalloc((size_t)st.n, sizeof *names);
         const float **data = bg_xcalloc((size_t)st.n, sizeof *data);
         int *rank = bg_xcalloc((size_t)st.n, sizeof *rank);
@@ -290,20 +298,28 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
         free(rank);
         free(dim);
     }
-    if (st.t) bg_safetensors_free(&st);
+    bg_safetensors_free(&st);
     const BgPlan *p = cs->gm->plan;
+    int prod = -1; /* the features product: the launch with a sparse variant, and its output */
+    for (int i = 0; i < p->nlaunches; i++)
+        if (p->launches[i].alt) prod = i;
+    CHECK(prod >= 0 && p->nbufs <= 64);
+    const int out = prod >= 0 ? p->launches[prod].args[0] : -1;
     unsigned char *host[2][64] = {{0}};
     size_t bytes[64] = {0};
-    int nsparse = 0;
-    for (int v = 0; v < 2 && ok && var && p->nbufs <= 64; v++) {
+    const char *outer = getenv("BGNN_FEATURES_KERNEL"); /* restored after */
+    char *keep = NULL;
+    if (outer) {
+        keep = bg_xcalloc(strlen(outer) + 1, 1);
+        memcpy(keep, outer, strlen(outer));
+    }
+    for (int v = 0; v < 2 && ok && prod >= 0 && p->nbufs <= 64; v++) {
         setenv("BGNN_FEATURES_KERNEL", v ? "sparse" : "rows", 1);
         BgGpuRun run;
         bool bound = bg_gpu_run_bind(g, cs->gm, cs->m, graph, feat, 0, wpath, &run, NULL, &d);
-        unsetenv("BGNN_FEATURES_KERNEL");
         CHECK(bound);
         if (!bound) break;
-        for (int i = 0; i < p->nlaunches; i++)
-            if (p->launches[i].alt) nsparse += v && run.use_sparse[i] && !run.use_alt[i];
+        CHECK(!run.use_alt[prod] && run.use_sparse[prod] == (v == 1)); /* the row kernel, then the sparse variant */
         run.mode = BG_EXEC_GRAPH;
         CHECK(bg_gpu_run_launch(g, cs->gm, &run, stream, &d));
         CHECK(g->cu.cuCtxSynchronize() == BG_CUDA_SUCCESS);
@@ -315,7 +331,26 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
         }
         bg_gpu_run_free(g, &run);
     }
-    CHECK(nsparse == 1); /* the second run took the sparse variant */
+    if (keep) setenv("BGNN_FEATURES_KERNEL", keep, 1);
+    else unsetenv("BGNN_FEATURES_KERNEL");
+    free(keep);
+    /* the product's bits (b1, rows of whole words): rows of all ones (NaN) and rows of both bits (+-inf) */
+    int64_t nan_rows = 0, inf_rows = 0;
+    if (out >= 0 && host[1][out] && p->bufs[out].kind == BG_BUF_B1 && p->bufs[out].width > 0) {
+        const int64_t wpr = p->bufs[out].width, cols = p->bufs[out].cols;
+        const uint32_t *y = (const uint32_t *)host[1][out];
+        for (int64_t r = 0; r < n && (r + 1) * wpr * 4 <= (int64_t)bytes[out]; r++) {
+            bool ones = true, zeros = true;
+            for (int64_t c = 0; c < cols; c++) {
+                const bool bit = (y[r * wpr + c / 32] >> (c % 32)) & 1u;
+                ones = ones && bit;
+                zeros = zeros && !bit;
+            }
+            nan_rows += ones;
+            inf_rows += !ones && !zeros;
+        }
+    }
+    CHECK(nan_rows > 0 && inf_rows > 0);
     int ncmp = 0, ndiff = 0;
     for (int k = 0; k < 64; k++) {
         if (host[0][k] && host[1][k]) {
@@ -328,9 +363,11 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
         free(host[0][k]);
         free(host[1][k]);
     }
-    CHECK(ncmp >= 3 && ndiff == 0);
-    printf("  non-finite scale (column %lld, in %lld of %lld rows): %d buffers, rows kernel == sparse variant: %s\n",
-           (long long)top, (long long)cnt[top], (long long)n, ncmp, ndiff ? "NO" : "yes");
+    CHECK(out >= 0 && bytes[out] > 0 && ndiff == 0); /* the product's output among those compared */
+    printf("  non-finite scale (column %lld, in %lld of %lld rows): %d buffers, product rows NaN %lld, +-inf %lld; "
+           "rows kernel == sparse variant: %s\n",
+           (long long)top, (long long)cnt[top], (long long)n, ncmp, (long long)nan_rows, (long long)inf_rows,
+           ndiff ? "NO" : "yes");
     if (d.nerrors) dump(&d);
     free(cnt);
     bg_diag_free(&d);
@@ -425,13 +462,13 @@ int main(void) {
             bg_arena_free(a);
             continue;
         }
-        int nwave = 0; /* one-wave variants (plan.h BG_PLAN_WAVE_SUFFIX): every bspmm_mm of 256 threads a block has one */
+        int nwave = 0; /* one-wave variants (plan.h BG_PLAN_WAVE_SUFFIX): every warp-a-row bspmm_mm of 256 threads a block has one */
         for (int l = 0; l < gm.plan->nlaunches; l++) {
             const BgPlanLaunch *L = &gm.plan->launches[l];
             const size_t kl = strlen(L->kernel);
             nwave += gm.wave_fn[l] != NULL;
             CHECK((gm.wave_fn[l] != NULL) == bg_plan_launch_wave(L));
-            if (kl > 8 && !strcmp(L->kernel + kl - 8, "bspmm_mm") && L->block_size == 256)
+            if (kl > 8 && !strcmp(L->kernel + kl - 8, "bspmm_mm") && L->block_size == 256 && L->threads_per_row == 32)
                 CHECK(gm.wave_fn[l] && gm.wave_grid_max[l] >= g.nsm);
         }
         printf("%s: %d kernels (%d with a one-wave variant), %d buffers, nvrtc %.0f ms\n", names[i], gm.plan->nlaunches,
