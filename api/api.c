@@ -2,7 +2,7 @@
  *
  * Every entry point checks its arguments, collects diagnostics in a local BgDiagSink, and on
  * failure renders them into the context's last-error text and maps the first error's code to
- * a bgnn_status (status_of).  GPU work goes through rt.h (module.c, exec.c); the CPU target
+ * a bgnn_status (status_of).  GPU work goes through rt.h (module.c, bind.c, exec.c); the CPU target
  * runs the same module through bg_bind + bg_interp_run.  Nothing here prints or exits. */
 #include "bgnn/bgnn.h"
 #include "driver.h"

@@ -1,6 +1,6 @@
 /* gpu_bind.c - binds a plan's leaves for the GPU with the model's source at hand: the leaf
  * declarations of the IR (reference/bind.c's bg_leaf_spec_of) give the runtime's messages
- * their source notes and npy(...) file names (runtime/exec.c does the binding). */
+ * their source notes and npy(...) file names (runtime/bind.c does the binding). */
 #include "driver.h"
 
 #include <stdlib.h>

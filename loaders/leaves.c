@@ -4,7 +4,7 @@
  * safetensors file (by name) or from a .npy file next to it, checked against the used shape;
  * b1 params become bits (the bit rule: sign bit clear) and PARAM_SCALE Bi-GCN's per-channel
  * scale of the stored floats.  The CPU reference describes leaves from IR instructions
- * (reference/bind.c), the runtime from plan buffers (runtime/exec.c): both report the same
+ * (reference/bind.c), the runtime from plan buffers (runtime/bind.c): both report the same
  * messages for the same bad input.  Every problem is reported (all of them, not just the
  * first) naming the file, the tensor and both shapes; nothing prints.  Weights come from a
  * safetensors file, a directory of .npy files, or named tensors in memory (wmem, as

@@ -6,8 +6,10 @@
  *   elf_manifest.c  the manifest bytes inside a cubin (ELF parsing, no GPU needed)
  *   module.c        a device (BgGpu); cubin loading into a BgGpuModel (plan + CUmodule + one
  *                   CUfunction per launch)
- *   exec.c          a bound instance (BgGpuRun): every plan buffer allocated for the bound
- *                   N / NNZ / G, leaves uploaded, launches in plan order, outputs read back
+ *   bind.c          a bound instance (BgGpuRun): the plan's leaves bound, every plan buffer
+ *                   allocated for the bound N / NNZ / G, leaves uploaded, the run's options
+ *   exec.c          its launches in plan order (execution modes, kernel variants), outputs
+ *                   read back, the timers
  *
  * Ownership as in base.h: every *_free / *_close accepts a zeroed or failed object. */
 #ifndef BG_RT_H
@@ -79,7 +81,7 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
                        BgGpuModel *out, BgDiagSink *d);
 void bg_gpu_model_free(BgGpu *g, BgGpuModel *m);
 
-/* ===== exec.c: bound instances ======================================================== */
+/* ===== bind.c, exec.c: bound instances ================================================ */
 /* How a bound instance runs its plan (BGNN_EXEC=auto|coop|graph|launches overrides auto):
  *   COOP      the fused kernel, one cooperative launch (plan->fused only);
  *   GRAPH     the per-launch kernels captured once into a CUDA graph, one graph launch;
@@ -214,6 +216,9 @@ BgCUdeviceptr bg_gpu_run_input_ptr(const BgPlan *p, const BgGpuRun *r);
  * sparse variants the cubin has (BgGpuModel.sparse_fn), whose launches get the features' CSR. */
 bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, const BgBoundLeaves *b,
                       BgCUdeviceptr features_dev, BgGpuRun *out, bool *oom, BgDiagSink *d);
+/* Runs the plan's prep launches (values of parameters alone) once, synchronously: the last
+ * step of binding (bind.c), launched as exec.c launches the others.  exec.c. */
+bool bg_gpu_run_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink *d);
 /* Enqueues every launch on stream (NULL = the legacy default stream). */
 bool bg_gpu_run_launch(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream stream,
                        BgDiagSink *d);

@@ -1,7 +1,7 @@
 // bmm_fb_csr.cuh - bmm.FB{F,B} of the model's input features held as CSR (their nonzeros
 // only), a few lanes a row: bmm_fb_rows.cuh's result, bit for bit, without reading the zeros.
 //
-// The runtime builds the CSR when it uploads sparse features (runtime/exec.c, plan.h
+// The runtime builds the CSR when it uploads sparse features (runtime/bind.c, plan.h
 // BgPlanLaunch.alt) and passes it in place of the dense features:
 //     u32 rowptr[rows + 1]; u32 col[nnz]; float val[nnz]; u32 order[rows]   (nnz = rowptr[rows])
 // one block of memory, the columns of a row ascending, every value other than +0 (-0 and NaN kept);

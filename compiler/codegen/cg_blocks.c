@@ -377,7 +377,7 @@ bool bg_cg_emit_blocks(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
     if (copy) {
         /* a lone graph's rows are 0 .. n: no load, one round trip less (graph_ptr runs from 0
          * to n wherever it is bound: loaders/dataset.c and api/api.c check it, dataset_select.c
-         * and graph_replicate.c build it so, runtime/exec.c makes {0, n} for a graph without one) */
+         * and graph_replicate.c build it so, runtime/bind.c makes {0, n} for a graph without one) */
         bg_emit_line(e, "const long long fr0 = ngraphs == 1 || blockIdx.y >= ngraphs ? 0 : b%d[blockIdx.y], "
                         "fr1 = ngraphs == 1 ? n : blockIdx.y < ngraphs ? b%d[blockIdx.y + 1] : 0;",
                      gptr, gptr);

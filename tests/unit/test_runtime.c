@@ -550,7 +550,7 @@ static void test_cache(const BgNvrtc *nv) {
     bg_arena_free(a);
 }
 
-/* ---- exec.c plumbing on a host-memory fake driver ------------------------------------------ */
+/* ---- bind.c / exec.c plumbing on a host-memory fake driver --------------------------------- */
 /* Device memory is malloc'd host memory, so every uploaded leaf can be inspected; launches
  * are recorded.  Checks sizes and layouts for every example model on a synthetic graph. */
 typedef struct FakeState {
