@@ -74,10 +74,7 @@ for c in "${CASES[@]}"; do
     row=$(ab_row "$(printf '%-9s %-11s' "$ds" "$m")" "${times[@]}")
     TABLE+=("$row")
     echo "$row"
-    for ((j = 0; j < ${#BINS[@]}; j++)); do
-        got=$(wc -w <<<"${t[$j]}")
-        echo "    bin$j: ${t[$j]}$([[ $got -lt $ROUNDS ]] && echo " (WARNING: $((ROUNDS - got)) of $ROUNDS runs failed: $log)")"
-    done
+    for ((j = 0; j < ${#BINS[@]}; j++)); do ab_rounds "$j" "${t[$j]}" "$ROUNDS" "$log"; done
     grep -E "accuracy" "$log" | sort | uniq -c | sed 's/^/    /'
     unset t
 done

@@ -62,10 +62,7 @@ for m in $MODELS; do
     for ((j = 0; j < ${#BINS[@]}; j++)); do times+=("${t[$j]}"); done
     row=$(ab_row "$(printf '%-16s' "$m")" "${times[@]}")
     TABLE+=("$row")
-    for ((j = 0; j < ${#BINS[@]}; j++)); do
-        got=$(wc -w <<<"${t[$j]}")
-        echo "    bin$j: ${t[$j]}$([[ $got -lt $ROUNDS ]] && echo " (WARNING: $((ROUNDS - got)) of $ROUNDS runs failed: $log)")"
-    done
+    for ((j = 0; j < ${#BINS[@]}; j++)); do ab_rounds "$j" "${t[$j]}" "$ROUNDS" "$log"; done
     unset t
 done
 rm -rf "$TMP"

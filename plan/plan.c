@@ -323,7 +323,8 @@ bool bg_arch_parse(const char *arch, int *sm) {
 }
 
 bool bg_plan_launch_wave(const BgPlanLaunch *l) {
-    return l->op && strcmp(l->op, "bspmm_mm") == 0 && l->block_size == 256 && l->threads_per_row == 32 && !l->prep;
+    return l->op && strcmp(l->op, "bspmm_mm") == 0 && l->block_size == BG_PLAN_WAVE_BLOCK && l->threads_per_row == 32 &&
+           !l->prep;
 }
 
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {

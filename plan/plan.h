@@ -520,7 +520,10 @@ int64_t bg_plan_fb_csr_lanes_rows(int64_t cols, int64_t rows);
  * runtime looks for the kernel only then (plan.c). */
 bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
 /* Whether launch l has a one-wave variant (BG_PLAN_WAVE_SUFFIX): a bspmm_mm a warp a row in
- * blocks of 256 (templates/mm_spmm.cuh mm_spmm_warp_rows). */
+ * blocks of BG_PLAN_WAVE_BLOCK (templates/mm_spmm.cuh mm_spmm_warp_rows).  The runtime sizes
+ * the variant's wave at that block and runs it only at that block (a schedule retuned in
+ * place, api/jit.c bg_gpu_model_resched, may change a launch's). */
+#define BG_PLAN_WAVE_BLOCK 256
 bool bg_plan_launch_wave(const BgPlanLaunch *l);
 /* The threads per row of launch l's sparse variant (kernel + BG_PLAN_SPARSE_SUFFIX, over the
  * features' CSR in args[1]), 0 when it has none: an alt launch's bg_plan_fb_csr_lanes of its

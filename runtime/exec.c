@@ -432,11 +432,11 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
         pv[2 + k] = &a[k];
     }
     BgCUfunction fn = alt ? gm->alt_fn[i] : sparse ? gm->sparse_fn[i] : gm->fn[i];
-    /* the one-wave variant (plan.h) where the grid is one wave of it, at the block size its wave
-     * was computed for (a schedule retuned in place, api/jit.c bg_gpu_model_resched, may have
-     * changed the launch's) */
-    const bool wave = !alt && !sparse && gm->wave_fn && gm->wave_fn[i] && bg_plan_launch_wave(L) &&
-                      bs == L->block_size && grid <= gm->wave_grid_max[i];
+    /* the one-wave variant (plan.h) where the grid is one wave of it, at the block its wave was
+     * sized for (a schedule retuned in place, api/jit.c bg_gpu_model_resched, may have changed
+     * the launch's) */
+    const bool wave = !alt && !sparse && gm->wave_fn && gm->wave_fn[i] && bs == BG_PLAN_WAVE_BLOCK &&
+                      grid <= gm->wave_grid_max[i];
     if (wave) fn = gm->wave_fn[i];
     BgCUresult res = launch_kernel(g, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
     if (res == BG_CUDA_SUCCESS) return true;

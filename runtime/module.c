@@ -121,6 +121,18 @@ static bool arch_runs_on(const char *arch, int dev_sm) {
     return sm / 10 == dev_sm / 10 && sm % 10 <= dev_sm % 10;
 }
 
+/* Kernel `kernel` + suffix of a loaded module (a launch's variant, plan.h), or NULL where the
+ * cubin has none (one compiled before that variant existed). */
+static BgCUfunction variant_fn(BgGpu *g, BgCUmodule mod, const char *kernel, const char *suffix) {
+    const size_t nlen = strlen(kernel) + strlen(suffix) + 1;
+    char *name = bg_xcalloc(nlen, 1);
+    snprintf(name, nlen, "%s%s", kernel, suffix);
+    BgCUfunction fn = NULL;
+    if (g->cu.cuModuleGetFunction(&fn, mod, name) != BG_CUDA_SUCCESS) fn = NULL;
+    free(name);
+    return fn;
+}
+
 bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const char *what,
                        BgGpuModel *out, BgDiagSink *d) {
     memset(out, 0, sizeof *out);
@@ -149,21 +161,11 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
     out->wave_fn = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->wave_fn);
     out->wave_grid_max = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->wave_grid_max);
     for (int i = 0; i < p->nlaunches; i++) {
-        if (bg_plan_sparse_tpr(p, &p->launches[i]) > 0) { /* its sparse variant, when the cubin has one */
-            size_t nlen = strlen(p->launches[i].kernel) + sizeof BG_PLAN_SPARSE_SUFFIX;
-            char *sparse = bg_xcalloc(nlen, 1);
-            snprintf(sparse, nlen, "%s%s", p->launches[i].kernel, BG_PLAN_SPARSE_SUFFIX);
-            if (g->cu.cuModuleGetFunction(&out->sparse_fn[i], out->mod, sparse) != BG_CUDA_SUCCESS)
-                out->sparse_fn[i] = NULL;
-            free(sparse);
-        }
-        if (bg_plan_launch_wave(&p->launches[i])) { /* its one-wave variant, when the cubin has one */
-            size_t nlen = strlen(p->launches[i].kernel) + sizeof BG_PLAN_WAVE_SUFFIX;
-            char *wave = bg_xcalloc(nlen, 1);
-            snprintf(wave, nlen, "%s%s", p->launches[i].kernel, BG_PLAN_WAVE_SUFFIX);
-            if (g->cu.cuModuleGetFunction(&out->wave_fn[i], out->mod, wave) != BG_CUDA_SUCCESS) out->wave_fn[i] = NULL;
-            free(wave);
-        }
+        /* its sparse and one-wave variants, where the plan says it has them and the cubin does */
+        if (bg_plan_sparse_tpr(p, &p->launches[i]) > 0)
+            out->sparse_fn[i] = variant_fn(g, out->mod, p->launches[i].kernel, BG_PLAN_SPARSE_SUFFIX);
+        if (bg_plan_launch_wave(&p->launches[i]))
+            out->wave_fn[i] = variant_fn(g, out->mod, p->launches[i].kernel, BG_PLAN_WAVE_SUFFIX);
         for (int alt = 0; alt < 2; alt++) {
             const char *name = alt ? p->launches[i].alt : p->launches[i].kernel;
             if (!name) continue;
@@ -176,14 +178,14 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
         }
     }
     /* each launch's largest block: the fewest threads any of its kernels takes (their registers);
-     * first, one wave of a launch's one-wave variant at its block size (bg_plan_launch_wave: 256;
-     * exec.c launch_one runs it only at that size), or no variant where that cannot be had */
+     * first, one wave of a launch's one-wave variant at BG_PLAN_WAVE_BLOCK (exec.c launch_one
+     * runs it only at that block), or no variant where that cannot be had */
     out->max_block = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->max_block);
     for (int i = 0; i < p->nlaunches; i++) {
         int per_sm = 0;
         if (out->wave_fn[i] &&
-            (g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->wave_fn[i], p->launches[i].block_size,
-                                                                0) != BG_CUDA_SUCCESS ||
+            (g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->wave_fn[i], BG_PLAN_WAVE_BLOCK, 0) !=
+                 BG_CUDA_SUCCESS ||
              per_sm <= 0))
             out->wave_fn[i] = NULL;
         else if (out->wave_fn[i])

@@ -276,29 +276,10 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
     }
     CHECK(var && mean);
     ok = ok && var && mean;
-    char wpath[600];
-    snprintf(wpath, sizeof wpath, "%s/nonfinite_scale.safetensors", tmpdir);
-    if (ok) {
+    if (ok) { /* bound from memory below (bg_gpu_run_bind_mem) */
         var[top] = -1e-5f; /* the model's eps: var + eps = 0 */
         mean[top] = -1.0f;
-        const char **names = bg_xcalloc((size_t)st.n, sizeof *names);
-        const float **data = bg_xcalloc((size_t)st.n, sizeof *data);
-        int *rank = bg_xcalloc((size_t)st.n, sizeof *rank);
-        int64_t(*dim)[4] = bg_xcalloc((size_t)st.n, sizeof *dim);
-        for (int k = 0; k < st.n; k++) {
-            names[k] = st.t[k].name;
-            data[k] = st.t[k].data;
-            rank[k] = st.t[k].rank;
-            memcpy(dim[k], st.t[k].dim, sizeof dim[k]);
-        }
-        ok = bg_safetensors_save_f32(wpath, st.n, names, data, rank, (const int64_t(*)[4])dim, &d);
-        CHECK(ok);
-        free(names);
-        free(data);
-        free(rank);
-        free(dim);
     }
-    bg_safetensors_free(&st);
     const BgPlan *p = cs->gm->plan;
     int prod = -1; /* the features product: the launch with a sparse variant, and its output */
     for (int i = 0; i < p->nlaunches; i++)
@@ -316,7 +297,7 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
     for (int v = 0; v < 2 && ok && prod >= 0 && p->nbufs <= 64; v++) {
         setenv("BGNN_FEATURES_KERNEL", v ? "sparse" : "rows", 1);
         BgGpuRun run;
-        bool bound = bg_gpu_run_bind(g, cs->gm, cs->m, graph, feat, 0, wpath, &run, NULL, &d);
+        bool bound = bg_gpu_run_bind_mem(g, cs->gm, cs->m, graph, feat, 0, NULL, &st, &run, NULL, &d);
         CHECK(bound);
         if (!bound) break;
         CHECK(!run.use_alt[prod] && run.use_sparse[prod] == (v == 1)); /* the row kernel, then the sparse variant */
@@ -334,6 +315,7 @@ static void check_nonfinite_scale(BgGpu *g, const Case *cs, BgGraph *graph, cons
     if (keep) setenv("BGNN_FEATURES_KERNEL", keep, 1);
     else unsetenv("BGNN_FEATURES_KERNEL");
     free(keep);
+    bg_safetensors_free(&st);
     /* the product's bits (b1, rows of whole words): rows of all ones (NaN) and rows of both bits (+-inf) */
     int64_t nan_rows = 0, inf_rows = 0;
     if (out >= 0 && host[1][out] && p->bufs[out].kind == BG_BUF_B1 && p->bufs[out].width > 0) {
