@@ -124,6 +124,7 @@ static void put_rows(BgStrBuf *e, BgRowExpr r) {
     case BG_ROWS_ITEMS: bg_sb_printf(e, "items(%d)", r.graph); break;
     case BG_ROWS_ITEMS1: bg_sb_printf(e, "items1(%d)", r.graph); break;
     case BG_ROWS_SPLITS: bg_sb_printf(e, "splits(%d)", r.graph); break;
+    case BG_ROWS_SLOTS1: bg_sb_printf(e, "slots1(%d)", r.graph); break;
     }
 }
 
@@ -484,10 +485,11 @@ static bool parse_rows(Rd *r, int k, int ngraphs, BgRowExpr *out) {
     else if (strcmp(v, "G") == 0) out->kind = BG_ROWS_G;
     else if (strcmp(v, "G+1") == 0) out->kind = BG_ROWS_G1;
     else if (strncmp(v, "nnz(", 4) == 0 || strncmp(v, "items(", 6) == 0 || strncmp(v, "items1(", 7) == 0 ||
-             strncmp(v, "splits(", 7) == 0) {
+             strncmp(v, "splits(", 7) == 0 || strncmp(v, "slots1(", 7) == 0) {
         /* a per-graph count: NAME(graph) */
         static const struct { const char *pre; BgRowKind kind; } fns[] = {
-            {"nnz(", BG_ROWS_NNZ}, {"items(", BG_ROWS_ITEMS}, {"items1(", BG_ROWS_ITEMS1}, {"splits(", BG_ROWS_SPLITS}};
+            {"nnz(", BG_ROWS_NNZ},       {"items(", BG_ROWS_ITEMS},   {"items1(", BG_ROWS_ITEMS1},
+            {"splits(", BG_ROWS_SPLITS}, {"slots1(", BG_ROWS_SLOTS1}};
         size_t n = strlen(v), f = 0;
         while (strncmp(v, fns[f].pre, strlen(fns[f].pre)) != 0) f++;
         size_t pl = strlen(fns[f].pre);
@@ -559,7 +561,7 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
     if ((b->role == BG_ROLE_GRAPH) != (b->graph >= 0))
         return fail(r, "buffer %d: graph index only for graph arrays", i);
     if ((b->rows.kind == BG_ROWS_NNZ || b->rows.kind == BG_ROWS_ITEMS || b->rows.kind == BG_ROWS_ITEMS1 ||
-         b->rows.kind == BG_ROWS_SPLITS) &&
+         b->rows.kind == BG_ROWS_SPLITS || b->rows.kind == BG_ROWS_SLOTS1) &&
         b->role != BG_ROLE_GRAPH)
         return fail(r, "buffer %d: per-graph rows only for graph arrays", i);
     bool ok;
@@ -579,6 +581,9 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
             ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_ITEMS1 && b->rows.graph == b->graph && b->width == 4;
             break;
         case BG_GARR_ORDER: ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_N1 && b->width == 4; break;
+        case BG_GARR_SLOTS:
+            ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_SLOTS1 && b->rows.graph == b->graph && b->width == 4;
+            break;
         case BG_GARR_PARTIAL:
         case BG_GARR_DONE:
             ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_SPLITS && b->rows.graph == b->graph &&
@@ -610,7 +615,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     BgPlan *p = bg_arena_alloc(a, sizeof *p);
     static const char *const kinds[] = {"f32", "b1", "b1t", "i64", "i32"};
     static const char *const roles[] = {"temp", "input", "param", "param_scale", "graph", "graph_ptr"};
-    static const char *const garrs[] = {"rowptr", "col", "rowf", "colf", "w", "items", "partial", "done", "order"};
+    static const char *const garrs[] = {"rowptr", "col", "rowf", "colf", "w", "items", "partial", "done", "order", "slots"};
     static const char *const norms[] = {"none", "sym", "mean"};
     long long v;
 
@@ -744,8 +749,9 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
             fail(r, "block %lld is not a multiple of 32", block);
             goto fail;
         }
-        if (l->rows.kind == BG_ROWS_NNZ || l->rows.kind == BG_ROWS_ITEMS1 || l->rows.kind == BG_ROWS_SPLITS) {
-            fail(r, "launch rows cannot be nnz, items1 or splits");
+        if (l->rows.kind == BG_ROWS_NNZ || l->rows.kind == BG_ROWS_ITEMS1 || l->rows.kind == BG_ROWS_SPLITS ||
+            l->rows.kind == BG_ROWS_SLOTS1) {
+            fail(r, "launch rows cannot be nnz, items1, splits or slots1");
             goto fail;
         }
         l->threads_per_row = (int)tpr;

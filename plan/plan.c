@@ -17,6 +17,7 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
     case BG_ROWS_ITEMS: return gs ? gs[e.graph].nitems : 0;
     case BG_ROWS_ITEMS1: return gs ? gs[e.graph].nitems + 1 : 1;
     case BG_ROWS_SPLITS: return gs && gs[e.graph].nsplit > 1 ? gs[e.graph].nsplit : 1;
+    case BG_ROWS_SLOTS1: return gs ? 8 * gs[e.graph].nslots + 1 : 1;
     }
     return 0;
 }
@@ -302,7 +303,7 @@ const char *bg_plan_role_name(BgBufRole r) {
 const char *bg_plan_garr_name(BgGraphArr g) {
     static const char *const names[BG_GARR_COUNT] = {"rowptr", "col",   "rowf",    "colf",
                                                      "w",      "items", "partial", "done",
-                                                     "order"};
+                                                     "order",  "slots"};
     return (unsigned)g < BG_GARR_COUNT ? names[g] : "?";
 }
 
@@ -325,6 +326,15 @@ bool bg_arch_parse(const char *arch, int *sm) {
 bool bg_plan_launch_wave(const BgPlanLaunch *l) {
     return l->op && strcmp(l->op, "bspmm_mm") == 0 && l->block_size == BG_PLAN_WAVE_BLOCK && l->threads_per_row == 32 &&
            !l->prep;
+}
+
+int bg_plan_launch_slots_graph(const BgPlan *p, const BgPlanLaunch *l) {
+    if (!l->op || strcmp(l->op, "bspmm_mm") != 0) return -1;
+    for (int k = 1; k < l->nargs; k++) {
+        const BgPlanBuf *b = &p->bufs[l->args[k]];
+        if (b->role == BG_ROLE_GRAPH && b->garr == BG_GARR_SLOTS) return b->graph;
+    }
+    return -1;
 }
 
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {

@@ -53,7 +53,9 @@
  *                [SPLITS(g)], zeroed by the runtime once after allocation (each launch
  *                leaves them zero again).  The bit aggregation with float factors
  *                (bg_plan_bspmm_bits, templates/spmm_bits.cuh) reads ORDER i32 [N+1][4], the
- *                rows by edges (bg_plan_row_order, built by the runtime at binding).
+ *                rows by edges (bg_plan_row_order, built by the runtime at binding);
+ *                bspmm_mm (templates/mm_spmm.cuh) reads SLOTS i32 [SLOTS1(g)][4], its rows in
+ *                blocks' slots with the hub rows first (bg_plan_mm_slots, built at binding).
  *   GRAPH_PTR    i64[G+1]: graph g of the batch owns nodes graph_ptr[g]..graph_ptr[g+1]-1.
  *                For an unbatched graph the runtime passes {0, N} and ngraphs = 1.
  * Values that are model outputs are TEMP (or leaf) buffers referenced from `outputs`.
@@ -155,7 +157,7 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 11 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 12 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
@@ -163,7 +165,9 @@
                                  * array order (the bit aggregation's rows by length); 8: the
                                  * row groups; 9: a standardize of the features has a sparse
                                  * variant; 10: a row group may open with a gather (bspmm,
-                                 * readout), rows=n|g; 11: warp=0|1 per row group */
+                                 * readout), rows=n|g; 11: warp=0|1 per row group; 12: the
+                                 * graph array slots (bspmm_mm's rows in blocks, hubs first),
+                                 * rows slots1(g) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -176,12 +180,13 @@ typedef enum {
     BG_ROWS_ITEMS, /* work items of graph `graph`'s schedule (bg_plan_schedule) */
     BG_ROWS_ITEMS1, /* items + 1 (the ITEMS array with its header row) */
     BG_ROWS_SPLITS, /* max(1, rows of graph `graph` split over several items) */
+    BG_ROWS_SLOTS1, /* 8 * slots + 1 of graph `graph` (the SLOTS array: bg_plan_mm_slots) */
 } BgRowKind;
 
 typedef struct BgRowExpr {
     BgRowKind kind;
     int64_t value; /* CONST: the count (>= 0) */
-    int graph;     /* NNZ, ITEMS, ITEMS1, SPLITS: index into BgPlan.graphs */
+    int graph;     /* NNZ, ITEMS, ITEMS1, SPLITS, SLOTS1: index into BgPlan.graphs */
 } BgRowExpr;
 
 typedef enum { BG_BUF_F32, BG_BUF_B1, BG_BUF_B1T, BG_BUF_I64, BG_BUF_I32 } BgBufKind;
@@ -203,8 +208,9 @@ typedef enum {
     BG_GARR_PARTIAL, /* split-row partial sums of one launch, zeroed once */
     BG_GARR_DONE,    /* split-row counters of one launch, zeroed once */
     BG_GARR_ORDER,   /* the rows by their edges, most first (bg_plan_row_order) */
+    BG_GARR_SLOTS,   /* bspmm_mm's rows in blocks' slots, hub rows first (bg_plan_mm_slots) */
 } BgGraphArr;
-#define BG_GARR_COUNT 9
+#define BG_GARR_COUNT 10
 
 typedef struct BgPlanBuf {
     BgBufKind kind;
@@ -448,6 +454,7 @@ typedef struct BgPlanGraphSize {
     int64_t nnz;    /* entries (rowptr[n]) */
     int64_t nitems; /* schedule items (bg_plan_schedule) */
     int64_t nsplit; /* rows split over several items */
+    int64_t nslots; /* bspmm_mm's block slots (bg_plan_mm_slots) */
 } BgPlanGraphSize;
 
 /* Longest run of edges one work item of the fast aggregation takes (its counters hold
@@ -486,6 +493,33 @@ bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int3
  * a scheduler, takes about 215 cycles an edge, the kernel about nnz / 20 cycles, hence about
  * nnz / 4,000 edges, halved for margin (the Reddit-sized graph: 14,000, 1,000 rows). */
 int64_t bg_plan_bits_split_min(int64_t nnz);
+/* bspmm_mm's work list (templates/mm_spmm.cuh), the graph array SLOTS: int32 [8 * slots + 1][4].
+ * Entry 0 is {slots, hubs, 0, 0}.  Slot s (entries 1 + 8 s .. 8 s + 8) is one 256-thread
+ * block's work: a hub slot (s < hubs) holds one row of more than hub_min edges, taken by the
+ * whole block (each of its 8 entries {-1 - row, edges, first edge low, high}: every warp learns
+ * it from its own entry, so no barrier decides it); another slot holds up to 8 rows, one a warp
+ * ({row, edges, first edge low, high}; {0, -1, 0, 0} pads the last slot).  Rows by edges, most
+ * first (ties by index): the longest rows start first, a block's warps take rows of about the
+ * same length.  hub_min <= 0: no hub slots.  slots = hubs + ceil((n - hubs) / 8).  Returns the
+ * slot count (with out == NULL only that), -1 when n or a row's edges do not fit int32.
+ * row_order.c, a pure function of the row pointer. */
+int64_t bg_plan_mm_slots(const int64_t *rowptr, int64_t n, int64_t hub_min, int32_t *out);
+/* The runtime's hub_min for bspmm_mm on a graph of n rows and nnz entries: rows of more than
+ * max(BG_PLAN_MM_HUB_MIN, 4 ceil(nnz / n)) edges (more than one warp round of 32 edges, and
+ * well above the mean: a block a row is no help where most rows are long) on graphs of at most
+ * BG_PLAN_MM_HUB_ROWS rows, whose slots are about one wave of blocks, so that the longest row's
+ * rounds are the kernel's time.  On larger graphs only rows long enough to outlast the kernel
+ * (bg_plan_bits_split_min, at least 4 ceil(nnz / n)): there the blocks run in several waves, the
+ * longest rows start first anyway, and a block a row of a few hundred edges only costs slots.
+ * Measured (H200, docs/performance.md "bspmm_mm's rows in blocks' slots"): Cora gcn_bin 16.0
+ * -> 14.6 us with its 12 rows of 37 to 169 edges as hub slots; PubMed (19,717 rows) 40.7 us
+ * without hub slots, 41.1 with its 28 rows of more than 64 edges, 41.35 with its 268 of more
+ * than 32. */
+#define BG_PLAN_MM_HUB_MIN 32
+#define BG_PLAN_MM_HUB_ROWS 8192
+int64_t bg_plan_mm_hub_min(int64_t n, int64_t nnz);
+/* The graph whose SLOTS list launch l reads (a bspmm_mm), or -1. */
+int bg_plan_launch_slots_graph(const BgPlan *p, const BgPlanLaunch *l);
 /* Is buffer b written by a prep launch (computed once at binding, like a parameter)? */
 bool bg_plan_prep_output(const BgPlan *p, int b);
 /* Phase of every launch of the fused kernel: a launch starts a new phase when it reads a

@@ -33,6 +33,9 @@ static Cost buf_cost(const BgPlan *p, const BgPlanBuf *b, int64_t n_self) {
         if (b->rows.kind == BG_ROWS_SPLITS) k.n = per_row / 2048.0, k.c = per_row;
         else k.n = per_row, k.c = b->rows.kind == BG_ROWS_ITEMS1 ? per_row : 0;
         break;
+    case BG_ROWS_SLOTS1: /* 8 entries a slot: about one a row, the last slot's padding and 7 a hub */
+        k.n = per_row, k.c = 9 * per_row;
+        break;
     case BG_ROWS_NNZ:
         k.e = per_row;
         /* a graph with self loops has up to N more entries */

@@ -119,9 +119,15 @@ void bg_gpu_run_free(BgGpu *g, BgGpuRun *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* bspmm_mm's hub_min on graph adj: BGNN_MM_HUB_MIN, else the plan's (plan.h). */
+static int64_t mm_hub_min(const BgGpuRun *r, const BgAdj *adj) {
+    return r->mm_hub_min >= 0 ? r->mm_hub_min : bg_plan_mm_hub_min(adj->n, adj->nnz);
+}
+
 /* Host bytes for a leaf buffer; *tmp set when they were made here (B1T, graph_ptr). */
 static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoundLeaves *bd,
-                              int leaf, int64_t n, int64_t group_min_rows, size_t *len, void **tmp) {
+                              int leaf, int64_t n, const BgGpuRun *run, size_t *len, void **tmp) {
+    const int64_t group_min_rows = run->sched_group_min_rows;
     *tmp = NULL;
     switch (pb->role) {
     case BG_ROLE_INPUT:
@@ -174,6 +180,19 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
             *tmp = o;
             *len = (size_t)(adj->n + 1) * 16;
             return o;
+        }
+        case BG_GARR_SLOTS: { /* bspmm_mm's rows in blocks' slots (plan.h) */
+            const int64_t hub_min = mm_hub_min(run, adj);
+            const int64_t ns = bg_plan_mm_slots(adj->rowptr, adj->n, hub_min, NULL);
+            if (ns < 0) return NULL;
+            int32_t *sl = bg_xcalloc((size_t)(8 * ns + 1) * 4, sizeof *sl);
+            if (bg_plan_mm_slots(adj->rowptr, adj->n, hub_min, sl) != ns) {
+                free(sl);
+                return NULL;
+            }
+            *tmp = sl;
+            *len = (size_t)(8 * ns + 1) * 16;
+            return sl;
         }
         case BG_GARR_PARTIAL:
         case BG_GARR_DONE: /* zeroed on the device instead (bg_gpu_run_alloc) */
@@ -232,9 +251,23 @@ static bool env_choice(const char *name, const char *const *words, int nwords, i
     return false;
 }
 
+/* A count >= 0 from environment variable name into *out (left alone when unset or empty). */
+static bool env_count(const char *name, const char *expect, long long *out, BgDiagSink *d) {
+    const char *v = getenv(name);
+    if (!v || !*v) return true;
+    char *end = NULL;
+    long long n = strtoll(v, &end, 10);
+    if (!end || *end || n < 0) {
+        bg_diag_error(d, BG_E_OPTION, "%s='%.40s': expected %s", name, v, expect);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
 /* BGNN_EXEC, BGNN_COOP_GRID, BGNN_FEATURES_KERNEL, BGNN_BATCH_KERNEL, BGNN_BLOCKS_THREADS,
- * BGNN_ROW_GROUPS, BGNN_PDL, BGNN_ROWGROUP_TILE and BGNN_SCHED_GROUP_MIN_ROWS (environment) into the
- * instance. */
+ * BGNN_ROW_GROUPS, BGNN_PDL, BGNN_ROWGROUP_TILE, BGNN_SCHED_GROUP_MIN_ROWS and BGNN_MM_HUB_MIN
+ * (environment) into the instance. */
 static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
     r->mode = BG_EXEC_AUTO;
     const char *e = getenv("BGNN_EXEC");
@@ -281,17 +314,9 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         r->rowgroup_tile = (int)v;
     }
     r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
-    const char *sg = getenv("BGNN_SCHED_GROUP_MIN_ROWS");
-    if (sg && *sg) {
-        char *end = NULL;
-        long long v = strtoll(sg, &end, 10);
-        if (!end || *end || v < 0) {
-            bg_diag_error(d, BG_E_OPTION, "BGNN_SCHED_GROUP_MIN_ROWS='%.40s': expected a row count >= 0 (0: never group)", sg);
-            return false;
-        }
-        r->sched_group_min_rows = v;
-    }
-    return true;
+    r->mm_hub_min = -1;
+    return env_count("BGNN_SCHED_GROUP_MIN_ROWS", "a row count >= 0 (0: never group)", &r->sched_group_min_rows, d) &&
+           env_count("BGNN_MM_HUB_MIN", "an edge count >= 0 (0: no hub rows)", &r->mm_hub_min, d);
 }
 
 /* Does a launch with an alternative kernel (plan.h) read buffer b as its features (sparse_only:
@@ -397,7 +422,8 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
         out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, p->graphs[gi].chunk,
                                                bg_plan_graph_group_min_rows(&p->graphs[gi], out->sched_group_min_rows),
                                                NULL, &out->gsz[gi].nsplit);
-        if (out->gsz[gi].nitems < 0) {
+        out->gsz[gi].nslots = bg_plan_mm_slots(adj->rowptr, adj->n, mm_hub_min(out, adj), NULL);
+        if (out->gsz[gi].nitems < 0 || out->gsz[gi].nslots < 0) {
             bg_diag_error(d, BG_E_LIMIT, "graph %d: %lld rows are too many for the aggregation schedule", gi,
                           (long long)adj->n);
             goto fail;
@@ -462,7 +488,7 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
         }
         size_t len = 0;
         void *tmp = NULL;
-        const void *src = leaf_bytes(p, pb, bd, bd->buf_leaf ? bd->buf_leaf[b] : -1, out->n, out->sched_group_min_rows,
+        const void *src = leaf_bytes(p, pb, bd, bd->buf_leaf ? bd->buf_leaf[b] : -1, out->n, out,
                                      &len, &tmp);
         if (!src || len != out->bytes[b]) {
             bg_diag_error(d, BG_E_INTERNAL,

@@ -107,6 +107,8 @@ typedef struct BgGpuRun {
     long long sched_group_min_rows; /* BGNN_SCHED_GROUP_MIN_ROWS: group small rows of the fast
                                      * aggregation's schedule on graphs this large (0: never;
                                      * default BG_PLAN_GROUP_MIN_ROWS, plan.h) */
+    long long mm_hub_min; /* BGNN_MM_HUB_MIN: bspmm_mm's hub rows have more edges than this (0:
+                           * no hub slots; default -1: bg_plan_mm_hub_min of each graph) */
     char coop_refused[320]; /* why the device refused the cooperative launch ("" if not) */
     BgExecMode auto_choice; /* AUTO: what the measurement chose (AUTO = not measured yet) */
     double auto_ms[2];    /* AUTO: median ms of COOP and of GRAPH in that measurement */

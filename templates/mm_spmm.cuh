@@ -107,6 +107,13 @@ __device__ __forceinline__ void mm_spmm_dots(long long j, long long cb, const vo
 // warp's integer counts, added after).  The same terms and the same order: the same sums.  At
 // most 8 warps of a block take rows (the shared tiles are 8; a larger block's other warps
 // idle here).
+//
+// With the work list SLOTS (plan.h bg_plan_mm_slots; the per-launch and fused kernels, blocks
+// of 256) the blocks take slots instead: block b slot b, b + grid, ...; a hub slot's row (one of
+// more than the runtime's hub_min edges) goes to the whole block as above, another slot's rows
+// one a warp.  The rows come longest first, so a graph's few long rows each start at once on a
+// block of their own instead of after a group's rows (Cora's rows of 37 to 169 edges: 12 hub
+// slots).  Each warp reads its slot entry in one 16-byte load (row, edges, first edge).
 constexpr int MSW_HUB = 64; // a block's row has more edges than this
 // The shared tiles, one set for every instantiation (a fused kernel's phases reuse them: the
 // phases are separated by barriers): per warp [edge of the round][output of the tile round]
@@ -140,7 +147,8 @@ __device__ __forceinline__ float msw_add_terms(float a, const float (*t)[MSW_CB 
 
 template <char Z, long long C, bool INT, class Epi, class Tile, class Fin>
 __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, const long long *rowptr,
-                                                  const int *col, const Epi &epi, Tile tile, Fin fin) {
+                                                  const int *col, const int4 *slots, const Epi &epi, Tile tile,
+                                                  Fin fin) {
     static_assert(C <= MSW_CMAX, "bspmm_mm: fuse-mm-spmm keeps M * ceil(K/32) <= 64");
     static_assert(!Epi::lsm || (Z == 'F' && C >= 1 && C <= 32), "bspmm_mm: a log_softmax tail needs an f32 row of 1 to 32 columns");
     constexpr int CW = (int)((C + 31) / 32), CQ = (int)((C + MSW_CB - 1) / MSW_CB);
@@ -232,9 +240,9 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
         store_row(i, s, as);
         if constexpr (!INT) __syncwarp(); // the sums are read before the next row clears them
     };
-    // row i by the whole block (every thread calls it; it starts and ends with a barrier)
-    auto block_row = [&](long long i) {
-        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+    // row i (edges e0 .. e1 - 1) by the whole block (every thread calls it; it starts and ends
+    // with a barrier)
+    auto block_row = [&](long long i, long long e0, long long e1) {
         float(*bt)[MSW_CB + 1] = tl.t; // the block's tile: 32 * wpb edges
         float *sums = tl.a[0];
         long long s[CW];
@@ -286,6 +294,20 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
         if (wib == 0) store_row(i, s, sums);
         __syncthreads(); // sums, counts and tile free again
     };
+    if (slots && blockDim.x == 256) { // the work list in blocks' slots (plan.h bg_plan_mm_slots)
+        // the header and this block's first slot requested at once: the list has at least
+        // ceil(rows / 8) slots, so that entry exists
+        const long long s0 = blockIdx.x, nfirst = (rows + 7) / 8;
+        int4 it = s0 < nfirst ? slots[1 + 8 * s0 + wib] : make_int4(0, -1, 0, 0);
+        const long long ns = slots[0].x;
+        for (long long s = s0; s < ns; s += gridDim.x) { // block-uniform
+            if (s != s0 || s0 >= nfirst) it = slots[1 + 8 * s + wib];
+            const long long e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
+            if (it.x < 0) block_row(-1LL - it.x, e0, e0 + it.y); // a hub slot: the same entry in every warp
+            else if (it.y >= 0) warp_row(it.x, e0, e0 + it.y);   // else a row a warp (it.y < 0: padding)
+        }
+        return;
+    }
     if ((int)blockDim.x != 32 * wpb) { // not every warp takes rows: each its own
         for (long long i = (long long)blockIdx.x * wpb + wib; i < rows; i += nwarps) // uniform across the warp
             warp_row(i, rowptr[i], rowptr[i + 1]);
@@ -311,7 +333,7 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
         }
         const bool hub = d1 > MSW_HUB && d1 > 2 * d2; // block-uniform
         if (i < rows && !(hub && wib == h)) warp_row(i, e0, e1);
-        if (hub) block_row(i0 + h);
+        if (hub) block_row(i0 + h, rowptr[i0 + h], rowptr[i0 + h + 1]);
     }
 }
 
@@ -451,8 +473,8 @@ __device__ __forceinline__ void mm_spmm_group_rows(long long rows, void *yp, con
 // A warp a row (LW = 32) or LW lanes a row.
 template <int LW, char Z, long long C, bool INT, class Epi, class Tile, class Fin>
 __device__ __forceinline__ void mm_spmm_rows(long long rows, void *yp, const long long *rowptr, const int *col,
-                                             const Epi &epi, Tile tile, Fin fin) {
-    if constexpr (LW == 32) mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, epi, tile, fin);
+                                             const int4 *slots, const Epi &epi, Tile tile, Fin fin) {
+    if constexpr (LW == 32) mm_spmm_warp_rows<Z, C, INT>(rows, yp, rowptr, col, slots, epi, tile, fin);
     else mm_spmm_group_rows<LW, Z, C, INT>(rows, yp, rowptr, col, epi, tile, fin);
 }
 
@@ -462,7 +484,7 @@ template <char P, char Q, char X, char Z, long long K, long long C, bool WT, boo
           class EM = EpEnd, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const long long *rowptr, const int *col,
                                               const float *rowf, const float *colf, const void *xp,
-                                              const void *wp, EM em = EM(), Epi epi = Epi()) {
+                                              const void *wp, const int4 *slots, EM em = EM(), Epi epi = Epi()) {
     static_assert((P == 'F' || P == 'B') && (Q == 'F' || Q == 'B') && (X == 'F' || X == 'B') &&
                       (Z == 'F' || Z == 'B'),
                   "bspmm_mm: precision letters are F or B");
@@ -470,7 +492,7 @@ __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const lo
     constexpr bool INT = X == 'B' && UNIT;
     auto fin = [&](long long i, long long, float acc) { return fmul(rowf[i], acc); };
     const MswW<P, Q, K, C, WT> W(wp);
-    mm_spmm_rows<LW, Z, C, INT>(rows, yp, rowptr, col, epi, [&](long long, long long j, long long cb, float(&o)[MSW_CB]) {
+    mm_spmm_rows<LW, Z, C, INT>(rows, yp, rowptr, col, slots, epi, [&](long long, long long j, long long cb, float(&o)[MSW_CB]) {
         const float f = INT ? 1.0f : colf[j];
         mm_spmm_dots<P, Q, K, C, WT>(j, cb, xp, wp, W, [&](int cl, long long c, float v) {
             if constexpr (INT) o[cl] = ep_bit(em, j, c, v) ? 1.0f : -1.0f;
@@ -484,15 +506,15 @@ __device__ __forceinline__ void bspmm_mm_adjb(long long rows, void *yp, const lo
 template <char P, char Q, char X, char Z, long long K, long long C, bool WT, int LW = 32, class EM = EpEnd,
           class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_mm_adjf(long long rows, void *yp, const long long *rowptr, const int *col,
-                                              const float *w, const void *xp, const void *wp, EM em = EM(),
-                                              Epi epi = Epi()) {
+                                              const float *w, const void *xp, const void *wp, const int4 *slots,
+                                              EM em = EM(), Epi epi = Epi()) {
     static_assert((P == 'F' || P == 'B') && (Q == 'F' || Q == 'B') && (X == 'F' || X == 'B') &&
                       (Z == 'F' || Z == 'B'),
                   "bspmm_mm: precision letters are F or B");
     static_assert(!WT || Q == 'B', "bspmm_mm: only b1 weights can be transposed");
     auto fin = [](long long, long long, float acc) { return acc; };
     const MswW<P, Q, K, C, WT> W(wp);
-    mm_spmm_rows<LW, Z, C, false>(rows, yp, rowptr, col, epi, [&](long long e, long long j, long long cb, float(&o)[MSW_CB]) {
+    mm_spmm_rows<LW, Z, C, false>(rows, yp, rowptr, col, slots, epi, [&](long long e, long long j, long long cb, float(&o)[MSW_CB]) {
         const float f = w[e];
         mm_spmm_dots<P, Q, K, C, WT>(j, cb, xp, wp, W, [&](int cl, long long c, float v) {
             if constexpr (X == 'B') o[cl] = signed_by(f, ep_bit(em, j, c, v));

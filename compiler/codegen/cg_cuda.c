@@ -117,6 +117,7 @@ static void row_expr(BgEmit *e, BgRowExpr r) {
     case BG_ROWS_ITEMS: /* the fast aggregation reads its item count from the schedule */
     case BG_ROWS_ITEMS1:
     case BG_ROWS_SPLITS:
+    case BG_ROWS_SLOTS1:
     case BG_ROWS_NNZ: break;
     default: bg_emit_line(e, "const long long rows = %lldLL;", (long long)r.value); break;
     }
@@ -476,15 +477,17 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         char *ems = bg_sb_take(&em), *epis = bg_sb_take(&epi);
         char lanes[16] = ""; /* lanes= of the schedule: a template argument only when set */
         if (in->attrs.sched.lanes) snprintf(lanes, sizeof lanes, ", %d", (int)in->attrs.sched.lanes);
+        char slots[64] = "nullptr"; /* the rows in blocks' slots; index order in the per-graph kernel */
+        if (!plain) snprintf(slots, sizeof slots, "(const int4 *)%s", nm[ix + 2]);
         if (adjf) {
-            bg_emit_line(e, "bgnn::bspmm_mm_adjf<'%c', '%c', '%c', '%c', %lld, %lld, %s%s>(rows, %s, %s, %s, %s, %s, %s, %s, %s);",
+            bg_emit_line(e, "bgnn::bspmm_mm_adjf<'%c', '%c', '%c', '%c', %lld, %lld, %s%s>(rows, %s, %s, %s, %s, %s, %s, %s, %s, %s);",
                          pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), lanes, nm[0], nm[1],
-                         nm[2], nm[3], nm[4], nm[5], ems, epis);
+                         nm[2], nm[3], nm[4], nm[5], slots, ems, epis);
         } else {
             bool unit = g->attrs.norm == BG_NORM_NONE || g->attrs.norm == BG_NORM_MEAN;
-            bg_emit_line(e, "bgnn::bspmm_mm_adjb<'%c', '%c', '%c', '%c', %lld, %lld, %s, %s, %d%s>(rows, %s, %s, %s, %s, %s, %s, %s, %s, %s);",
+            bg_emit_line(e, "bgnn::bspmm_mm_adjb<'%c', '%c', '%c', '%c', %lld, %lld, %s, %s, %d%s>(rows, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);",
                          pq[0], pq[1], pq[2], in->prec[2], (long long)K, (long long)C, tf(wt), tf(unit),
-                         (int)in->attrs.method, lanes, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], ems, epis);
+                         (int)in->attrs.method, lanes, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], slots, ems, epis);
         }
         free(ems);
         free(epis);
@@ -546,10 +549,10 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
         return k < nb ? adjb[k] : "x";
     }
     case BG_OP_BSPMM_MM: { /* "wm": the product's weight ("w" is the adjacency's edge weights) */
-        static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x", "wm"};
-        static const char *const adjf[] = {"y", "rowptr", "col", "w", "x", "wm"};
-        if (in->prec[1] == 'F') return k < 6 ? adjf[k] : "x";
-        return k < 7 ? adjb[k] : "x";
+        static const char *const adjb[] = {"y", "rowptr", "col", "rowf", "colf", "x", "wm", "slots"};
+        static const char *const adjf[] = {"y", "rowptr", "col", "w", "x", "wm", "slots"};
+        if (in->prec[1] == 'F') return k < 7 ? adjf[k] : "x";
+        return k < 8 ? adjb[k] : "x";
     }
     case BG_OP_ADD: return k == 1 ? "a" : "b";
     case BG_OP_SCL: {

@@ -168,9 +168,10 @@ static int use_garr(PlanCtx *c, BgRef adj, BgGraphArr ga) {
         case BG_GARR_W: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_NNZ; break;
         case BG_GARR_ITEMS: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_ITEMS1; b.cols = b.width = 4; break;
         case BG_GARR_ORDER: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_N1; b.cols = b.width = 4; break;
+        case BG_GARR_SLOTS: b.kind = BG_BUF_I32; b.rows.kind = BG_ROWS_SLOTS1; b.cols = b.width = 4; break;
         default: b.kind = BG_BUF_F32; b.rows.kind = BG_ROWS_N; break;
         }
-        b.rows.graph = b.rows.kind == BG_ROWS_NNZ || b.rows.kind == BG_ROWS_ITEMS1 ? g : -1;
+        b.rows.graph = b.rows.kind == BG_ROWS_NNZ || b.rows.kind == BG_ROWS_ITEMS1 || b.rows.kind == BG_ROWS_SLOTS1 ? g : -1;
         c->garr_buf[g][ga] = new_buf(c, b);
     }
     return c->garr_buf[g][ga];
@@ -684,6 +685,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             arg(l, use_value(&c, x));
             bool bb = m->insts[x].type.kind == BG_TY_B1 && m->insts[w].type.kind == BG_TY_B1;
             arg(l, bb && is_b1_param(m, w) ? use_wt(&c, w) : use_value(&c, w));
+            arg(l, use_garr(&c, adj, BG_GARR_SLOTS)); /* its rows in blocks' slots, hubs first */
             /* one warp per row (mm_spmm.cuh), or lanes= of them */
             l->threads_per_row = in->attrs.sched.lanes ? in->attrs.sched.lanes : 32;
             break;

@@ -738,12 +738,25 @@ static void test_exec_fake(void) {
             bg_diag_free(&d);
             bg_diag_init(&d);
         }
+        if (mi == 1) { /* so is a bad BGNN_MM_HUB_MIN */
+            setenv("BGNN_MM_HUB_MIN", "4x", 1);
+            CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d));
+            CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, "BGNN_MM_HUB_MIN='4x'") != NULL);
+            CHECK(fk.live == 0);
+            bg_diag_free(&d);
+            bg_diag_init(&d);
+        }
+        /* every third model: bspmm_mm's hub slots from rows of 4 edges (the default: more than 32) */
+        const int64_t hub_min = mi % 3 == 1 ? 3 : -1;
+        if (hub_min >= 0) setenv("BGNN_MM_HUB_MIN", "3", 1);
+        else unsetenv("BGNN_MM_HUB_MIN");
         /* odd models: group items on this 70-node graph too (the default groups from 8192 rows) */
         const int64_t gmin = mi % 2 ? 1 : BG_PLAN_GROUP_MIN_ROWS;
         if (mi % 2) setenv("BGNN_SCHED_GROUP_MIN_ROWS", "1", 1);
         else unsetenv("BGNN_SCHED_GROUP_MIN_ROWS");
         bool ok = bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d);
         unsetenv("BGNN_SCHED_GROUP_MIN_ROWS");
+        unsetenv("BGNN_MM_HUB_MIN");
         CHECK(ok);
         dump(&d);
         BgBindings b;
@@ -785,10 +798,19 @@ static void test_exec_fake(void) {
                     CHECK(bg_plan_row_order(adj->rowptr, adj->n, bg_plan_bits_split_min(adj->nnz), sched));
                     CHECK(run.bytes[k] == (size_t)(adj->n + 1) * 16);
                 }
+                if (pb->garr == BG_GARR_SLOTS) { /* bspmm_mm's rows in blocks' slots, hubs first */
+                    const int64_t hm = hub_min >= 0 ? hub_min : bg_plan_mm_hub_min(adj->n, adj->nnz);
+                    const int64_t ns = bg_plan_mm_slots(adj->rowptr, adj->n, hm, NULL);
+                    CHECK(ns >= (adj->n + 7) / 8);
+                    sched = calloc((size_t)(8 * ns + 1) * 4, sizeof *sched);
+                    CHECK(bg_plan_mm_slots(adj->rowptr, adj->n, hm, sched) == ns);
+                    CHECK(run.bytes[k] == (size_t)(8 * ns + 1) * 16);
+                }
                 static const char zeros[1 << 16];
                 if (pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE) /* zeroed on the device */
                     CHECK(run.bytes[k] <= sizeof zeros);
-                const void *want = pb->garr == BG_GARR_ITEMS || pb->garr == BG_GARR_ORDER ? (const void *)sched
+                const void *want = pb->garr == BG_GARR_ITEMS || pb->garr == BG_GARR_ORDER || pb->garr == BG_GARR_SLOTS
+                                       ? (const void *)sched
                                  : pb->garr == BG_GARR_PARTIAL || pb->garr == BG_GARR_DONE ? (const void *)zeros
                                  : pb->garr == BG_GARR_ROWPTR ? (const void *)adj->rowptr
                                  : pb->garr == BG_GARR_COL ? (const void *)adj->col
