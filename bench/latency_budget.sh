@@ -51,8 +51,8 @@ for ds in cora citeseer pubmed; do
     acc=$(grep -oE "test [0-9.]+%" "$log" | head -1)
     TABLE+=("$(printf '%-9s %-10s %-12s' "$ds" "$total" "$acc")")
     while read -r _ name t _; do
-        # the last profiled launch of the kernel (or its _sparse / _dense variant): duration, SM avg, SM max
-        read -r k a m < <(awk -v n="$name" '/, Context / {f = $0 ~ n"(_sparse|_dense)? \\("} f && /, Context / {d=x=y="-"}
+        # the last profiled launch of the kernel (or its _sparse / _dense / _wave variant): duration, SM avg, SM max
+        read -r k a m < <(awk -v n="$name" '/, Context / {f = $0 ~ n"(_sparse|_dense|_wave)? \\("} f && /, Context / {d=x=y="-"}
             f && /gpu__time_duration/ {d=$NF} f && /sm__cycles_active.avg/ {x=$NF} f && /sm__cycles_active.max/ {y=$NF}
             END {print (d == "" ? "-" : d), (x == "" ? "-" : x), (y == "" ? "-" : y)}' "$OUT/ncu_$ds.log" 2>/dev/null)
         TABLE+=("$(printf '            %-28s alone %8s us  kernel %6s us  SM active avg %7s max %7s cycles' "$name" "$t" "${k:--}" "${a:--}" "${m:--}")")
