@@ -205,8 +205,8 @@ typedef struct BgStep {
 #define BG_MAX_ARGS 16  /* operands of one instruction, step slots included */
 #define BG_MAX_STEPS 8  /* prologue + epilogue (or chain) steps of one instruction */
 /* Fusion passes keep the non-none operands of a fused instruction at or below this, so
- * that its launch fits the plan's argument limit (plan/plan.h, BG_PLAN_MAX_ARGS = 12:
- * the output, up to 4 graph arrays for an adjacency operand, the rest). */
+ * that its launch fits the plan's argument limit (plan/plan.h, BG_PLAN_MAX_ARGS = 13:
+ * the output, up to 5 graph arrays for an adjacency operand, the rest). */
 #define BG_FUSE_MAX_OPERANDS 8
 
 typedef struct BgInst {

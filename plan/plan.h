@@ -227,7 +227,10 @@ typedef struct BgPlanBuf {
     int inst;           /* the IR value it holds (provenance only), or -1 */
 } BgPlanBuf;
 
-#define BG_PLAN_MAX_ARGS 12
+/* Arguments of one launch: the output, up to 5 graph arrays for an adjacency operand (rowptr,
+ * col, rowf, colf and a work list: ORDER of the bit aggregation, SLOTS of bspmm_mm), and the
+ * instruction's other operands, at most BG_FUSE_MAX_OPERANDS - 1 after fusion (compiler/bg.h). */
+#define BG_PLAN_MAX_ARGS 13
 
 typedef struct BgPlanLaunch {
     const char *kernel;   /* "bgnn_k9_bmm": the extern "C" symbol in the cubin */

@@ -422,10 +422,21 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
         out->gsz[gi].nitems = bg_plan_schedule(adj->rowptr, adj->n, p->graphs[gi].chunk,
                                                bg_plan_graph_group_min_rows(&p->graphs[gi], out->sched_group_min_rows),
                                                NULL, &out->gsz[gi].nsplit);
-        out->gsz[gi].nslots = bg_plan_mm_slots(adj->rowptr, adj->n, mm_hub_min(out, adj), NULL);
-        if (out->gsz[gi].nitems < 0 || out->gsz[gi].nslots < 0) {
+        if (out->gsz[gi].nitems < 0) {
             bg_diag_error(d, BG_E_LIMIT, "graph %d: %lld rows are too many for the aggregation schedule", gi,
                           (long long)adj->n);
+            goto fail;
+        }
+    }
+    for (int b = 0; b < p->nbufs; b++) { /* bspmm_mm's work lists: their slot counts */
+        const BgPlanBuf *pb = &p->bufs[b];
+        if (pb->role != BG_ROLE_GRAPH || pb->garr != BG_GARR_SLOTS) continue;
+        const BgAdj *adj = &bd->adj[pb->graph];
+        out->gsz[pb->graph].nslots = bg_plan_mm_slots(adj->rowptr, adj->n, mm_hub_min(out, adj), NULL);
+        if (out->gsz[pb->graph].nslots < 0) {
+            bg_diag_error(d, BG_E_LIMIT,
+                          "graph %d: %lld rows, or a row of 2^31 edges or more, are too many for bspmm_mm's work list",
+                          pb->graph, (long long)adj->n);
             goto fail;
         }
     }

@@ -491,7 +491,58 @@ static void fb_csr_lanes_rows(void) {
     CHECK_EQ_INT(bg_plan_fb_csr_lanes_rows(7, 1LL << 40), 2);
 }
 
+/* The widest fused launch: a bspmm_mm over a B adjacency (rowptr, col, rowf, colf and its
+ * SLOTS list) with BG_FUSE_MAX_OPERANDS operands (mm scl, epilogue add, scl by rows and
+ * columns, add) fits BG_PLAN_MAX_ARGS, and its CUDA is emitted. */
+static void widest_fused_launch(void) {
+    static const char text[] =
+        "model widest\n"
+        "graph  A   = adjacency(self_loops: true, norm: none)\n"
+        "graph  Ah  = adjacency(self_loops: true, norm: sym)\n"
+        "input  X   : f32[N, 1433]\n"
+        "param  mu  : f32[1433]    = \"bn.running_mean\"\n"
+        "param  var : f32[1433]    = \"bn.running_var\"\n"
+        "param  W1  : b1[1433, 64] = \"conv1.weight\".T\n"
+        "param  W2  : b1[64, 7]    = \"conv2.weight\".T\n"
+        "param  b2  : f32[7]       = \"conv2.bias\"\n"
+        "param  c2  : f32[7]       = \"conv2.cs\"\n"
+        "param  d2  : f32[7]       = \"conv2.d\"\n"
+        "x  = batchnorm(X, mu, var)\n"
+        "t1 = bmm.FBB(x, W1)\n"
+        "h1 = bspmm.BBB(A, t1)\n"
+        "t2 = bmm.BBF(h1, W2)\n"
+        "s2 = scl(t2, cols: scale(W2))\n"
+        "y0 = bspmm.FBF(Ah, s2)\n"
+        "r  = absmean(X)\n"
+        "y1 = add.FFF(y0, b2)\n"
+        "y2 = scl(y1, r, c2)\n"
+        "y  = add.FFF(y2, d2)\n"
+        "output logits = y\n";
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_text(a, "widest.bgnn", text, sizeof text - 1, NULL, &d);
+    CHECK(m != NULL);
+    BgPlan *p = m ? bg_plan_build(m, NULL, a, &d) : NULL;
+    CHECK(p != NULL);
+    int widest = 0;
+    for (int i = 0; p && i < p->nlaunches; i++)
+        if (strcmp(p->launches[i].op, "bspmm_mm") == 0 && p->launches[i].nargs > widest) widest = p->launches[i].nargs;
+    CHECK_EQ_INT(widest, BG_PLAN_MAX_ARGS);
+    char *cu = p ? bg_codegen_cuda(m, "sm_90", &d) : NULL;
+    CHECK(cu != NULL && strstr(cu, "bgnn::bspmm_mm_adjb") != NULL);
+    free(cu);
+    if (d.n) {
+        char *msg = bg_diag_render(&d);
+        fprintf(stderr, "widest_fused_launch: %s\n", msg);
+        free(msg);
+    }
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
 int main(void) {
+    widest_fused_launch();
     fb_csr_lanes();
     fb_csr_lanes_rows();
     const char *root = getenv("BGNN_SOURCE_DIR");
