@@ -12,6 +12,7 @@
  * everything allocated so far; out of device memory says how much was asked. */
 #include "rt.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,12 +182,11 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
             *len = (size_t)(adj->n + 1) * 16;
             return o;
         }
-        case BG_GARR_SLOTS: { /* bspmm_mm's rows in blocks' slots (plan.h) */
-            const int64_t hub_min = mm_hub_min(run, adj);
-            const int64_t ns = bg_plan_mm_slots(adj->rowptr, adj->n, hub_min, NULL);
+        case BG_GARR_SLOTS: { /* bspmm_mm's rows in blocks' slots (plan.h), as many as counted at allocation */
+            const int64_t ns = run->gsz[pb->graph].nslots;
             if (ns < 0) return NULL;
             int32_t *sl = bg_xcalloc((size_t)(8 * ns + 1) * 4, sizeof *sl);
-            if (bg_plan_mm_slots(adj->rowptr, adj->n, hub_min, sl) != ns) {
+            if (bg_plan_mm_slots(adj->rowptr, adj->n, mm_hub_min(run, adj), sl) != ns) {
                 free(sl);
                 return NULL;
             }
@@ -251,13 +251,15 @@ static bool env_choice(const char *name, const char *const *words, int nwords, i
     return false;
 }
 
-/* A count >= 0 from environment variable name into *out (left alone when unset or empty). */
-static bool env_count(const char *name, const char *expect, long long *out, BgDiagSink *d) {
+/* Environment variable name as an integer from lo to hi, a multiple of step, into *out (left
+ * alone when unset or empty); otherwise an error "NAME='value': expected EXPECT". */
+static bool env_int(const char *name, long long lo, long long hi, long long step, const char *expect, long long *out,
+                    BgDiagSink *d) {
     const char *v = getenv(name);
     if (!v || !*v) return true;
     char *end = NULL;
     long long n = strtoll(v, &end, 10);
-    if (!end || *end || n < 0) {
+    if (!end || *end || n < lo || n > hi || n % step) {
         bg_diag_error(d, BG_E_OPTION, "%s='%.40s': expected %s", name, v, expect);
         return false;
     }
@@ -275,48 +277,27 @@ static bool exec_options(BgGpuRun *r, BgDiagSink *d) {
         bg_diag_error(d, BG_E_OPTION, "BGNN_EXEC='%.40s': expected auto, coop, graph or launches", e);
         return false;
     }
-    const char *gs = getenv("BGNN_COOP_GRID");
-    if (gs && *gs) {
-        char *end = NULL;
-        long long v = strtoll(gs, &end, 10);
-        if (!end || *end || v < 1 || v > (1LL << 31) - 1) {
-            bg_diag_error(d, BG_E_OPTION, "BGNN_COOP_GRID='%.40s': expected a block count from 1 to 2^31-1", gs);
-            return false;
-        }
-        r->coop_grid_request = v;
-    }
+    if (!env_int("BGNN_COOP_GRID", 1, (1LL << 31) - 1, 1, "a block count from 1 to 2^31-1", &r->coop_grid_request, d))
+        return false;
     static const char *const fks[] = {"auto", "rows", "tiled", "sparse"}, *const bks[] = {"auto", "layers", "graphs"};
     if (!env_choice("BGNN_FEATURES_KERNEL", fks, 4, &r->features_kernel, d) ||
         !env_choice("BGNN_BATCH_KERNEL", bks, 3, &r->batch_kernel, d))
         return false;
-    const char *bt = getenv("BGNN_BLOCKS_THREADS");
-    if (bt && *bt) {
-        char *end = NULL;
-        long long v = strtoll(bt, &end, 10);
-        if (!end || *end || v < 32 || v > 1024 || v % 32) {
-            bg_diag_error(d, BG_E_OPTION, "BGNN_BLOCKS_THREADS='%.40s': expected a multiple of 32 from 32 to 1024", bt);
-            return false;
-        }
-        r->blocks_threads = (int)v;
-    }
+    long long bt = r->blocks_threads, rt = r->rowgroup_tile;
+    if (!env_int("BGNN_BLOCKS_THREADS", 32, 1024, 32, "a multiple of 32 from 32 to 1024", &bt, d)) return false;
+    r->blocks_threads = (int)bt;
     static const char *const rgs[] = {"auto", "on", "off"};
     if (!env_choice("BGNN_ROW_GROUPS", rgs, 3, &r->row_groups, d) || !env_choice("BGNN_PDL", rgs, 3, &r->pdl, d))
         return false;
-    const char *rt = getenv("BGNN_ROWGROUP_TILE");
-    if (rt && *rt) {
-        char *end = NULL;
-        long long v = strtoll(rt, &end, 10);
-        if (!end || *end || v < 8 || v > BG_PLAN_ROWGROUP_TILE_MAX || v % 8) {
-            bg_diag_error(d, BG_E_OPTION, "BGNN_ROWGROUP_TILE='%.40s': expected a multiple of 8 from 8 to %d", rt,
-                          BG_PLAN_ROWGROUP_TILE_MAX);
-            return false;
-        }
-        r->rowgroup_tile = (int)v;
-    }
+    char tile[64];
+    snprintf(tile, sizeof tile, "a multiple of 8 from 8 to %d", BG_PLAN_ROWGROUP_TILE_MAX);
+    if (!env_int("BGNN_ROWGROUP_TILE", 8, BG_PLAN_ROWGROUP_TILE_MAX, 8, tile, &rt, d)) return false;
+    r->rowgroup_tile = (int)rt;
     r->sched_group_min_rows = BG_PLAN_GROUP_MIN_ROWS;
     r->mm_hub_min = -1;
-    return env_count("BGNN_SCHED_GROUP_MIN_ROWS", "a row count >= 0 (0: never group)", &r->sched_group_min_rows, d) &&
-           env_count("BGNN_MM_HUB_MIN", "an edge count >= 0 (0: no hub rows)", &r->mm_hub_min, d);
+    return env_int("BGNN_SCHED_GROUP_MIN_ROWS", 0, LLONG_MAX, 1, "a row count >= 0 (0: never group)",
+                   &r->sched_group_min_rows, d) &&
+           env_int("BGNN_MM_HUB_MIN", 0, LLONG_MAX, 1, "an edge count >= 0 (0: no hub rows)", &r->mm_hub_min, d);
 }
 
 /* Does a launch with an alternative kernel (plan.h) read buffer b as its features (sparse_only:

@@ -118,15 +118,9 @@ static int one(const G &g, bool adjf, bool use_slots, int64_t hub_min, unsigned 
         const size_t r = k / ow;
         for (long long c = 0; c < C; c++) {
             if (Z == 'B' && c / 32 != (long long)(k % ow)) continue;
-            float acc = 0.0f;
-            for (long long e = g.rowptr[r]; e < g.rowptr[r + 1]; e++) {
-                const int j = g.col[e];
-                volatile float t = (adjf ? g.w[e] : g.colf[j]) * x[j * C + c];
-                acc = acc + t;
-            }
-            volatile float v = adjf ? acc : g.rowf[r] * acc;
+            const float v = host(r, c);
             const u32 b0 = (y0[k] >> (c % 32)) & 1u, b1 = (y1[k] >> (c % 32)) & 1u;
-            if (b0 != b1) printf("   c %lld: host value %a (bits %08x), ref bit %u, rows bit %u, degree %lld\n", c, (float)v, std::bit_cast<u32>((float)v), b0, b1, g.rowptr[r + 1] - g.rowptr[r]);
+            if (b0 != b1) printf("   c %lld: host value %a (bits %08x), ref bit %u, rows bit %u, degree %lld\n", c, v, std::bit_cast<u32>(v), b0, b1, g.rowptr[r + 1] - g.rowptr[r]);
         }
     }
     return bad;

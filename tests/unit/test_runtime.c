@@ -730,18 +730,15 @@ static void test_exec_fake(void) {
         gm.fn = fns;
         fk.limit = (size_t)1 << 40;
         BgGpuRun run;
-        if (mi == 0) { /* a bad BGNN_SCHED_GROUP_MIN_ROWS is an error naming it, nothing bound */
-            setenv("BGNN_SCHED_GROUP_MIN_ROWS", "-3", 1);
+        /* a bad BGNN_SCHED_GROUP_MIN_ROWS (model 0) or BGNN_MM_HUB_MIN (model 1) is an error naming
+         * it, nothing bound */
+        static const struct { const char *var, *val, *msg; } bad_env[] = {
+            {"BGNN_SCHED_GROUP_MIN_ROWS", "-3", "BGNN_SCHED_GROUP_MIN_ROWS"},
+            {"BGNN_MM_HUB_MIN", "4x", "BGNN_MM_HUB_MIN='4x'"}};
+        if (mi < 2) {
+            setenv(bad_env[mi].var, bad_env[mi].val, 1);
             CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d));
-            CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, "BGNN_SCHED_GROUP_MIN_ROWS") != NULL);
-            CHECK(fk.live == 0);
-            bg_diag_free(&d);
-            bg_diag_init(&d);
-        }
-        if (mi == 1) { /* so is a bad BGNN_MM_HUB_MIN */
-            setenv("BGNN_MM_HUB_MIN", "4x", 1);
-            CHECK(!bg_gpu_run_bind(&g, &gm, m, &gr, &ft, 0, wpath, &run, NULL, &d));
-            CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, "BGNN_MM_HUB_MIN='4x'") != NULL);
+            CHECK(d.n > 0 && strstr(d.items[d.n - 1].msg, bad_env[mi].msg) != NULL);
             CHECK(fk.live == 0);
             bg_diag_free(&d);
             bg_diag_init(&d);
