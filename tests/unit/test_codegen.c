@@ -342,31 +342,33 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         CHECK_EQ_INT(p2->nlaunches, p->nlaunches);
         CHECK(strcmp(p2->launches[0].kernel, p->launches[0].kernel) == 0);
     }
-    { /* the bit aggregation's work list (graph array order): i32, N+1 rows of 4, or refused */
-        const char *o = strstr(m1, " garr=order ");
-        if (o) {
-            const char *ls = o;
-            while (ls > m1 && ls[-1] != '\n') ls--;
-            int line = 1;
-            for (const char *q = m1; q < ls; q++) line += *q == '\n';
-            const char *le = strchr(ls, '\n');
-            char orig[512];
-            snprintf(orig, sizeof orig, "%.*s", (int)(le - ls), ls);
-            static const char *const from[] = {" width=4 ", " kind=i32 ", " rows=N+1 "};
-            static const char *const to[] = {" width=3 ", " kind=f32 ", " rows=N "};
-            for (int v = 0; v < 3; v++) {
-                char bad[600];
-                const char *at = strstr(orig, from[v]);
-                CHECK(at != NULL);
-                if (!at) continue;
-                snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - orig), orig, to[v], at + strlen(from[v]));
-                char *t = replace_line(m1, line, bad);
-                CHECK(bg_manifest_read(t, strlen(t), file, a, &d) == NULL);
-                free(t);
-            }
-            bg_diag_free(&d);
-            bg_diag_init(&d);
+    /* the work lists (graph arrays order: i32, N+1 rows of 4; slots: i32, slots1(g) rows of 4 of
+     * its own graph), or refused */
+    static const struct { const char *garr, *from[3], *to[3]; } lists[] = {
+        {" garr=order ", {" width=4 ", " kind=i32 ", " rows=N+1 "}, {" width=3 ", " kind=f32 ", " rows=N "}},
+        {" garr=slots ", {" width=4 ", " kind=i32 ", " rows=slots1("}, {" width=3 ", " kind=f32 ", " rows=items1("}}};
+    for (int li = 0; li < 2; li++) {
+        const char *o = strstr(m1, lists[li].garr);
+        if (!o) continue;
+        const char *ls = o;
+        while (ls > m1 && ls[-1] != '\n') ls--;
+        int line = 1;
+        for (const char *q = m1; q < ls; q++) line += *q == '\n';
+        const char *le = strchr(ls, '\n');
+        char orig[512];
+        snprintf(orig, sizeof orig, "%.*s", (int)(le - ls), ls);
+        for (int v = 0; v < 3; v++) {
+            char bad[600];
+            const char *at = strstr(orig, lists[li].from[v]);
+            CHECK(at != NULL);
+            if (!at) continue;
+            snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - orig), orig, lists[li].to[v], at + strlen(lists[li].from[v]));
+            char *t = replace_line(m1, line, bad);
+            CHECK(bg_manifest_read(t, strlen(t), file, a, &d) == NULL);
+            free(t);
         }
+        bg_diag_free(&d);
+        bg_diag_init(&d);
     }
     if (!*did_hostile && strcmp(file, "gcn_bin.bgnn") == 0) {
         hostile(m1);
