@@ -329,7 +329,7 @@ bool bg_plan_launch_wave(const BgPlanLaunch *l) {
 }
 
 int bg_plan_launch_slots_graph(const BgPlan *p, const BgPlanLaunch *l) {
-    if (!l->op || strcmp(l->op, "bspmm_mm") != 0) return -1;
+    if (!l->op || (strcmp(l->op, "bspmm_mm") != 0 && strcmp(l->op, "bspmm") != 0)) return -1;
     for (int k = 1; k < l->nargs; k++) {
         const BgPlanBuf *b = &p->bufs[l->args[k]];
         if (b->role == BG_ROLE_GRAPH && b->garr == BG_GARR_SLOTS) return b->graph;

@@ -54,8 +54,9 @@
  *                leaves them zero again).  The bit aggregation with float factors
  *                (bg_plan_bspmm_bits, templates/spmm_bits.cuh) reads ORDER i32 [N+1][4], the
  *                rows by edges (bg_plan_row_order, built by the runtime at binding);
- *                bspmm_mm (templates/mm_spmm.cuh) reads SLOTS i32 [SLOTS1(g)][4], its rows in
- *                blocks' slots with the hub rows first (bg_plan_mm_slots, built at binding).
+ *                bspmm_mm (templates/mm_spmm.cuh) and a bspmm of float activations (a warp a
+ *                row, templates/spmm.cuh spmm_warp_rows) read SLOTS i32 [SLOTS1(g)][4], their
+ *                rows in blocks' slots with the hub rows first (bg_plan_mm_slots, built at binding).
  *   GRAPH_PTR    i64[G+1]: graph g of the batch owns nodes graph_ptr[g]..graph_ptr[g+1]-1.
  *                For an unbatched graph the runtime passes {0, N} and ngraphs = 1.
  * Values that are model outputs are TEMP (or leaf) buffers referenced from `outputs`.
@@ -521,7 +522,7 @@ int64_t bg_plan_mm_slots(const int64_t *rowptr, int64_t n, int64_t hub_min, int3
 #define BG_PLAN_MM_HUB_MIN 32
 #define BG_PLAN_MM_HUB_ROWS 8192
 int64_t bg_plan_mm_hub_min(int64_t n, int64_t nnz);
-/* The graph whose SLOTS list launch l reads (a bspmm_mm), or -1. */
+/* The graph whose SLOTS list launch l reads (a bspmm_mm, or a bspmm of float activations), or -1. */
 int bg_plan_launch_slots_graph(const BgPlan *p, const BgPlanLaunch *l);
 /* Is buffer b written by a prep launch (computed once at binding, like a parameter)? */
 bool bg_plan_prep_output(const BgPlan *p, int b);

@@ -95,6 +95,151 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
     });
 }
 
+// ---- A warp a row (bg_plan_bspmm_rows: float activations, C <= 64; the per-launch kernels) ----
+// The same sums as spmm_adjb_elem / spmm_adjf_elem: each output's terms added from +0 in edge
+// order, then the row factor.  Lane l holds outputs l and l + 32 (those below C).  A row's
+// columns are read 32 at a time (lane k edge eb + k; the next 32 requested during these), then
+// handed out by shuffles, SPR_E edges a batch: every gather of a batch is unconditional (an
+// edge past the row's end reads the row's first edge again, its term unused) so the batch's
+// factor and float loads go out together, and only the ordered adds are predicated.  A row of
+// up to SPR_E edges waits on two dependent round trips (the thread-an-element form: two an edge
+// for a row's first d mod 8 edges, two a batch of 8 after).
+// With the work list SLOTS (plan.h bg_plan_mm_slots, blocks of 256) block b takes slots b, b +
+// grid, ... as mm_spmm.cuh does; a hub slot's row goes to the whole block: each step, warp w
+// gathers the terms of SPR_E edges into the block's stage (edge row 16 w + k), then warp 0 adds
+// the step's terms in edge order from shared memory: the hub's gathers in parallel, its adds
+// still in order (Cora's row of 169 neighbours: 3 steps instead of 22 batches of 2 round trips).
+constexpr int SPR_E = 8;             // a warp's edges a batch
+constexpr int SPR_STEP = 8 * SPR_E;  // a hub step's edges (8 warps)
+template <long long C>
+struct SprStage {
+    float t[SPR_STEP][C];
+};
+template <long long C>
+__device__ __forceinline__ SprStage<C> &spr_stage() {
+    __shared__ SprStage<C> stage;
+    return stage;
+}
+
+template <char Z, long long C, class Epi, class Term, class Fin>
+__device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const long long *rowptr, const int *col,
+                                               const int4 *slots, const Epi &epi, Term term, Fin fin) {
+    static_assert(C >= 1 && C <= 64, "bspmm rows: at most 64 outputs (two a lane)");
+    static_assert(!Epi::lsm, "bspmm rows: no log_softmax tail");
+    constexpr int CW = (int)((C + 31) / 32);
+    const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5);
+    // the row's result: lane l's outputs l + 32 p through the epilogue
+    auto store_row = [&](long long i, const float *acc) {
+#pragma unroll
+        for (int p = 0; p < CW; p++) {
+            const long long c = 32LL * p + lane;
+            if constexpr (Z == 'B') {
+                const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(epi, i, c, fin(i, acc[p])) != 0u);
+                if (lane == 0) ((u32 *)yp)[i * words_of(C) + p] = word;
+            } else {
+                if (c < C) ((float *)yp)[i * C + c] = ep_val(epi, i, c, fin(i, acc[p]));
+            }
+        }
+    };
+    // the terms of edges eb .. eb + SPR_E - 1 (those below e1; the others re-read edge e0), the
+    // neighbours from lanes k0 .. k0 + SPR_E - 1 of jr
+    auto batch = [&](long long e0, long long e1, long long eb, int jr, int k0, float (&t)[SPR_E][CW]) {
+#pragma unroll
+        for (int k = 0; k < SPR_E; k++) {
+            const long long j = __shfl_sync(0xffffffffu, jr, k0 + k);
+            const long long e = eb + k < e1 ? eb + k : e0;
+#pragma unroll
+            for (int p = 0; p < CW; p++) {
+                const long long c = 32LL * p + lane;
+                t[k][p] = c < C ? term(e, j, c) : 0.0f;
+            }
+        }
+    };
+    auto warp_row = [&](long long i, long long e0, long long e1) {
+        float acc[CW];
+#pragma unroll
+        for (int p = 0; p < CW; p++) acc[p] = 0.0f;
+        int jn = e0 < e1 ? col[e0 + lane < e1 ? e0 + lane : e0] : 0;
+        for (long long eb = e0; eb < e1; eb += 32) { // a round of 32 columns, warp-uniform
+            const int jr = jn;
+            if (eb + 32 < e1) jn = col[eb + 32 + lane < e1 ? eb + 32 + lane : e0];
+            const int nr = (int)(e1 - eb < 32 ? e1 - eb : 32);
+            for (int k0 = 0; k0 < nr; k0 += SPR_E) {
+                float t[SPR_E][CW];
+                batch(e0, e1, eb + k0, jr, k0, t);
+#pragma unroll
+                for (int k = 0; k < SPR_E; k++)
+                    if (k0 + k < nr)
+#pragma unroll
+                        for (int p = 0; p < CW; p++) acc[p] = fadd(acc[p], t[k][p]);
+            }
+        }
+        store_row(i, acc);
+    };
+    // row i by the whole block of 8 warps (every thread calls it; barriers inside)
+    auto block_row = [&](long long i, long long e0, long long e1) {
+        SprStage<C> &st = spr_stage<C>();
+        float acc[CW];
+#pragma unroll
+        for (int p = 0; p < CW; p++) acc[p] = 0.0f;
+        for (long long sb = e0; sb < e1; sb += SPR_STEP) { // block-uniform
+            const long long wb = sb + (long long)SPR_E * wib; // this warp's first edge of the step
+            const int jr = col[wb + (lane & (SPR_E - 1)) < e1 ? wb + (lane & (SPR_E - 1)) : e0];
+            float t[SPR_E][CW];
+            batch(e0, e1, wb, jr, 0, t);
+            __syncthreads(); // the stage's last step is added
+#pragma unroll
+            for (int k = 0; k < SPR_E; k++)
+#pragma unroll
+                for (int p = 0; p < CW; p++)
+                    if (32 * p + lane < C) st.t[SPR_E * wib + k][32 * p + lane] = t[k][p];
+            __syncthreads();
+            if (wib == 0) {
+                const int ns = (int)(e1 - sb < SPR_STEP ? e1 - sb : SPR_STEP);
+                for (int k = 0; k < ns; k++)
+#pragma unroll
+                    for (int p = 0; p < CW; p++)
+                        if (32 * p + lane < C) acc[p] = fadd(acc[p], st.t[k][32 * p + lane]);
+            }
+        }
+        if (wib == 0) store_row(i, acc);
+        __syncthreads(); // the stage is free again
+    };
+    if (slots && blockDim.x == 256) { // the work list in blocks' slots (as mm_spmm_warp_rows)
+        const long long s0 = blockIdx.x, nfirst = (rows + 7) / 8;
+        int4 it = s0 < nfirst ? slots[1 + 8 * s0 + wib] : make_int4(0, -1, 0, 0);
+        const long long ns = slots[0].x;
+        for (long long s = s0; s < ns; s += gridDim.x) { // block-uniform
+            if (s != s0 || s0 >= nfirst) it = slots[1 + 8 * s + wib];
+            const long long e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
+            if (it.x < 0) block_row(-1LL - it.x, e0, e0 + it.y); // a hub slot: the same entry in every warp
+            else if (it.y >= 0) warp_row(it.x, e0, e0 + it.y);   // else a row a warp (it.y < 0: padding)
+        }
+        return;
+    }
+    for (long long i = thread_index() >> 5; i < rows; i += thread_stride() >> 5) // warp-uniform
+        warp_row(i, rowptr[i], rowptr[i + 1]);
+}
+
+// Adjacency B a warp a row: y[i, c] = rowf[i] * sum_j fl(colf[j] * x[j, c]).
+template <char Z, long long C, class Epi = EpEnd>
+__device__ __forceinline__ void bspmm_rows_adjb(long long rows, void *yp, const long long *rowptr, const int *col,
+                                                const float *rowf, const float *colf, const float *x,
+                                                const int4 *slots, Epi epi = Epi()) {
+    spmm_warp_rows<Z, C>(rows, yp, rowptr, col, slots, epi,
+                         [&](long long, long long j, long long c) { return fmul(colf[j], x[j * C + c]); },
+                         [&](long long i, float acc) { return fmul(rowf[i], acc); });
+}
+
+// Adjacency F a warp a row: y[i, c] = sum_e fl(w[e] * x[col[e], c]).
+template <char Z, long long C, class Epi = EpEnd>
+__device__ __forceinline__ void bspmm_rows_adjf(long long rows, void *yp, const long long *rowptr, const int *col,
+                                                const float *w, const float *x, const int4 *slots, Epi epi = Epi()) {
+    spmm_warp_rows<Z, C>(rows, yp, rowptr, col, slots, epi,
+                         [&](long long e, long long j, long long c) { return fmul(w[e], x[j * C + c]); },
+                         [](long long, float acc) { return acc; });
+}
+
 } // namespace bgnn
 
 #endif // BGNN_SPMM_CUH

@@ -37,6 +37,7 @@ for f in bgnnc_base bgnnc_new; do
 done
 mkdir -p "$OUT"
 export BGNN_DATA_DIR=${BGNN_DATA_DIR:-$PWD/.carry/data} BGNN_SOURCE_DIR=$PWD BGNN_CACHE_DIR=/tmp/bgnn-ab-jit
+tools/unpack_carry.sh "$BGNN_DATA_DIR"
 T0=$SECONDS
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "base $(cat "$B/base_rev" 2>/dev/null || echo ?)"; } | tee "$OUT/env.log"
 if [[ -n $CORA ]]; then

@@ -23,6 +23,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/gpu-suite-logs}
 mkdir -p "$OUT"
 export BGNN_DATA_DIR=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+tools/unpack_carry.sh "$BGNN_DATA_DIR"
 BUILD=${BUILD:-$ROOT/build-gpu}
 JOBS=${SUITE_JOBS:-16}
 SKIP=" ${SUITE_SKIP:-cpu_tests} "   # the CPU suite runs in CI; SUITE_SKIP= runs it here too

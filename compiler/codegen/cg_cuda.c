@@ -449,6 +449,15 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
                          adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], order, sa);
             break;
         }
+        if (bg_plan_bspmm_rows(m, in) && own && !plain) { /* a warp a row over the slots (spmm.cuh) */
+            if (in->prec[1] == 'F')
+                bg_emit_line(e, "bgnn::bspmm_rows_adjf<'%c', %lld>(rows, %s, %s, %s, %s, %s, (const int4 *)%s%s);",
+                             in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], sa);
+            else
+                bg_emit_line(e, "bgnn::bspmm_rows_adjb<'%c', %lld>(rows, %s, %s, %s, %s, %s, %s, (const int4 *)%s%s);",
+                             in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], sa);
+            break;
+        }
         if (in->prec[1] == 'F') {
             bg_emit_line(e, "bgnn::bspmm_adjf<'%c', '%c', %lld>(rows, %s, %s, %s, %s, %s%s);", in->prec[0],
                          in->prec[2], (long long)C, nm[0], nm[1], nm[2], nm[3], nm[4], sa);
@@ -544,7 +553,9 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
         static const char *const adjf[] = {"y", "rowptr", "col", "w", "x", "order"};
         static const char *const fast[] = {"y", "rowptr", "col", "rowf", "x", "items", "partial", "done"};
         if (bg_plan_bspmm_fast(m, in)) return k < 8 ? fast[k] : "x";
-        const int nb = (in->prec[1] == 'F' ? 5 : 6) + bg_plan_bspmm_bits(m, in); /* the order: bits only */
+        const int nb = (in->prec[1] == 'F' ? 5 : 6); /* then the bits' order or the rows' slots */
+        if (k == nb && bg_plan_bspmm_bits(m, in)) return "order";
+        if (k == nb && bg_plan_bspmm_rows(m, in)) return "slots";
         if (in->prec[1] == 'F') return k < nb ? adjf[k] : "x";
         return k < nb ? adjb[k] : "x";
     }

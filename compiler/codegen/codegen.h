@@ -31,6 +31,11 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
  * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
  * or sym adjacency, or fused steps). */
 bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in);
+/* Whether a BSPMM of float activations runs a warp a row (templates/spmm.cuh spmm_warp_rows,
+ * at most 64 outputs) in its own kernel, over the graph's SLOTS list (plan.h): every bspmm.F??
+ * of at most 64 columns.  The per-graph, row-group and fused kernels run the same sum a thread
+ * an element (the same bits). */
+bool bg_plan_bspmm_rows(const BgModule *m, const BgInst *in);
 /* Whether a bin, a bin.center, a rowmean or a standardize reads the model's input features
  * (args[0] an f32 INPUT) in a form whose sparse variant over their CSR exists (plan.h
  * BG_PLAN_SPARSE_ROW_TPR; templates/bin_ops.cuh bin_csr: no step or a threshold; rowwise.cuh
