@@ -87,7 +87,9 @@ __device__ __forceinline__ void fb_csr_store(long long r, bool valid, void *yp, 
 }
 
 // G: lanes per row (2, 4, 8, 16 or 32; plan.c bg_plan_fb_csr_lanes).
-template <char Z, long long K, long long M, int G, class Pro = ProNone, class Epi = EpEnd>
+// MUL: the sign flips by multiply (signed_by_mul: fewer integer ALU operations, for launches of
+// many rows, bound by them) or by shift (signed_by_shifted: a shorter chain, for few rows).
+template <char Z, long long K, long long M, int G, class Pro = ProNone, class Epi = EpEnd, bool MUL = false>
 __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr, const u32 *w,
                                            Pro pro = Pro(), Epi epi = Epi()) {
     static_assert(CsrZeroTerms<Pro>::supported,
@@ -102,10 +104,11 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
     const u32 *rp = csr.rp, *col = csr.col, *order = csr.order; // order nullptr: index order
     const float *val = csr.val;
     const unsigned lane = threadIdx.x & 31u, g = lane % G;
-    // shift of output i's weight bit to the sign: bit ((G i) mod 32) + g of word (G i) / 32
+    // shift (or its power of two, MUL) of output i's weight bit to the sign: bit ((G i) mod 32) + g
+    // of word (G i) / 32
     u32 sh[NO];
 #pragma unroll
-    for (int i = 0; i < NO; i++) sh[i] = 31u - (((G * i) & 31) + g);
+    for (int i = 0; i < NO; i++) sh[i] = MUL ? 1u << (31u - (((G * i) & 31) + g)) : 31u - (((G * i) & 31) + g);
     const long long warps = thread_stride() >> 5;
     // A step of a row: G of its nonzeros, lane g's value x' and weight row (all loaded at once);
     // past the row's end x' = +0 and no weight bits: a +-0 term, which leaves the sum unchanged.
@@ -175,7 +178,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
                 for (int i = 0; i < NO; i++) {
                     if (i == 0 || ((G * i) >> 5) != ((G * (i - 1)) >> 5))
                         wb = __shfl_sync(0xffffffffu, cur.wv[(G * i) >> 5], b, G);
-                    acc[i] = fadd(acc[i], signed_by_shifted(nt, wb, sh[i]));
+                    acc[i] = fadd(acc[i], MUL ? signed_by_mul(nt, wb, sh[i]) : signed_by_shifted(nt, wb, sh[i]));
                 }
             }
             if (s + 1 < steps) {
@@ -211,7 +214,9 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
 
 // A whole launch's product (an alt launch's sparse variant, over every row of the CSR): 2 G lanes
 // a row when rows x G < WIDE (plan.h bg_plan_fb_csr_lanes_rows: fewer than 2,048 warps of rows
-// at G, so more warps, each with a shorter chain), else G.  The runtime sizes the grid by the
+// at G, so more warps, each with a shorter chain), else G with the sign flips by multiply (the
+// launch is bound by its integer ALU operations: PubMed's 19,717 rows 20.2 -> 18.2 us on an H200,
+// where Cora's and CiteSeer's short chains were 0.1-0.25 us slower with it).  The runtime sizes the grid by the
 // same rule; a grid of another size would give the same bits (the warps grid-stride).
 template <char Z, long long K, long long M, int G, long long WIDE, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_fb_csr_rows(long long rows, void *yp, CsrRows csr, const u32 *w,
@@ -222,7 +227,7 @@ __device__ __forceinline__ void bmm_fb_csr_rows(long long rows, void *yp, CsrRow
             return;
         }
     }
-    bmm_fb_csr<Z, K, M, G>(rows, yp, csr, w, pro, epi);
+    bmm_fb_csr<Z, K, M, G, Pro, Epi, true>(rows, yp, csr, w, pro, epi);
 }
 
 } // namespace bgnn
