@@ -9,6 +9,7 @@
 
 #include "bgnn_common.cuh"
 #include "epilogue.cuh"
+#include "std_quotient.cuh"
 
 namespace bgnn {
 
@@ -298,6 +299,17 @@ __device__ __forceinline__ void std_stats(int lane, const float *xr, double eps,
 __device__ __forceinline__ float std_value(float x, double mu, double den) {
     return __double2float_rn(ddiv(dsub((double)x, mu), den));
 }
+// The same value by a multiply, given rden = std_rden(den) = fl64(1 / den) (once a row):
+// fl32(fl64((x - mu) rden)), which std_quotient.cuh shows to be std_value's where it clears no
+// flag; where it clears `exact` (about 1 value in 10^7 of real data) the caller computes the
+// row again with std_value.  One DMUL and a few integer operations in place of a division a
+// value; the redo keeps the division's code out of the common path's registers.
+__device__ __forceinline__ double std_rden(double den) { return ddiv(1.0, den); }
+__device__ __forceinline__ float std_value_mul(float x, double mu, double rden, bool &exact) {
+    const double q = dmul(dsub((double)x, mu), rden);
+    exact &= bg_std_quotient_exact((unsigned long long)__double_as_longlong(q)) != 0;
+    return __double2float_rn(q);
+}
 
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void standardize(long long rows, float *y, const float *x) {
@@ -307,7 +319,12 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
         const float *xr = x + r * C;
         double mu, den;
         std_stats<C, L>(lane, xr, eps, &mu, &den);
-        for (long long c = lane; c < C; c += 32) y[r * C + c] = std_value(xr[c], mu, den);
+        const double rden = std_rden(den);
+        for (long long c = lane; c < C; c += 32) {
+            bool exact = true;
+            const float v = std_value_mul(xr[c], mu, rden, exact);
+            y[r * C + c] = exact ? v : std_value(xr[c], mu, den);
+        }
     }
 }
 
@@ -316,6 +333,12 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
 // = 0) of |fl((x - mu) / den)|, each term the float standardize stores, and y[r] = fl(sum /
 // C) as absmean: the same operations as the two ops, without the standardized row in memory.
 // One warp per row.
+// absmean_std's row sum with the divisions (the rare row std_value_mul does not give exactly),
+// out of line: its code and registers stay out of the common path.
+template <long long C, int L>
+__device__ __noinline__ double absmean_std_exact(int lane, const float *xr, double mu, double den) {
+    return warp_row_sum<C, L>(lane, [&](long long c) { return std_value(xr[c], mu, den); }, AbsDouble{});
+}
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void absmean_std(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);
@@ -324,8 +347,11 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
         const float *xr = x + r * C;
         double mu, den;
         std_stats<C, L>(lane, xr, eps, &mu, &den);
-        const double s = warp_row_sum<C, L>(
-            lane, [&](long long c) { return std_value(xr[c], mu, den); }, AbsDouble{});
+        const double rden = std_rden(den);
+        bool exact = true;
+        double s = warp_row_sum<C, L>(
+            lane, [&](long long c) { return std_value_mul(xr[c], mu, rden, exact); }, AbsDouble{});
+        if (!__all_sync(0xffffffffu, exact)) s = absmean_std_exact<C, L>(lane, xr, mu, den); // rare
         if (lane == 0) y[r] = C ? __double2float_rn(div_by_cols<C>(s)) : 0.0f;
     }
 }
@@ -351,8 +377,14 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
         csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, 0.0f, AsFloat{});
         double mu, den;
         std_stats_regs<C>(lane, v, eps, &mu, &den);
-        csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, std_value(0.0f, mu, den),
-                          [&](float t) { return std_value(t, mu, den); });
+        const double rden = std_rden(den);
+        bool exact = true;
+        const float v0 = std_value_mul(0.0f, mu, rden, exact);
+        csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, v0,
+                          [&](float t) { return std_value_mul(t, mu, rden, exact); });
+        if (!__all_sync(0xffffffffu, exact)) // rare: the row again with the divisions
+            csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, std_value(0.0f, mu, den),
+                              [&](float t) { return std_value(t, mu, den); });
 #pragma unroll
         for (int i = 0; i < (int)((C + 31) / 32); i++) {
             const long long c = lane + 32LL * i;

@@ -9,7 +9,22 @@
 //   g++ -pthread this.o DIR/emu_rt.fib.o DIR/emu_swap.o build/libbgnn.a -lz -ldl -lm -o std_test
 // 2026-11-27: 8,000 runs, 0 differences; a mutant bin_center_csr without the padding mask differs
 // in 357 of 2,000.
+// 2026-11-29: standardize_csr added; the templates' current CsrRows arguments, min/max and
+// __reduce_or_sync shims.  With standardize's quotient by multiply (templates/std_quotient.cuh):
+// 10,400 runs, 0 differences; with a copy of the templates whose bg_std_quotient_exact always
+// fails (every row redone with the divisions): 10,400 runs, 0 differences.
+// Build as above with -Itemplates and the harness's emu_cuda.h, emu_rt.cpp and emu_swap.S one
+// directory up.
 #include "../emu_cuda.h"
+#include <algorithm>
+using std::min; using std::max;
+inline unsigned __reduce_or_sync(unsigned m, unsigned v) { for (int d = 16; d >= 1; d >>= 1) v |= __shfl_xor_sync(m, v, d); return v; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
 inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicXor(unsigned *p, unsigned v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }
 #include "rowwise.cuh"
@@ -64,9 +79,9 @@ static void one(long long R, int pct, unsigned grid, unsigned block) {
     std::vector<u32> b1((size_t)(R * CW), 0xa5a5a5a5u), b2((size_t)(R * CW), 0x5a5a5a5au);
     unsigned eb; memcpy(&eb, &eps, 4);
     emu::launch(grid, block, [&] { bgnn::rowmean<C, L>(R, m1.data(), x.data()); });
-    emu::launch(grid, block, [&] { bgnn::rowmean_csr<C, L>(R, m2.data(), csr); });
+    emu::launch(grid, block, [&] { bgnn::rowmean_csr<C, L>(R, m2.data(), bgnn::csr_rows(csr, R)); });
     emu::launch(grid, block, [&] { bgnn::bin_center<C, L>(R, b1.data(), x.data()); });
-    emu::launch(grid, block, [&] { bgnn::bin_center_csr<C, L>(R, b2.data(), csr); });
+    emu::launch(grid, block, [&] { bgnn::bin_center_csr<C, L>(R, b2.data(), bgnn::csr_rows(csr, R)); });
     emu::launch(grid, block, [&] { bgnn::absmean_std<C, 0x38d1b717u, L>(R, a1.data(), x.data()); });
     std::vector<float> sd((size_t)(R * C), -7.f);
     emu::launch(grid, block, [&] { bgnn::standardize<C, 0x38d1b717u, L>(R, sd.data(), x.data()); });
@@ -77,6 +92,17 @@ static void one(long long R, int pct, unsigned grid, unsigned block) {
     }
     if (sdd) { fails++; printf("standardize C=%lld R=%lld pct=%d grid=%u block=%u differs\n", C, R, pct, grid, block); }
     runs += 6;
+    if constexpr (L == 32 && C > 1 && C <= bgnn::LANES_REGS_MAX) { // standardize_csr (2026-11-29)
+        std::vector<float> sc((size_t)(R * C), -7.f);
+        emu::launch(grid, block, [&] { bgnn::standardize_csr<C, 0x38d1b717u, L>(R, sc.data(), bgnn::csr_rows(csr, R)); });
+        bool scd = false;
+        for (long long i = 0; i < R * C; i++) {
+            const float u = sc[(size_t)i], v = ((const float *)st.data)[i];
+            if (!(std::isnan(u) && std::isnan(v)) && memcmp(&u, &v, 4)) scd = true;
+        }
+        if (scd) { fails++; printf("standardize_csr C=%lld R=%lld pct=%d grid=%u block=%u differs\n", C, R, pct, grid, block); }
+        runs++;
+    }
     // floats bit for bit, any NaN equal to any NaN (section 2: a NaN's bits are unspecified; the
     // host compiler may commute an addition of two NaNs, a GPU gives the canonical NaN)
     const auto fdiff = [&](const std::vector<float> &a, const BgTensor &t) {
