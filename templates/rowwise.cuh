@@ -302,9 +302,13 @@ __device__ __forceinline__ float std_value(float x, double mu, double den) {
 // The same value by a multiply, given rden = std_rden(den) = fl64(1 / den) (once a row):
 // fl32(fl64((x - mu) rden)), which std_quotient.cuh shows to be std_value's where it clears no
 // flag; where it clears `exact` (about 1 value in 10^7 of real data) the caller computes the
-// row again with std_value.  One DMUL and a few integer operations in place of a division a
-// value; the redo keeps the division's code out of the common path's registers.
+// row again with std_value.  The flag starts as std_rden_ok(rden), the rule's precondition.
+// One DMUL and a few integer operations in place of a division a value; the redo keeps the
+// division's code out of the common path's registers.
 __device__ __forceinline__ double std_rden(double den) { return ddiv(1.0, den); }
+__device__ __forceinline__ bool std_rden_ok(double rden) {
+    return bg_std_rden_normal((unsigned long long)__double_as_longlong(rden)) != 0;
+}
 __device__ __forceinline__ float std_value_mul(float x, double mu, double rden, bool &exact) {
     const double q = dmul(dsub((double)x, mu), rden);
     exact &= bg_std_quotient_exact((unsigned long long)__double_as_longlong(q)) != 0;
@@ -320,8 +324,9 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
         double mu, den;
         std_stats<C, L>(lane, xr, eps, &mu, &den);
         const double rden = std_rden(den);
+        const bool rok = std_rden_ok(rden);
         for (long long c = lane; c < C; c += 32) {
-            bool exact = true;
+            bool exact = rok;
             const float v = std_value_mul(xr[c], mu, rden, exact);
             y[r * C + c] = exact ? v : std_value(xr[c], mu, den);
         }
@@ -348,7 +353,7 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
         double mu, den;
         std_stats<C, L>(lane, xr, eps, &mu, &den);
         const double rden = std_rden(den);
-        bool exact = true;
+        bool exact = std_rden_ok(rden);
         double s = warp_row_sum<C, L>(
             lane, [&](long long c) { return std_value_mul(xr[c], mu, rden, exact); }, AbsDouble{});
         if (!__all_sync(0xffffffffu, exact)) s = absmean_std_exact<C, L>(lane, xr, mu, den); // rare
@@ -378,7 +383,7 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
         double mu, den;
         std_stats_regs<C>(lane, v, eps, &mu, &den);
         const double rden = std_rden(den);
-        bool exact = true;
+        bool exact = std_rden_ok(rden);
         const float v0 = std_value_mul(0.0f, mu, rden, exact);
         csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, v0,
                           [&](float t) { return std_value_mul(t, mu, rden, exact); });

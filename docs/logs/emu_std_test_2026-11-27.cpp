@@ -12,7 +12,8 @@
 // 2026-11-29: standardize_csr added; the templates' current CsrRows arguments, min/max and
 // __reduce_or_sync shims.  With standardize's quotient by multiply (templates/std_quotient.cuh):
 // 10,400 runs, 0 differences; with a copy of the templates whose bg_std_quotient_exact always
-// fails (every row redone with the divisions): 10,400 runs, 0 differences.
+// fails (every row redone with the divisions): 10,400 runs, 0 differences; after the review fix
+// (the reciprocal's precondition, seed 3): 10,400 runs, 0 differences.
 // Build as above with -Itemplates and the harness's emu_cuda.h, emu_rt.cpp and emu_swap.S one
 // directory up.
 #include "../emu_cuda.h"

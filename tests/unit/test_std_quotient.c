@@ -2,9 +2,11 @@
  * bg_std_quotient_exact(q) holds for q = fl64(a * fl64(1 / den)), fl32(q) is standardize's
  * stored quotient fl32(fl64(a / den)).  Checked against the division on random quotients as
  * standardize forms them (a = fl64(x - mu)) and on quotients placed within 20 double ulps of a
- * float rounding boundary, plus zeros, infinities, NaN and the edges of the float range.  The
- * guard is shown to be needed: some of the quotients it sends to the division would round the
- * other way by the multiply. */
+ * float rounding boundary, plus zeros, infinities, NaN and the edges of the float range, and
+ * dens from 2^1022 up, whose reciprocal is subnormal (the rule's precondition bg_std_rden_normal
+ * then sends them to the division; without it some round the other way).  The guard is shown to
+ * be needed: some of the quotients it sends to the division would round the other way by the
+ * multiply. */
 #include "bgtest.h"
 #include "../../templates/std_quotient.cuh"
 #include <math.h>
@@ -36,7 +38,7 @@ static uint32_t fbits(float f) {
     return b;
 }
 
-static long checked, taken, wrong, needed;
+static long checked, taken, wrong, needed, subnormal_wrong;
 
 /* The kernel's steps (rowwise.cuh std_value_mul), then the division's float (std_value). */
 static void check(double a, double den) {
@@ -45,7 +47,9 @@ static void check(double a, double den) {
     const float exact = (float)(a / den), fast = (float)q;
     const bool same = fbits(fast) == fbits(exact) || (isnan(fast) && isnan(exact));
     checked++;
-    if (bg_std_quotient_exact(dbits(q))) {
+    if (!bg_std_rden_normal(dbits(r))) {
+        subnormal_wrong += !same; /* what the precondition keeps out */
+    } else if (bg_std_quotient_exact(dbits(q))) {
         taken++;
         if (!same && wrong++ < 5) fprintf(stderr, "a=%a den=%a: multiply %a, division %a\n", a, den, (double)fast, (double)exact);
     } else if (!same) {
@@ -70,9 +74,20 @@ int main(void) {
         const double den = ldexp(urand() + 0.5, (int)(rnd() % 40) - 20);
         check(from_bits(dbits(m * den) + (uint64_t)((int64_t)(rnd() % 41) - 20)), den);
     }
+    for (long i = 0; i < n; i++) { /* den in [2^1022, 2^1024): a subnormal reciprocal */
+        const double den = ldexp(1.0 + urand(), 1022 + (int)(rnd() % 2));
+        const int ef = (int)(rnd() % 40) - 20;
+        const float f = (float)ldexp(1.0 + urand(), ef);
+        const double m = (double)f + ldexp(1.0, ef - 24);
+        check(from_bits(dbits(m * den) + (uint64_t)((int64_t)(rnd() % 9) - 4)), den);
+    }
+    for (long i = 0; i < 1000; i++) /* zero quotients: x == mu, and a too small for the product */
+        check((rnd() & 1) ? 0.0 : -0.0, ldexp(urand() + 0.5, (int)(rnd() % 200) - 100)),
+        check(ldexp(urand() + 0.5, -1070), ldexp(urand() + 0.5, 900 + (int)(rnd() % 100)));
     const double edge[] = {0.0, INFINITY, NAN, 0x1p-1074, 0x1p-1022, 0x1p-150, 0x1p-149, 0x1p-127, 0x1p-126, 0x1p-125,
                            1.0, 3.0, 0x1.000001p0, 0x1.0000008p0, 0x1.fffffep127, 0x1.ffffffp127, 0x1p128};
-    const double dens[] = {1.0, 3.0, 7.0, 0x1.8p-3, 0x1p-30, 0x1p30, 0x1p-1022, 0x1p1000, 0.0, INFINITY, NAN};
+    const double dens[] = {1.0, 3.0, 7.0, 0x1.8p-3, 0x1p-30, 0x1p30, 0x1p-1022, 0x1p1000, 0x1.dbc7a2423cbbcp+1023, 0.0,
+                           INFINITY, NAN};
     for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
         for (size_t j = 0; j < sizeof dens / sizeof *dens; j++)
             for (int k = -8; k <= 8; k++) {
@@ -80,8 +95,12 @@ int main(void) {
                 check(a, dens[j]);
                 check(-a, dens[j]);
             }
-    printf("%ld quotients, %ld by the multiply, %ld of the others would round wrongly by it\n", checked, taken, needed);
+    /* the reviewer's counterexample (2026-11-29): den 2^1023.9, r subnormal, q passes the guard */
+    check(0x1.ce8f9631b001cp+1023, 0x1.dbc7a2423cbbcp+1023);
+    printf("%ld quotients, %ld by the multiply, %ld of the others would round wrongly by it, %ld of them for a "
+           "subnormal reciprocal\n", checked, taken, needed + subnormal_wrong, subnormal_wrong);
     CHECK_EQ_INT(wrong, 0);
+    CHECK(subnormal_wrong > 0); /* the precondition matters too */
     CHECK(needed > 0); /* the guard matters: without it some quotients round the other way */
     return bg_test_finish();
 }
