@@ -12,6 +12,11 @@
 // at hub_min 32, 2 and 0 and none; grids 1, 3, the slot count and more; blocks 256, 128, 96): 0
 // differences (a NaN's bit excepted: docs/semantics.md section 2). Mutants: warp 0 adding a hub step's
 // terms in reverse: 492,558 differing words; the hub step's first barrier dropped: 21,105.
+// Later the same day, for docs/logs/spmm_rows_wide_pending_2026-11-29.patch (a warp a row and chunk
+// of 64 columns, every bspmm.F??): C 65, 100, 128, 129, 200 (F) and 100, 129 (B) added, grids of
+// slots x chunks: seeds 1 and 2, 7,680 runs each, 0 differing words.  The first build wrote a B
+// output's word past the row's end in the last chunk (C 129: caught by the guard words).  Mutant:
+// the hub's gathers ignoring the chunk: 2,855,821 differing words.
 // rows_test.cpp - host emulation: templates/spmm.cuh bspmm_rows_adjb / bspmm_rows_adjf (a warp a
 // row, with and without the SLOTS list, hub rows by the block) against bspmm_adjb / bspmm_adjf (a
 // thread an element), bit for bit, Z = F and B, C in {1, 7, 31, 32, 33, 64}, on random graphs with
@@ -130,7 +135,8 @@ template <char Z, long long C>
 static int cases(const G &g, int &runs) {
     int bad = 0;
     const unsigned nslots = (unsigned)bg_plan_mm_slots((const int64_t *)g.rowptr.data(), g.n, 32, nullptr);
-    const unsigned grids[] = {nslots, 1, 3, (unsigned)(g.n / 8 + 1), nslots + 5};
+    const unsigned nch = (unsigned)((C + 63) / 64); // the runtime's grid: slots x chunks
+    const unsigned grids[] = {nslots * nch, 1, 3, (unsigned)(g.n / 8 + 1), nslots * nch + 5, nslots};
     for (int adjf = 0; adjf < 2; adjf++) {
         for (unsigned gr : grids) {
             bad += one<Z, C>(g, adjf, true, 32, gr, 256), runs++;
@@ -153,7 +159,9 @@ int main(int argc, char **argv) {
             G g = graph(n, kind);
             bad += cases<'F', 1>(g, runs) + cases<'F', 7>(g, runs) + cases<'F', 31>(g, runs) + cases<'F', 32>(g, runs) +
                    cases<'F', 33>(g, runs) + cases<'F', 64>(g, runs) + cases<'B', 7>(g, runs) + cases<'B', 33>(g, runs) +
-                   cases<'B', 64>(g, runs);
+                   cases<'B', 64>(g, runs) + cases<'F', 65>(g, runs) + cases<'F', 100>(g, runs) +
+                   cases<'F', 128>(g, runs) + cases<'F', 129>(g, runs) + cases<'F', 200>(g, runs) +
+                   cases<'B', 100>(g, runs) + cases<'B', 129>(g, runs);
         }
     printf("rows_test: %d runs, %d differing words\n", runs, bad);
     return bad != 0;
