@@ -33,6 +33,7 @@ done
 for b in "${BINS[@]}"; do [[ -x $b ]] || { echo "ab_latency.sh: $b is not an executable" >&2; exit 2; }; done
 OUT=${OUT:-$ROOT/ab-latency-out}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$DATA" # Cora's features travel gzipped in .carry
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
 export BGNN_CACHE_DIR=$TMP/jit-cache

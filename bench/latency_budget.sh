@@ -18,6 +18,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/latency-budget-out}
 BUILD=${BUILD:-$ROOT/build-budget}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$DATA" # Cora's features travel gzipped in .carry
 mkdir -p "$OUT"
 export BGNN_CACHE_DIR=${BGNN_CACHE_DIR:-$BUILD/jit-cache}
 PREGEN=()

@@ -24,6 +24,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/predictor-bench-out}
 BUILD=${BUILD:-$ROOT/build-pred}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$DATA" # Cora's features travel gzipped in .carry
 SET=all REPS=30 BUDGET=120 ONLY="" PASSES=1
 while [[ $# -gt 0 ]]; do
     case $1 in

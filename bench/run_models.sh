@@ -25,6 +25,7 @@ OUT=${OUT:-$ROOT/models-bench-out}
 BUILD=${BUILD:-$ROOT/build-models}
 mkdir -p "$OUT" "$BUILD"
 export BGNN_DATA_DIR=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$BGNN_DATA_DIR" # Cora's features travel gzipped in .carry
 export BGNN_CACHE_DIR=${BGNN_CACHE_DIR:-$BUILD/jit-cache}
 export BGNN_DUMP_DIR=${BGNN_DUMP_DIR:-$OUT/nvrtc-dumps}
 

@@ -19,6 +19,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/tune-bench-out}
 BUILD=${BUILD:-$ROOT/build-tune}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$DATA" # Cora's features travel gzipped in .carry
 BUDGET=60
 MODEL_FILE=builtin
 ONLY=""

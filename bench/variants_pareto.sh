@@ -13,6 +13,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/variants-pareto-out}
 BUILD=${BUILD:-$ROOT/build-pred}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$DATA" # Cora's features travel gzipped in .carry
 mkdir -p "$OUT"
 . bench/tools_build.sh
 tools_build "$OUT/build.log" variants_pareto.sh

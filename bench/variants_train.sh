@@ -12,6 +12,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/variants-train-out}
 BUILD=${BUILD:-$ROOT/build-pred}
 DATA=${BGNN_DATA_DIR:-$ROOT/.carry/data}
+"$ROOT/tools/unpack_carry.sh" "$DATA" # Cora's features travel gzipped in .carry
 EPOCHS=${1:-300} SEEDS=${2:-2}
 mkdir -p "$OUT"
 . bench/tools_build.sh
