@@ -409,9 +409,9 @@ typedef struct Timed {
     BgExecMode mode;     /* launch -1: run in this mode (AUTO: the instance's own) */
 } Timed;
 
-/* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block) (a bspmm_mm with a
- * work list: its slots), clamped (the kernels grid-stride over the rest); skipped when there
- * is nothing to do. */
+/* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block) (a launch over a
+ * work list SLOTS: at least its slots), clamped (the kernels grid-stride over the rest);
+ * skipped when there is nothing to do. */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
@@ -423,8 +423,11 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;
     int64_t grid = (th + bs - 1) / bs;
-    /* a bspmm_mm over its work list: a block a slot (plan.h bg_plan_mm_slots; lanes= ignores it) */
-    const int sg = alt || sparse || tpr != 32 || bs != 256 ? -1 : bg_plan_launch_slots_graph(gm->plan, L);
+    /* a bspmm_mm or a float aggregation over its work list: a block a slot (plan.h
+     * bg_plan_mm_slots; lanes= ignores it) */
+    const int sg = alt || sparse || tpr != 32 || bs != 256 ? -1
+                   : gm->slots_graph                         ? gm->slots_graph[i] /* found at load */
+                                                             : bg_plan_launch_slots_graph(gm->plan, L);
     if (sg >= 0 && r->gsz[sg].nslots > grid) grid = r->gsz[sg].nslots;
     if (grid > (1 << 30)) grid = 1 << 30;
     if (L->grid_per_sm > 0 && grid > (int64_t)L->grid_per_sm * g->nsm) grid = (int64_t)L->grid_per_sm * g->nsm;

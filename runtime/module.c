@@ -181,7 +181,9 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
      * first, one wave of a launch's one-wave variant at BG_PLAN_WAVE_BLOCK (exec.c launch_one
      * runs it only at that block), or no variant where that cannot be had */
     out->max_block = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->max_block);
+    out->slots_graph = bg_xcalloc((size_t)p->nlaunches + 1, sizeof *out->slots_graph);
     for (int i = 0; i < p->nlaunches; i++) {
+        out->slots_graph[i] = bg_plan_launch_slots_graph(p, &p->launches[i]);
         int per_sm = 0;
         if (out->wave_fn[i] &&
             (g->cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, out->wave_fn[i], BG_PLAN_WAVE_BLOCK, 0) !=
@@ -250,6 +252,7 @@ void bg_gpu_model_free(BgGpu *g, BgGpuModel *m) {
     free(m->wave_fn);
     free(m->wave_grid_max);
     free(m->max_block);
+    free(m->slots_graph);
     free(m->rowgroup_fn);
     if (m->arena) bg_arena_free(m->arena);
     memset(m, 0, sizeof *m);

@@ -73,6 +73,9 @@ typedef struct BgGpuModel {
     int *max_block;          /* per launch: the most threads a block of each of its kernels
                                 can have (their registers); a plan's larger block_size (a
                                 schedule, docs/tuning.md) runs as this many */
+    int *slots_graph;        /* per launch: the graph whose SLOTS work list it reads
+                                (bg_plan_launch_slots_graph, found once at load), or -1;
+                                NULL in a model not made by bg_gpu_model_load: looked up per launch */
 } BgGpuModel;
 
 /* Reads the plan from the cubin (bg_cubin_plan), checks its arch against the device

@@ -61,6 +61,26 @@ __device__ __forceinline__ float signed_by_mul(u32 nt, u32 w, u32 m) {
     return __uint_as_float(nt ^ (p & 0x80000000u));
 }
 
+// ---- the work list SLOTS (plan.h bg_plan_mm_slots) --------------------------------------
+// A block of 256 threads walks the list: block b takes slots b, b + grid, ...; warp w reads entry
+// w of a slot in one 16-byte load {row, edges, first edge lo, hi}.  A hub slot's row (row field
+// -1 - row, the same entry in every warp) goes to hub(i, e0, e1), which every thread calls; any
+// other entry's row to row(i, e0, e1) of its warp; padding (edges < 0) is skipped.  The header
+// and the block's first slot are requested at once: the list has at least ceil(rows / 8) slots.
+// (mm_spmm.cuh's bspmm_mm and spmm.cuh's float aggregation a warp a row.)
+template <class Hub, class Row>
+__device__ __forceinline__ void slots_walk(long long rows, const int4 *slots, int wib, Hub hub, Row row) {
+    const long long s0 = blockIdx.x, nfirst = (rows + 7) / 8;
+    int4 it = s0 < nfirst ? slots[1 + 8 * s0 + wib] : make_int4(0, -1, 0, 0);
+    const long long ns = slots[0].x;
+    for (long long s = s0; s < ns; s += gridDim.x) { // block-uniform
+        if (s != s0 || s0 >= nfirst) it = slots[1 + 8 * s + wib];
+        const long long e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
+        if (it.x < 0) hub(-1LL - it.x, e0, e0 + it.y);
+        else if (it.y >= 0) row((long long)it.x, e0, e0 + it.y);
+    }
+}
+
 // ---- programmatic dependent launch ---------------------------------------------------
 // First statement of every per-launch kernel.  Launched with programmatic stream
 // serialization (runtime exec.c launch_kernel: each kernel of a run after its first, sm_90

@@ -294,18 +294,8 @@ __device__ __forceinline__ void mm_spmm_warp_rows(long long rows, void *yp, cons
         if (wib == 0) store_row(i, s, sums);
         __syncthreads(); // sums, counts and tile free again
     };
-    if (slots && blockDim.x == 256) { // the work list in blocks' slots (plan.h bg_plan_mm_slots)
-        // the header and this block's first slot requested at once: the list has at least
-        // ceil(rows / 8) slots, so that entry exists
-        const long long s0 = blockIdx.x, nfirst = (rows + 7) / 8;
-        int4 it = s0 < nfirst ? slots[1 + 8 * s0 + wib] : make_int4(0, -1, 0, 0);
-        const long long ns = slots[0].x;
-        for (long long s = s0; s < ns; s += gridDim.x) { // block-uniform
-            if (s != s0 || s0 >= nfirst) it = slots[1 + 8 * s + wib];
-            const long long e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
-            if (it.x < 0) block_row(-1LL - it.x, e0, e0 + it.y); // a hub slot: the same entry in every warp
-            else if (it.y >= 0) warp_row(it.x, e0, e0 + it.y);   // else a row a warp (it.y < 0: padding)
-        }
+    if (slots && blockDim.x == 256) { // the work list in blocks' slots (bgnn_common.cuh slots_walk)
+        slots_walk(rows, slots, wib, block_row, warp_row);
         return;
     }
     if ((int)blockDim.x != 32 * wpb) { // not every warp takes rows: each its own

@@ -333,17 +333,18 @@ __device__ __forceinline__ void standardize(long long rows, float *y, const floa
     }
 }
 
-// absmean of a standardize (an absmean with a standardize prologue, fold-standardize-mm): per row
-// standardize's statistics (std_stats), then the float64 sum in the order lanes(L) (seq when L
-// = 0) of |fl((x - mu) / den)|, each term the float standardize stores, and y[r] = fl(sum /
-// C) as absmean: the same operations as the two ops, without the standardized row in memory.
-// One warp per row.
 // absmean_std's row sum with the divisions (the rare row std_value_mul does not give exactly),
 // out of line: its code and registers stay out of the common path.
 template <long long C, int L>
 __device__ __noinline__ double absmean_std_exact(int lane, const float *xr, double mu, double den) {
     return warp_row_sum<C, L>(lane, [&](long long c) { return std_value(xr[c], mu, den); }, AbsDouble{});
 }
+
+// absmean of a standardize (an absmean with a standardize prologue, fold-standardize-mm): per row
+// standardize's statistics (std_stats), then the float64 sum in the order lanes(L) (seq when L
+// = 0) of |fl((x - mu) / den)|, each term the float standardize stores, and y[r] = fl(sum /
+// C) as absmean: the same operations as the two ops, without the standardized row in memory.
+// One warp per row.
 template <long long C, unsigned EPS_BITS, int L>
 __device__ __forceinline__ void absmean_std(long long rows, float *y, const float *x) {
     const double eps = (double)f32_from_bits(EPS_BITS);

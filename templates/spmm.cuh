@@ -205,16 +205,8 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
         if (wib == 0) store_row(i, acc);
         __syncthreads(); // the stage is free again
     };
-    if (slots && blockDim.x == 256) { // the work list in blocks' slots (as mm_spmm_warp_rows)
-        const long long s0 = blockIdx.x, nfirst = (rows + 7) / 8;
-        int4 it = s0 < nfirst ? slots[1 + 8 * s0 + wib] : make_int4(0, -1, 0, 0);
-        const long long ns = slots[0].x;
-        for (long long s = s0; s < ns; s += gridDim.x) { // block-uniform
-            if (s != s0 || s0 >= nfirst) it = slots[1 + 8 * s + wib];
-            const long long e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
-            if (it.x < 0) block_row(-1LL - it.x, e0, e0 + it.y); // a hub slot: the same entry in every warp
-            else if (it.y >= 0) warp_row(it.x, e0, e0 + it.y);   // else a row a warp (it.y < 0: padding)
-        }
+    if (slots && blockDim.x == 256) { // the work list in blocks' slots (bgnn_common.cuh slots_walk)
+        slots_walk(rows, slots, wib, block_row, warp_row);
         return;
     }
     for (long long i = thread_index() >> 5; i < rows; i += thread_stride() >> 5) // warp-uniform
