@@ -235,11 +235,14 @@ __global__ void k_fill_f32(float *p, long long n, uint64_t seed) {
         p[e] = (float)(mix32(seed * 0x9e3779b97f4a7c15ull + (uint64_t)e) >> 8) * (1.0f / 16777216.0f) - 0.25f;
 }
 // The plan's grids (plan/plan.c): popcount one thread per f32 output / one warp per b1 word;
-// tensor cores bg_plan_bmm_tc_threads_per_row (about one block a tile).
+// tensor cores bg_plan_bmm_tc_threads_per_row (about one block a small tile), at most
+// BG_PLAN_TC_GRID_PER_SM blocks an SM (the launch's grid_per_sm, runtime/exec.c).
+static long long g_sms = 0;
 template <char Z, long long M>
 static long long grid_of(int path, long long n) {
     const long long tpr = path != POPC ? (long long)bg_plan_bmm_tc_threads_per_row(M) : (Z == 'B' ? bgnn::b1_tpr(M) : bgnn::f32_tpr(M));
-    return std::min((n * tpr + 255) / 256, 1LL << 30);
+    const long long g = std::min((n * tpr + 255) / 256, 1LL << 30);
+    return path != POPC && g_sms > 0 ? std::min(g, (long long)BG_PLAN_TC_GRID_PER_SM * g_sms) : g;
 }
 template <char Z, long long K, long long M>
 static void launch(int path, long long n, void *y, const u32 *x, const u32 *w) {
@@ -321,8 +324,10 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     constexpr long long KW = bgnn::words_of(K), MW = bgnn::words_of(M);
     const long long R = s.R;
     using S = bgnn::TcShape<M>;
-    printf("%s: R %lld K %lld M %lld (tensor-core tile %d x %d, %d x %d warps)\n", s.name, R, K, M, S::BM, S::BN,
-           S::WARPS_M, S::WARPS_N);
+    using SS = bgnn::TcSmallShape<M>;
+    const bool small = SS::HAS && (R + S::BM - 1) / S::BM * ((M + S::BN - 1) / S::BN) < (long long)read_nsmid();
+    printf("%s: R %lld K %lld M %lld (tensor-core tile %d x %d, %d x %d warps)\n", s.name, R, K, M, small ? SS::BM : S::BM,
+           small ? SS::BN : S::BN, small ? SS::WARPS_M : S::WARPS_M, small ? SS::WARPS_N : S::WARPS_N);
     fflush(stdout);
     { // the multistage kernels' dynamic shared memory
         auto allow = [](auto... fns) {
@@ -550,6 +555,7 @@ int main(int argc, char **argv) {
         CK(cudaFree(d));
         g_has_wg = h != 0;
     }
+    g_sms = prop.multiProcessorCount;
     g_peak = g_check_only ? 1.0 : measure_b1_peak(prop.multiProcessorCount);
     g_wg_peak = g_check_only || !g_has_wg ? 0.0 : measure_wg_peak(prop.multiProcessorCount);
     printf("GPU: %s (sm_%d%d), %d SMs (%%nsmid %u); b1 mma.sync peak measured %.2f P bit-op/s (AND form, 16 chains a warp)\n",

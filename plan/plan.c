@@ -90,8 +90,10 @@ int64_t bg_plan_fb_csr_lanes_rows(int64_t cols, int64_t rows) {
 
 int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols) {
     if (cols < 1) cols = 1;
-    const int64_t bm = cols > 128 ? 128 : 256;
-    const int64_t bn = cols > 128 ? 256 : cols > 64 ? 128 : 16 * ((cols + 15) / 16);
+    /* TcSmallShape's tiles up to 128 columns (the kernel takes TcShape's where those are as
+     * many as the SMs, on fewer blocks), TcShape's 128 x 256 above */
+    const int64_t bm = cols > 128 ? 128 : cols > 64 ? 32 : cols > 32 ? 64 : 128;
+    const int64_t bn = cols > 128 ? 256 : cols > 64 ? 128 : cols > 32 ? 64 : 16 * ((cols + 15) / 16);
     return (256 * ((cols + bn - 1) / bn) + bm - 1) / bm;
 }
 

@@ -583,8 +583,12 @@ uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t 
 /* The values of x[0..n) that the CSR block stores: every one other than +0 (-0 and NaN count). */
 uint64_t bg_features_csr_nnz(const float *x, size_t n);
 /* Threads per row of the tensor-core BB product's launch (templates/bmm_bb_tc.cuh) for `cols`
- * outputs: about one 256-thread block per output tile of its TcShape (128 x 256 from cols >
- * 128, 256 x 128 from cols > 64, else 256 x 16 ceil(cols / 16)). */
+ * outputs: about one 256-thread block per output tile of its smallest tiles (TcSmallShape up
+ * to 128 columns: 32 x 128 from cols > 64, 64 x 64 from cols > 32, else 128 x 16 ceil(cols /
+ * 16); TcShape's 128 x 256 from cols > 128).  The kernel uses at most BG_PLAN_TC_GRID_PER_SM
+ * blocks an SM (the launch's grid_per_sm, where no schedule sets one). */
+#define BG_PLAN_TC_GRID_PER_SM 2
+
 int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);

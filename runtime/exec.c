@@ -430,7 +430,8 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
                                                              : bg_plan_launch_slots_graph(gm->plan, L);
     if (sg >= 0 && r->gsz[sg].nslots > grid) grid = r->gsz[sg].nslots;
     if (grid > (1 << 30)) grid = 1 << 30;
-    if (L->grid_per_sm > 0 && grid > (int64_t)L->grid_per_sm * g->nsm) grid = (int64_t)L->grid_per_sm * g->nsm;
+    const int64_t sms = g->nsm > 0 ? g->nsm : 1; /* (a device that did not say) */
+    if (L->grid_per_sm > 0 && grid > (int64_t)L->grid_per_sm * sms) grid = (int64_t)L->grid_per_sm * sms;
     long long nn = r->n, ng = r->ngraphs;
     BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
     void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};

@@ -30,9 +30,11 @@
 // Tiles: a block takes tiles blockIdx.x, + nblk, ... and runs its k-steps as one sequence
 // across tiles, so the next tile's first loads are in flight under the current tile's last
 // steps and epilogue.  nblk = min(grid, TC_WAVES (2) x %nsmid): the plan launches about one
-// block a tile (bg_plan_bmm_tc_threads_per_row), and a block with one tile has nothing to hide
-// its first loads under; the blocks past nblk return at once.  A fused kernel's grid of any
-// size works alike.
+// block a small tile (bg_plan_bmm_tc_threads_per_row, at most TC_WAVES blocks an SM), and a
+// block with one tile has nothing to hide its first loads under; the blocks past nblk return
+// at once.  Where TcShape's tiles are fewer than the SMs (Cora's, CiteSeer's and PubMed's
+// first layers) the product runs in TcSmallShape's (one m16 tile a warp): more blocks, each a
+// shorter chain.  A fused kernel's grid of any size works alike.
 //
 // Output f32: each lane stores its accumulator elements (2 adjacent columns, rows g and g+8).
 // Output b1: the 4 lanes of a row group OR their bits of a 32-column word together (two
@@ -64,6 +66,26 @@ struct TcShape {
     static constexpr int TASKS = ROWS / 16; // count tasks of a tile
     static constexpr int TPW = (TASKS + 7) / 8;
     static constexpr bool CORE = false; // shared rows 32 bytes in a row (see TcLoader)
+};
+
+// The small tiles of few rows (bmm_bb_tc: where TcShape's tiles are fewer than the SMs): one m16
+// tile a warp, the 8 warps as WARPS_M x WARPS_N with whole 32-column words a warp (NJ = 4) from
+// M > 32 up: 64 x 64 tiles for M <= 64, 32 x 128 for M <= 128, 128 x 8NJ below 33 columns.  More
+// blocks take part (Cora's 2,708 x 1,433 x 64: 43 tiles of 64 rows, against 11 of 256), each
+// with a shorter chain of k-steps and stores.  Wider products have none (HAS = false).
+template <long long M>
+struct TcSmallShape {
+    static constexpr bool HAS = M <= 128;
+    static constexpr int WARPS_N = M > 64 ? 4 : (M > 32 ? 2 : 1);
+    static constexpr int WARPS_M = 8 / WARPS_N;
+    static constexpr int MI = 1;
+    static constexpr int NJ = M > 32 ? 4 : 2 * (int)((M + 15) / 16);
+    static constexpr int BM = WARPS_M * 16 * MI;
+    static constexpr int BN = WARPS_N * 8 * NJ;
+    static constexpr int ROWS = BM + BN;
+    static constexpr int TASKS = ROWS / 16;
+    static constexpr int TPW = (TASKS + 7) / 8;
+    static constexpr bool CORE = false;
 };
 
 constexpr int TC_STAGES = 2;
@@ -350,14 +372,37 @@ __device__ __forceinline__ void tc_store_sign(void *yp, long long r0, long long 
 // rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW]; w b1t [M][KW].  A BB
 // product has no prologue (a prologue normalises F activations): the parameter is there so
 // that the code generator calls every bmm alike.
+template <char Z, long long K, long long M, class S, class Epi>
+__device__ __forceinline__ void bmm_bb_tc_tiles(long long rows, void *yp, const void *xp, const void *wp, const Epi &epi);
+
+// The product in TcShape's tiles, or in TcSmallShape's where TcShape's would be fewer than the
+// multiprocessors (a grid-wide choice: every block computes it alike from rows and %nsmid, and
+// the tiles of either shape hold the same integers, so the outputs are the same bits).  The
+// plan's grid is sized for the small tiles (bg_plan_bmm_tc_threads_per_row); the blocks past
+// the ones the chosen tiles use return at once.
 template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
                                           Pro = Pro(), Epi epi = Epi()) {
-    using S = TcShape<M>;
+    if constexpr (TcSmallShape<M>::HAS) {
+        using B = TcShape<M>;
+        u32 nsm;
+        asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+        const long long big = (rows + B::BM - 1) / B::BM * ((M + B::BN - 1) / B::BN);
+        if (big < (long long)nsm) {
+            bmm_bb_tc_tiles<Z, K, M, TcSmallShape<M>>(rows, yp, xp, wp, epi);
+            return;
+        }
+    }
+    bmm_bb_tc_tiles<Z, K, M, TcShape<M>>(rows, yp, xp, wp, epi);
+}
+
+template <char Z, long long K, long long M, class S, class Epi>
+__device__ __forceinline__ void bmm_bb_tc_tiles(long long rows, void *yp, const void *xp, const void *wp, const Epi &epi) {
     using L = TcLoader<K, M, S>;
     static_assert(Z == 'F' || Z == 'B', "bmm_bb_tc: the output is F or B");
     static_assert(sizeof(TcSmem<S>) <= sizeof(FbtSmem), "bmm_bb_tc: its tiles outgrow the shared block");
-    static_assert(S::BM % 128 == 0 && S::BN % 16 == 0, "bmm_bb_tc: tiles of 16-row groups");
+    static_assert(S::BM % 16 == 0 && S::BN % 16 == 0, "bmm_bb_tc: tiles of 16-row groups");
+    static_assert(S::WARPS_N == 1 || S::NJ % 4 == 0, "bmm_bb_tc: whole 32-column words a warp (b1 stores)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     static_assert(Z != Z, "bmm_bb_tc: needs sm_80 or later");
 #endif

@@ -76,8 +76,13 @@ struct ProBn {
     __device__ __forceinline__ float inv_load(long long k) const { return var[k]; }
     __device__ __forceinline__ static float inv_from(float v) { return fdiv(1.0f, fsqrt(fadd(v, f32_from_bits(EPS_BITS)))); }
     __device__ __forceinline__ float inv(long long k) const { return inv_from(inv_load(k)); }
+    __device__ __forceinline__ float mean_of(long long k) const { return mean[k]; }
     __device__ __forceinline__ float with_inv(long long k, float x, float iv) const {
-        float v = fmul(fsub(x, mean[k]), iv);
+        return with_inv_mean(k, x, iv, mean[k]);
+    }
+    // the same given column k's mean mu (a caller's staged copy)
+    __device__ __forceinline__ float with_inv_mean(long long k, float x, float iv, float mu) const {
+        float v = fmul(fsub(x, mu), iv);
         if constexpr (HG) v = fmul(v, gamma[k]);
         if constexpr (HB) v = fadd(v, beta[k]);
         return v;

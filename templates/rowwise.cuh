@@ -127,18 +127,31 @@ struct AbsDouble {
 // values, so the same bits (rows up to ABSMEAN_INV_MAX columns, 32 KB).  In the fused and
 // per-graph kernels, whose static shared memory is every phase's at once, it is computed per
 // element as before.  The block's threads all pass both barriers.
-constexpr long long ABSMEAN_INV_MAX = 8192;
+// ABSMEAN_MEAN_MAX: the widest row whose column means are staged beside the inverses (below).
+// Measured on an H200 (docs/performance.md, "The tensor-core product in small tiles"): gcn_full
+// Cora (1,433 columns) 27.5 -> 27.0 us, PubMed-size (500) 106 -> 101 us, CiteSeer (3,703)
+// 61.4 -> 66.7 us, so CiteSeer's width keeps the means in global memory.
+constexpr long long ABSMEAN_INV_MAX = 8192, ABSMEAN_MEAN_MAX = 2048;
 template <long long C, int L, bool TABLE, class Pro>
 __device__ __forceinline__ void absmean(long long rows, float *y, const float *x, const Pro &pro) {
     const int lane = (int)(threadIdx.x & 31u);
     if constexpr (TABLE && Pro::kInv && C > 0 && C <= ABSMEAN_INV_MAX) {
-        __shared__ float inv_s[C];
-        for (long long c = threadIdx.x; c < C; c += blockDim.x) inv_s[c] = pro.inv(c);
+        // the column means beside the inverses where both fit (rows of up to ABSMEAN_MEAN_MAX
+        // columns): a row's only global loads are then its values, which leaves the registers
+        // for them alone
+        constexpr bool MS = C <= ABSMEAN_MEAN_MAX;
+        __shared__ float inv_s[C], mean_s[MS ? C : 1];
+        for (long long c = threadIdx.x; c < C; c += blockDim.x) {
+            inv_s[c] = pro.inv(c);
+            if constexpr (MS) mean_s[c] = pro.mean_of(c);
+        }
         __syncthreads();
         for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
             const float *xr = x + r * C;
-            const double s = warp_row_sum<C, L>(lane, [&](long long c) { return pro.with_inv(c, xr[c], inv_s[c]); },
-                                                AbsDouble{});
+            const double s = warp_row_sum<C, L>(lane, [&](long long c) {
+                if constexpr (MS) return pro.with_inv_mean(c, xr[c], inv_s[c], mean_s[c]);
+                else return pro.with_inv(c, xr[c], inv_s[c]);
+            }, AbsDouble{});
             if (lane == 0) y[r] = __double2float_rn(div_by_cols<C>(s));
         }
         __syncthreads();

@@ -572,6 +572,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         BgPlanLaunch *l = new_launch(&c, i);
         arg(l, out);
         BgRef a0 = in->args[0];
+        bool tc = false; /* a tensor-core BB product */
         switch (in->op) {
         case BG_OP_BIN: /* of F values a warp a row (bin_ops.cuh bin_rows); of bits one thread a bit */
             arg(l, use_value(&c, a0));
@@ -635,7 +636,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             }
             else if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
                 l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
-            if (bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm)) /* about one block a tile */
+            tc = bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm);
+            if (tc) /* about one block a tile */
                 l->threads_per_row = (int)bg_plan_bmm_tc_threads_per_row(cols);
             break;
         }
@@ -715,6 +717,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             return NULL;
         }
         if (!apply_sched(&c, i, l)) return NULL;
+        /* the tensor-core product's blocks past TC_WAVES an SM return at once (bmm_bb_tc.cuh):
+         * not launched */
+        if (tc && !l->grid_per_sm) l->grid_per_sm = BG_PLAN_TC_GRID_PER_SM;
     }
     /* The one-kernel form, when fuse-model asked for it and its parameters fit. */
     if (m->fused && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {
