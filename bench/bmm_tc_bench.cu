@@ -325,7 +325,7 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     const long long R = s.R;
     using S = bgnn::TcShape<M>;
     using SS = bgnn::TcSmallShape<M>;
-    const bool small = SS::HAS && (R + S::BM - 1) / S::BM * ((M + S::BN - 1) / S::BN) < (long long)read_nsmid();
+    const bool small = bgnn::tc_small_tiles<M>(R, (long long)read_nsmid());
     printf("%s: R %lld K %lld M %lld (tensor-core tile %d x %d, %d x %d warps)\n", s.name, R, K, M, small ? SS::BM : S::BM,
            small ? SS::BN : S::BN, small ? SS::WARPS_M : S::WARPS_M, small ? SS::WARPS_N : S::WARPS_N);
     fflush(stdout);

@@ -586,7 +586,7 @@ uint64_t bg_features_csr_nnz(const float *x, size_t n);
  * outputs: about one 256-thread block per output tile of its smallest tiles (TcSmallShape up
  * to 128 columns: 32 x 128 from cols > 64, 64 x 64 from cols > 32, else 128 x 16 ceil(cols /
  * 16); TcShape's 128 x 256 from cols > 128).  The kernel uses at most BG_PLAN_TC_GRID_PER_SM
- * blocks an SM (the launch's grid_per_sm, where no schedule sets one). */
+ * blocks an SM (its TC_WAVES; the launch's grid_per_sm, where no schedule sets one). */
 #define BG_PLAN_TC_GRID_PER_SM 2
 
 int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols);

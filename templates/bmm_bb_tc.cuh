@@ -369,26 +369,33 @@ __device__ __forceinline__ void tc_store_sign(void *yp, long long r0, long long 
         }
 }
 
-// rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW]; w b1t [M][KW].  A BB
-// product has no prologue (a prologue normalises F activations): the parameter is there so
-// that the code generator calls every bmm alike.
+// Whether a product of `rows` rows and M columns runs in TcSmallShape's tiles: where it has
+// them and TcShape's tiles would be fewer than nsm (the multiprocessors; %nsmid on the device).
+// The one rule: bmm_bb_tc and the benchmark's report (bench/bmm_tc_bench.cu) both ask it.
+template <long long M>
+__host__ __device__ constexpr bool tc_small_tiles(long long rows, long long nsm) {
+    using B = TcShape<M>;
+    return TcSmallShape<M>::HAS && (rows + B::BM - 1) / B::BM * ((M + B::BN - 1) / B::BN) < nsm;
+}
+
 template <char Z, long long K, long long M, class S, class Epi>
 __device__ __forceinline__ void bmm_bb_tc_tiles(long long rows, void *yp, const void *xp, const void *wp, const Epi &epi);
 
-// The product in TcShape's tiles, or in TcSmallShape's where TcShape's would be fewer than the
-// multiprocessors (a grid-wide choice: every block computes it alike from rows and %nsmid, and
-// the tiles of either shape hold the same integers, so the outputs are the same bits).  The
-// plan's grid is sized for the small tiles (bg_plan_bmm_tc_threads_per_row); the blocks past
-// the ones the chosen tiles use return at once.
+// rows = R (run time); y f32 [R][M] or b1 [R][ceil(M/32)]; x b1 [R][KW]; w b1t [M][KW].  A BB
+// product has no prologue (a prologue normalises F activations): the parameter is there so
+// that the code generator calls every bmm alike.
+// The product in TcShape's tiles, or in TcSmallShape's (tc_small_tiles: a grid-wide choice,
+// every block computes it alike from rows and %nsmid, and the tiles of either shape hold the
+// same integers, so the outputs are the same bits).  The plan's grid is sized for the small
+// tiles (bg_plan_bmm_tc_threads_per_row); the blocks past the ones the chosen tiles use return
+// at once.
 template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
                                           Pro = Pro(), Epi epi = Epi()) {
     if constexpr (TcSmallShape<M>::HAS) {
-        using B = TcShape<M>;
         u32 nsm;
         asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-        const long long big = (rows + B::BM - 1) / B::BM * ((M + B::BN - 1) / B::BN);
-        if (big < (long long)nsm) {
+        if (tc_small_tiles<M>(rows, (long long)nsm)) {
             bmm_bb_tc_tiles<Z, K, M, TcSmallShape<M>>(rows, yp, xp, wp, epi);
             return;
         }
