@@ -325,6 +325,46 @@ bool bg_arch_parse(const char *arch, int *sm) {
     return true;
 }
 
+bool bg_plan_scratch_buf(const BgPlanBuf *b) {
+    return b->role == BG_ROLE_GRAPH && (b->garr == BG_GARR_PARTIAL || b->garr == BG_GARR_DONE);
+}
+
+static bool in_rowgroup(const BgPlan *p, int i) {
+    for (int g = 0; g < p->nrowgroups; g++)
+        if (i >= p->rowgroups[g].first && i < p->rowgroups[g].first + p->rowgroups[g].count) return true;
+    return false;
+}
+
+/* Does launch a write a buffer that launch b reads or writes (or b one that a reads)? */
+static bool launches_conflict(const BgPlan *p, const BgPlanLaunch *a, const BgPlanLaunch *b) {
+    for (int x = 0; x < a->nargs; x++)
+        for (int y = 0; y < b->nargs; y++) {
+            if (a->args[x] != b->args[y]) continue;
+            const bool aw = x == 0 || bg_plan_scratch_buf(&p->bufs[a->args[x]]);
+            const bool bw = y == 0 || bg_plan_scratch_buf(&p->bufs[b->args[y]]);
+            if (aw || bw) return true;
+        }
+    return false;
+}
+
+bool bg_plan_launch_beside_prev(const BgPlan *p, int i) {
+    if (i < 0 || i >= p->nlaunches || p->launches[i].prep || in_rowgroup(p, i)) return false;
+    int j = i - 1;
+    while (j >= 0 && p->launches[j].prep) j--;
+    if (j < 0 || in_rowgroup(p, j)) return false;
+    /* j itself beside the kernel before it would not have waited for that one when it let i
+     * launch: i could read that one's output unfinished */
+    if (bg_plan_launch_beside_prev(p, j)) return false;
+    return !launches_conflict(p, &p->launches[i], &p->launches[j]);
+}
+
+bool bg_plan_launch_lets_next(const BgPlan *p, int i) {
+    if (i < 0 || i >= p->nlaunches || p->launches[i].prep) return false;
+    int k = i + 1;
+    while (k < p->nlaunches && p->launches[k].prep) k++;
+    return k < p->nlaunches && bg_plan_launch_beside_prev(p, k);
+}
+
 bool bg_plan_launch_wave(const BgPlanLaunch *l) {
     return l->op && strcmp(l->op, "bspmm_mm") == 0 && l->block_size == BG_PLAN_WAVE_BLOCK && l->threads_per_row == 32 &&
            !l->prep;

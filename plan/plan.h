@@ -563,6 +563,22 @@ bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
  * place, api/jit.c bg_gpu_model_resched, may change a launch's). */
 #define BG_PLAN_WAVE_BLOCK 256
 bool bg_plan_launch_wave(const BgPlanLaunch *l);
+/* Buffers a kernel writes besides its output (args[0]): the split-row buffers of the fast
+ * aggregation. */
+bool bg_plan_scratch_buf(const BgPlanBuf *b);
+/* Whether launch i's kernel may run beside the kernel before it in a run (programmatic
+ * dependent launch, templates/bgnn_common.cuh pdl_trigger): the launch before it, j (the
+ * previous one not run at binding), exists, neither is a member of a row group (so each is
+ * always its own kernel, launched one after the other), j is not itself beside the one before
+ * it (it has waited for that one when it lets i launch), and no buffer of one is written by
+ * the other (the output, or a scratch buffer).  Kernel j then lets its dependents launch
+ * once it has waited for its own predecessor, and kernel i waits for j at its end instead of
+ * its start: i's reads see what j's predecessors wrote, and the kernel after i still sees
+ * every kernel before it finished.  The runtime launches i plainly when j launched nothing. */
+bool bg_plan_launch_beside_prev(const BgPlan *p, int i);
+/* Whether the kernel after launch i's may run beside it (bg_plan_launch_beside_prev of the
+ * next launch not run at binding). */
+bool bg_plan_launch_lets_next(const BgPlan *p, int i);
 /* The threads per row of launch l's sparse variant (kernel + BG_PLAN_SPARSE_SUFFIX, over the
  * features' CSR in args[1]), 0 when it has none: an alt launch's bg_plan_fb_csr_lanes of its
  * outputs, a bin's, a bin.center's or a rowmean's of the features (bg_plan_launch_row_csr)

@@ -13,6 +13,7 @@
 /* ---- launches ---------------------------------------------------------------------------- */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        BgDiagSink *d);
+static int64_t launch_threads(const BgGpuModel *gm, const BgGpuRun *r, int i, int64_t *tpr);
 static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long long *ng, BgCUdeviceptr *bar);
 
 int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm) {
@@ -122,16 +123,22 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     const BgPlan *p = gm->plan;
     const bool pdl = pdl_on(g, gm, r);
     bool after = false; /* a kernel of this run went before (launch_kernel's pdl) */
+    bool prev_ran = true; /* the launch before launched a kernel (launch_one skips empty ones) */
     for (int i = 0, gi = 0; i < p->nlaunches; i++) {
         while (gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
         if (gi < p->nrowgroups && p->rowgroups[gi].first == i && use_rowgroup(gm, r, gi)) {
             if (!launch_rowgroup(g, gm, r, gi, stream, pdl && after, d)) return false;
-            after = true;
+            after = prev_ran = true;
             i += p->rowgroups[gi].count - 1;
             continue;
         }
         if (p->launches[i].prep) continue;
-        if (!launch_one(g, gm, r, i, stream, pdl && after, d)) return false;
+        /* a kernel that waits for the one before it only at its end (plan.h
+         * bg_plan_launch_beside_prev) goes plainly after a skipped launch: programmatically
+         * it would run beside the kernel before that one, which it may read */
+        const bool plain = !prev_ran && bg_plan_launch_beside_prev(p, i);
+        if (!launch_one(g, gm, r, i, stream, pdl && after && !plain, d)) return false;
+        prev_ran = launch_threads(gm, r, i, NULL) > 0;
         after = true;
     }
     return true;
@@ -412,14 +419,25 @@ typedef struct Timed {
 /* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block) (a launch over a
  * work list SLOTS: at least its slots), clamped (the kernels grid-stride over the rest);
  * skipped when there is nothing to do. */
+/* The threads launch i runs with (launch_one; 0: nothing to do, no kernel), and its threads
+ * per row in *tpr (when not NULL). */
+static int64_t launch_threads(const BgGpuModel *gm, const BgGpuRun *r, int i, int64_t *tpr) {
+    const BgPlanLaunch *L = &gm->plan->launches[i];
+    const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
+    const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
+    const int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz);
+    const int64_t t = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr_rows(gm->plan, L, rows) : L->threads_per_row;
+    if (tpr) *tpr = t;
+    return rows * t;
+}
+
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    const int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz);
-    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr_rows(gm->plan, L, rows) : L->threads_per_row;
-    int64_t th = rows * tpr;
+    int64_t tpr;
+    const int64_t th = launch_threads(gm, r, i, &tpr);
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;
     int64_t grid = (th + bs - 1) / bs;

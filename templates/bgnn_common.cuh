@@ -96,6 +96,16 @@ __device__ __forceinline__ void pdl_enter() {
 #endif
 }
 
+// After its own pdl_enter, a kernel whose next kernel reads and writes nothing of its own
+// (plan.h bg_plan_launch_beside_prev) lets that one launch now: the next grid's blocks run
+// beside this one's and call pdl_enter at their end, so the kernel after them still starts
+// after both.  Launched plainly, a no-op.
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // ---- float helpers (no FMA contraction possible) --------------------------------------
 __device__ __forceinline__ float fadd(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ float fsub(float a, float b) { return __fsub_rn(a, b); }

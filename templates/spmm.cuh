@@ -106,9 +106,10 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
 // for a row's first d mod 8 edges, two a batch of 8 after).
 // With the work list SLOTS (plan.h bg_plan_mm_slots, blocks of 256) block b takes slots b, b +
 // grid, ... as mm_spmm.cuh does; a hub slot's row goes to the whole block: each step, warp w
-// gathers the terms of SPR_E edges into the block's stage (edge row 16 w + k), then warp 0 adds
+// gathers the terms of SPR_E edges into the block's stage (edge row 8 w + k), then warp 0 adds
 // the step's terms in edge order from shared memory: the hub's gathers in parallel, its adds
-// still in order (Cora's row of 169 neighbours: 3 steps instead of 22 batches of 2 round trips).
+// still in order (Cora's row of 169 neighbours: 3 steps instead of 22 batches of 2 round trips),
+// the next step's gathers under them (two stage buffers; block_row).
 constexpr int SPR_E = 8;             // a warp's edges a batch
 constexpr int SPR_STEP = 8 * SPR_E;  // a hub step's edges (8 warps)
 template <long long C>
@@ -116,8 +117,8 @@ struct SprStage {
     float t[SPR_STEP][C];
 };
 template <long long C>
-__device__ __forceinline__ SprStage<C> &spr_stage() {
-    __shared__ SprStage<C> stage;
+__device__ __forceinline__ SprStage<C> *spr_stage2() { // two buffers (spmm_warp_rows' block_row)
+    __shared__ SprStage<C> stage[2];
     return stage;
 }
 
@@ -176,30 +177,50 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
         }
         store_row(i, acc);
     };
-    // row i by the whole block of 8 warps (every thread calls it; barriers inside)
+    // row i by the whole block of 8 warps (every thread calls it; barriers inside).  The stage
+    // has two buffers, steps in turn: warp 0 adds step s's terms while the other warps gather
+    // step s + 1's into the other buffer, one barrier a step (a buffer is written again two
+    // steps later, after the barrier that warp 0 reaches only once it has added it).  Each
+    // warp's neighbours of the next step are requested with this step's gathers; warp 0 reads
+    // 8 staged terms before adding them in edge order (a step's 64 slots are all written every
+    // step, those past the row's end unused).
     auto block_row = [&](long long i, long long e0, long long e1) {
-        SprStage<C> &st = spr_stage<C>();
+        SprStage<C> *st = spr_stage2<C>();
         float acc[CW];
 #pragma unroll
         for (int p = 0; p < CW; p++) acc[p] = 0.0f;
-        for (long long sb = e0; sb < e1; sb += SPR_STEP) { // block-uniform
-            const long long wb = sb + (long long)SPR_E * wib; // this warp's first edge of the step
-            const int jr = col[wb + (lane & (SPR_E - 1)) < e1 ? wb + (lane & (SPR_E - 1)) : e0];
+        const int kl = lane & (SPR_E - 1);
+        auto col_of = [&](long long sb) { // this lane's neighbour of step sb
+            const long long e = sb + (long long)SPR_E * wib + kl;
+            return col[e < e1 ? e : e0];
+        };
+        int jr = col_of(e0);
+        int b = 0;
+        for (long long sb = e0; sb < e1; sb += SPR_STEP, b ^= 1) { // block-uniform
             float t[SPR_E][CW];
-            batch(e0, e1, wb, jr, 0, t);
-            __syncthreads(); // the stage's last step is added
+            batch(e0, e1, sb + (long long)SPR_E * wib, jr, 0, t);
+            if (sb + SPR_STEP < e1) jr = col_of(sb + SPR_STEP);
 #pragma unroll
             for (int k = 0; k < SPR_E; k++)
 #pragma unroll
                 for (int p = 0; p < CW; p++)
-                    if (32 * p + lane < C) st.t[SPR_E * wib + k][32 * p + lane] = t[k][p];
-            __syncthreads();
+                    if (32 * p + lane < C) st[b].t[SPR_E * wib + k][32 * p + lane] = t[k][p];
+            __syncthreads(); // step sb is staged
             if (wib == 0) {
                 const int ns = (int)(e1 - sb < SPR_STEP ? e1 - sb : SPR_STEP);
-                for (int k = 0; k < ns; k++)
+                for (int k0 = 0; k0 < ns; k0 += SPR_E) {
+                    float v[SPR_E][CW];
 #pragma unroll
-                    for (int p = 0; p < CW; p++)
-                        if (32 * p + lane < C) acc[p] = fadd(acc[p], st.t[k][32 * p + lane]);
+                    for (int k = 0; k < SPR_E; k++)
+#pragma unroll
+                        for (int p = 0; p < CW; p++)
+                            v[k][p] = 32 * p + lane < C ? st[b].t[k0 + k][32 * p + lane] : 0.0f;
+#pragma unroll
+                    for (int k = 0; k < SPR_E; k++)
+                        if (k0 + k < ns)
+#pragma unroll
+                            for (int p = 0; p < CW; p++) acc[p] = fadd(acc[p], v[k][p]);
+                }
             }
         }
         if (wib == 0) store_row(i, acc);

@@ -125,9 +125,7 @@ static void row_expr(BgEmit *e, BgRowExpr r) {
 
 /* Buffers a kernel writes besides its output: the split-row buffers of the fast
  * aggregation (neither const nor __restrict__ in the fused kernel). */
-bool bg_cg_scratch_buf(const BgPlanBuf *b) {
-    return b->role == BG_ROLE_GRAPH && (b->garr == BG_GARR_PARTIAL || b->garr == BG_GARR_DONE);
-}
+bool bg_cg_scratch_buf(const BgPlanBuf *b) { return bg_plan_scratch_buf(b); }
 
 /* ---- fused steps (epilogue.cuh): functor expressions for emit_call -------------------- */
 
@@ -904,10 +902,14 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             row_expr(&e, l->rows);
             bg_emit_line(&e, "(void)n;");
             bg_emit_line(&e, "(void)ngraphs;");
-            bg_emit_line(&e, "bgnn::pdl_enter();");
+            /* beside the kernel before it: its wait at its end (plan.h bg_plan_launch_beside_prev) */
+            const bool beside = bg_plan_launch_beside_prev(p, i);
+            if (!beside) bg_emit_line(&e, "bgnn::pdl_enter();");
+            if (bg_plan_launch_lets_next(p, i)) bg_emit_line(&e, "bgnn::pdl_trigger(); // the next kernel runs beside this one");
             ok = alt == 1 ? emit_dense_alt(&e, m, l, nm)
                  : alt == 2 ? emit_sparse_alt(&e, m, l, nm)
                             : bg_cg_emit_call(&e, m, p, l, nm, false, true, d);
+            if (beside) bg_emit_line(&e, "bgnn::pdl_enter(); // at the end: this kernel reads and writes nothing of the one before it");
             bg_emit_indent(&e, -1);
             bg_emit_line(&e, "}");
         }

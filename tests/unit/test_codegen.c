@@ -310,6 +310,42 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         next = g->first + g->count;
     }
     {
+        /* Kernels beside the one before them (plan.h bg_plan_launch_beside_prev): never a row
+         * group's member or the run's first; no buffer of either written by the other (the
+         * output, a scratch buffer); the kernel before lets exactly those launch early.  Per
+         * example: gcn_full's absmean of the features beside their bin, saint_full's root
+         * product beside the neighbour product; none in gcn_bin. */
+        int nbeside = 0;
+        for (int i = 0; i < p->nlaunches; i++) {
+            const bool beside = bg_plan_launch_beside_prev(p, i);
+            int j = i - 1;
+            while (j >= 0 && p->launches[j].prep) j--;
+            if (j >= 0 && !p->launches[i].prep) CHECK(bg_plan_launch_lets_next(p, j) == beside);
+            if (!beside) continue;
+            nbeside++;
+            CHECK(j >= 0 && !p->launches[i].prep);
+            CHECK(!bg_plan_launch_beside_prev(p, j)); /* it waited for its own before it lets i launch */
+            for (int gi = 0; gi < p->nrowgroups; gi++) {
+                const BgPlanRowGroup *g = &p->rowgroups[gi];
+                CHECK(!(i >= g->first && i < g->first + g->count) && !(j >= g->first && j < g->first + g->count));
+            }
+            const BgPlanLaunch *li = &p->launches[i], *lj = &p->launches[j];
+            for (int x = 0; x < li->nargs; x++)
+                for (int y = 0; y < lj->nargs; y++)
+                    if (li->args[x] == lj->args[y]) /* shared: read by both */
+                        CHECK(x > 0 && y > 0 && !bg_plan_scratch_buf(&p->bufs[li->args[x]]));
+        }
+        static const struct { const char *file; int beside; const char *op; } want_beside[] = {
+            {"gcn_bin.bgnn", 0, NULL}, {"gcn_full.bgnn", 1, "absmean"}, {"saint_full.bgnn", 1, "bmm"}, {"sage_bin.bgnn", 0, NULL},
+        };
+        for (size_t w = 0; w < sizeof want_beside / sizeof want_beside[0]; w++) {
+            if (strcmp(file, want_beside[w].file) != 0) continue;
+            CHECK_EQ_INT(nbeside, want_beside[w].beside);
+            for (int i = 0; i < p->nlaunches && want_beside[w].op; i++)
+                if (bg_plan_launch_beside_prev(p, i)) CHECK(strcmp(p->launches[i].op, want_beside[w].op) == 0);
+        }
+    }
+    {
         /* groups, launches they run, groups over the features' CSR (the first layer's row mean,
          * product, bin.center of the inductive models) */
         static const struct { const char *file; int groups, launches, sparse; } want_groups[] = {
