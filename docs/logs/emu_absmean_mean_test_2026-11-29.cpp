@@ -9,16 +9,7 @@
 // 2026-11-29, for docs/logs/absmean_mean_staged_pending_2026-11-29.patch: seeds 1 and 2, 1,008 runs each
 // (C 1, 31, 33, 100, 1433, 4096, 4097), 0 differences; a mutant staging column c - 1's mean: 360 of 1,008.
 #include "../emu_cuda.h"
-inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
-inline unsigned atomicXor(unsigned *p, unsigned v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }
-#include <algorithm>
-using std::max;
-using std::min;
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline unsigned __reduce_or_sync(unsigned m, unsigned v) { for (int d = 16; d >= 1; d >>= 1) v |= __shfl_xor_sync(m, v, d); return v; }
+#include "emu_prelude.h" // docs/logs/emu_prelude.h: the shims this test had inline (build with -Idocs/logs)
 #include "rowwise.cuh"
 #include <cmath>
 #include <cstdio>

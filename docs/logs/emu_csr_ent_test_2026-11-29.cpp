@@ -7,7 +7,7 @@
 // in `order` and a row group's tile in index order) against bmm_fb_rows, on random features (+0,
 // -0, NaN, inf, empty and dense rows).  Build with the emulator of docs/logs/emu_harness_2026-11-27.tgz
 // (DIR = its spmm_bits/; emu_rt.fib.o and emu_swap.o built as its Makefile does):
-//   g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -pthread -Wno-unknown-pragmas -I<templates> -DEMU_H='"DIR/emu_cuda.h"' -c this.cpp
+//   g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -pthread -Wno-unknown-pragmas -I<templates> -Idocs/logs -DEMU_H='"DIR/emu_cuda.h"' -c this.cpp
 //   gcc -std=c11 -O2 -c plan/features_csr.c -Iplan -Ibase -Iloaders -Iinclude -o fcsr.o
 //   g++ -pthread this.o DIR/emu_rt.fib.o DIR/emu_swap.o fcsr.o -o csr_ent_test && ./csr_ent_test [seed]
 // with two changes to copies: DIR/emu_cuda.h's float operations and __double2float_rn return the
@@ -17,20 +17,7 @@
 // templates and builder (047c725) on the same test: 6,600 runs, 0 differences; a mutant reading the
 // next position's range: 561 of 3,600 runs differ.
 #include EMU_H
-inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
-inline unsigned atomicXor(unsigned *p, unsigned v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }
-#include <algorithm>
-#include <cmath>
-using std::isfinite;
-using std::max;
-using std::min;
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
-inline unsigned __reduce_or_sync(unsigned m, unsigned v) { for (int d = 16; d >= 1; d >>= 1) v |= __shfl_xor_sync(m, v, d); return v; }
+#include "emu_prelude.h" // docs/logs/emu_prelude.h
 #include "rowwise.cuh"
 #include "bin_ops.cuh"
 #include "bmm_fb_csr.cuh"

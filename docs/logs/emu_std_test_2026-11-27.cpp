@@ -17,17 +17,7 @@
 // Build as above with -Itemplates and the harness's emu_cuda.h, emu_rt.cpp and emu_swap.S one
 // directory up.
 #include "../emu_cuda.h"
-#include <algorithm>
-using std::min; using std::max;
-inline unsigned __reduce_or_sync(unsigned m, unsigned v) { for (int d = 16; d >= 1; d >>= 1) v |= __shfl_xor_sync(m, v, d); return v; }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
-inline unsigned atomicXor(unsigned *p, unsigned v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }
+#include "emu_prelude.h" // docs/logs/emu_prelude.h: the shims this test had inline (build with -Idocs/logs)
 #include "rowwise.cuh"
 #include "bin_ops.cuh"
 #include <cstdint>
