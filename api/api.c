@@ -619,7 +619,8 @@ bgnn_status bgnn_session_set_requests(bgnn_session *s, int64_t k) {
 }
 
 /* The tuning database's schedules for the bound graph (docs/tuning.md), over the learned
- * predictor's (the GPU's .model file beside it): when either sets a schedule of this model's
+ * predictor's (the GPU's .model file beside it), over the plan's rules (bg_sched_apply_rules):
+ * when any of them sets a schedule of this model's
  * ops for a graph like this one, the session compiles its own copy of the model with them (JIT
  * through the cache: the schedule is part of the key); a later prepare over a graph of the same
  * key keeps that outcome without reading the files again.  A database that cannot be read is
@@ -642,7 +643,8 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     BgSchedModel *model = bg_sched_model_for_gpu(getenv("BGNN_SCHED_MODEL"), c->gpu.name, c->gpu.sm, NULL, d);
     free(path);
     snprintf(s->tune_key, sizeof s->tune_key, "%s", key);
-    if ((!db || bg_tune_db_count(db) == 0) && bg_sched_model_ntrees(model) == 0) {
+    if ((!db || bg_tune_db_count(db) == 0) && bg_sched_model_ntrees(model) == 0 &&
+        bg_sched_apply_rules(m->m, f.n, f.ngraphs, f.deg_mean, true) == 0) {
         bg_tune_db_free(db);
         bg_sched_model_free(model);
         s->tune_valid = true;
@@ -655,10 +657,11 @@ static bool session_tune(bgnn_session *s, BgDiagSink *d) {
     bool ok = tm != NULL;
     double x[BG_SCHED_MODEL_NFEAT];
     bg_sched_model_features(&f, x);
-    /* the learned predictor, then the measured records over it */
+    /* the plan's rules, the learned predictor over them, then the measured records over both */
+    const int nr = ok ? bg_sched_apply_rules(tm, f.n, f.ngraphs, f.deg_mean, false) : 0;
     const int np = ok ? bg_sched_apply_model(tm, model, x) : 0;
     bg_sched_model_free(model);
-    if (ok && (db ? bg_sched_apply_db(tm, db, key, c->gpu.sm, d) : 0) + np > 0) {
+    if (ok && (db ? bg_sched_apply_db(tm, db, key, c->gpu.sm, d) : 0) + np + nr > 0) {
         unsigned char *cubin = NULL;
         size_t len = 0;
         ok = ensure_nvrtc(c, d) && bg_jit_cubin(tm, c->arch, &c->gpu.nv, c->cache_dir, &cubin, &len, NULL, d) &&

@@ -541,7 +541,9 @@ static int apply_tuning(const RunArgs *ra, BgModule *m, const BgGpu *g, const Bg
     bg_graph_features(graph, &f);
     char key[96];
     bg_graph_key(&f, key, sizeof key);
-    /* the learned predictor first (the GPU's model file, or BGNN_SCHED_MODEL), then the records */
+    /* the plan's rules first, then the learned predictor (the GPU's model file, or
+     * BGNN_SCHED_MODEL), then the records */
+    const int nr = bg_sched_apply_rules(m, f.n, f.ngraphs, f.deg_mean, false);
     char *mpath = NULL;
     BgSchedModel *model = bg_sched_model_for_gpu(getenv("BGNN_SCHED_MODEL"), g->name, g->sm, &mpath, d);
     int np = 0, n = 0;
@@ -554,13 +556,15 @@ static int apply_tuning(const RunArgs *ra, BgModule *m, const BgGpu *g, const Bg
     BgTuneDb *db = path ? bg_tune_db_load(path, d) : NULL;
     if (db && bg_tune_db_count(db) > 0) n = bg_sched_apply_db(m, db, key, g->sm, d);
     if (n || np)
-        snprintf(note, nn, "%d schedule%s from %s, %d predicted by %s (graph key \"%s\")", n, n == 1 ? "" : "s",
-                 path ? path : "-", np, np ? mpath : "-", key);
+        snprintf(note, nn, "%d schedule%s from %s, %d predicted by %s, %d by the plan's rules (graph key \"%s\")", n,
+                 n == 1 ? "" : "s", path ? path : "-", np, np ? mpath : "-", nr, key);
+    else if (nr)
+        snprintf(note, nn, "%d schedule%s by the plan's rules (graph key \"%s\")", nr, nr == 1 ? "" : "s", key);
     bg_tune_db_free(db);
     bg_sched_model_free(model);
     free(path);
     free(mpath);
-    return n + np;
+    return n + np + nr;
 }
 
 static int run_gpu(const RunArgs *ra) {

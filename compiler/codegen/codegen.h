@@ -97,6 +97,16 @@ int bg_sched_apply_db(BgModule *m, const struct BgTuneDb *db, const char *graph_
  * the tuning database after it (a measured record wins). */
 struct BgSchedModel;
 int bg_sched_apply_model(BgModule *m, const struct BgSchedModel *model, const double *x);
+/* The plan's own rules, for a bound graph of n rows in ngraphs graphs (<= 1: one graph) with
+ * deg_mean entries a row: a bspmm_mm of at most 8 outputs still at its default point takes
+ * lanes=16 on one graph of at least BG_SCHED_LANES_MIN_ROWS rows and at most
+ * BG_SCHED_LANES_MAX_DEG entries a row on average, where a warp a row leaves most lanes idle over
+ * several waves of warps (PubMed-size gcn_bin on an H200: 39.1 -> 37.3 us; on Cora and CiteSeer,
+ * one wave, a warp a row stays faster: docs/performance.md).  Callers apply it first, then the
+ * predictor and the tuning database over it.  dry: count without setting.  Returns how many. */
+#define BG_SCHED_LANES_MIN_ROWS 16384
+#define BG_SCHED_LANES_MAX_DEG 8.0
+int bg_sched_apply_rules(BgModule *m, int64_t n, int64_t ngraphs, double deg_mean, bool dry);
 /* "INST:SCHEDULE" (bgnnc --sched): sets instruction INST's point; an error (E_OPTION) when the
  * instruction has no schedule or the text is not a valid point for it. */
 bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d);

@@ -349,6 +349,22 @@ static void set_knob(BgSchedPoint *pt, int k, int v) {
     }
 }
 
+int bg_sched_apply_rules(BgModule *m, int64_t n, int64_t ngraphs, double deg_mean, bool dry) {
+    if (ngraphs > 1 || n < BG_SCHED_LANES_MIN_ROWS || !(deg_mean <= BG_SCHED_LANES_MAX_DEG)) return 0;
+    int applied = 0;
+    for (int i = 0; i < m->ninsts; i++) {
+        BgInst *in = &m->insts[i];
+        const Kind k = kind_of(m, in);
+        if (!lanes_apply(in, k) || !bg_sched_is_default(&in->attrs.sched)) continue;
+        BgSchedPoint pt = bg_sched_point(in);
+        pt.s.lanes = 16;
+        if (!bg_sched_valid(m, in, &pt, NULL, 0)) continue;
+        if (!dry) bg_sched_set(in, &pt);
+        applied++;
+    }
+    return applied;
+}
+
 int bg_sched_apply_model(BgModule *m, const BgSchedModel *model, const double *x) {
     const char *const *knobs = bg_sched_model_knobs; /* set_knob follows their order */
     int applied = 0;

@@ -427,6 +427,58 @@ static void check_predictor(const char *srcdir, const char *tmp) {
     bg_diag_free(&d);
 }
 
+/* The plan's rules (bg_sched_apply_rules): gcn_bin's bspmm_mm (7 outputs) takes lanes=16 on one
+ * graph of PubMed's size and degree (19,717 rows, 5.5 entries a row), and not on Cora's 2,708
+ * rows, a batch of graphs, a graph of 20 entries a row, or where a schedule is already set (the
+ * aggregation, a bspmm, never); dry counts without setting; the plan built after it runs the
+ * bspmm_mm at 16 lanes a row. */
+static void check_rules(const char *srcdir) {
+    char mpath[600];
+    snprintf(mpath, sizeof mpath, "%s/examples/gcn_bin.bgnn", srcdir);
+    BgArena *a = bg_arena_new();
+    BgDiagSink d;
+    bg_diag_init(&d);
+    BgModule *m = bg_compile_file(a, mpath, NULL, &d);
+    CHECK(m != NULL);
+    if (!m) {
+        bg_diag_free(&d);
+        bg_arena_free(a);
+        return;
+    }
+    int mm = -1;
+    for (int i = 0; i < m->ninsts; i++)
+        if (m->insts[i].op == BG_OP_BSPMM_MM) mm = i;
+    CHECK(mm >= 0);
+    if (mm < 0) return;
+    CHECK_EQ_INT(bg_sched_apply_rules(m, 2708, 1, 4.9, false), 0); /* Cora: one wave of warps */
+    CHECK_EQ_INT(bg_sched_apply_rules(m, 19717, 188, 5.5, false), 0); /* a batch of graphs */
+    CHECK_EQ_INT(bg_sched_apply_rules(m, 19717, 1, 20.0, false), 0); /* long rows */
+    CHECK_EQ_INT(bg_sched_apply_rules(m, 19717, 1, 5.5, true), 1); /* dry: counted, not set */
+    CHECK(bg_sched_is_default(&m->insts[mm].attrs.sched));
+    CHECK_EQ_INT(bg_sched_apply_rules(m, 19717, 1, 5.5, false), 1); /* PubMed */
+    CHECK_EQ_INT(m->insts[mm].attrs.sched.lanes, 16);
+    for (int i = 0; i < m->ninsts; i++)
+        if (i != mm) CHECK(bg_sched_is_default(&m->insts[i].attrs.sched));
+    CHECK_EQ_INT(bg_sched_apply_rules(m, 19717, 1, 5.5, false), 0); /* already set: left alone */
+    BgPlan *p = bg_plan_build(m, "sm_90", a, &d);
+    CHECK(p != NULL);
+    const BgPlanLaunch *l = p ? launch_of(p, mm) : NULL;
+    CHECK(l != NULL && l->threads_per_row == 16);
+    /* a schedule set by hand (bgnnc --sched) is not replaced */
+    BgModule *m2 = bg_compile_file(a, mpath, NULL, &d);
+    CHECK(m2 != NULL);
+    if (m2) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "%d:block=128", mm);
+        CHECK(bg_sched_apply_text(m2, spec, &d));
+        CHECK_EQ_INT(bg_sched_apply_rules(m2, 19717, 1, 5.5, false), 0);
+        CHECK_EQ_INT(m2->insts[mm].attrs.sched.lanes, 0);
+    }
+    CHECK_EQ_INT(d.nerrors, 0);
+    bg_diag_free(&d);
+    bg_arena_free(a);
+}
+
 int main(void) {
     const char *srcdir = getenv("BGNN_SOURCE_DIR") ? getenv("BGNN_SOURCE_DIR") : ".";
     char exdir[600];
@@ -452,6 +504,7 @@ int main(void) {
     CHECK(nn >= 5 && npoints > 1000);
     check_db(srcdir, bg_test_tmpdir());
     check_graph_key();
+    check_rules(srcdir);
     check_predictor(srcdir, bg_test_tmpdir());
     return bg_test_finish();
 }
