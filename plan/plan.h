@@ -564,7 +564,7 @@ bool bg_plan_launch_row_csr(const BgPlan *p, const BgPlanLaunch *l);
 #define BG_PLAN_WAVE_BLOCK 256
 bool bg_plan_launch_wave(const BgPlanLaunch *l);
 /* Buffers a kernel writes besides its output (args[0]): the split-row buffers of the fast
- * aggregation. */
+ * aggregation (the code generator declares them neither const nor __restrict__). */
 bool bg_plan_scratch_buf(const BgPlanBuf *b);
 /* Whether launch i's kernel may run beside the kernel before it in a run (programmatic
  * dependent launch, templates/bgnn_common.cuh pdl_trigger): the launch before it, j (the

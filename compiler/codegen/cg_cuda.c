@@ -123,10 +123,6 @@ static void row_expr(BgEmit *e, BgRowExpr r) {
     }
 }
 
-/* Buffers a kernel writes besides its output: the split-row buffers of the fast
- * aggregation (neither const nor __restrict__ in the fused kernel). */
-bool bg_cg_scratch_buf(const BgPlanBuf *b) { return bg_plan_scratch_buf(b); }
-
 /* ---- fused steps (epilogue.cuh): functor expressions for emit_call -------------------- */
 
 /* Launch argument index of the first step operand: the step operands (none slots skipped)
@@ -691,7 +687,7 @@ void bg_cg_phase_open(BgEmit *e, const BgModule *m, const IrLines *ir, const cha
 void bg_cg_buffer_params(BgEmit *e, const BgPlan *p, const char *extra) {
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
-        if (pb->role == BG_ROLE_TEMP || bg_cg_scratch_buf(pb)) bg_emit_printf(e, ",\n        %s *b%d", bg_cg_ctype(pb->kind), b);
+        if (pb->role == BG_ROLE_TEMP || bg_plan_scratch_buf(pb)) bg_emit_printf(e, ",\n        %s *b%d", bg_cg_ctype(pb->kind), b);
         else bg_emit_printf(e, ",\n        const %s *__restrict__ b%d", bg_cg_ctype(pb->kind), b);
     }
     if (extra) bg_emit_printf(e, ",\n        %s", extra);
@@ -894,7 +890,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             for (int k = 0; k < l->nargs; k++) {
                 nm[k] = bg_names_unique(&names, param_base(m, in, k, l->nargs));
                 const BgPlanBuf *b = &p->bufs[l->args[k]];
-                bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !bg_cg_scratch_buf(b) ? "const " : "",
+                bg_emit_printf(&e, ",\n        %s%s *__restrict__ %s", k && !bg_plan_scratch_buf(b) ? "const " : "",
                                bg_cg_ctype(b->kind), nm[k]);
             }
             bg_emit_printf(&e, ") {\n");

@@ -20,8 +20,6 @@ char *bg_cg_ir_line(const IrLines *ir, int i);
 
 /* The C type of a buffer kind's elements. */
 const char *bg_cg_ctype(BgBufKind k);
-/* Buffers a kernel writes besides its output (the fast aggregation's split-row buffers). */
-bool bg_cg_scratch_buf(const BgPlanBuf *b);
 /* Position of a launch's first fused-step operand among its nlaunch_args arguments. */
 int bg_cg_step_first_arg(const BgInst *in, int nlaunch_args);
 /* A value's columns as a kernel sees them (plan.c's kshape). */
