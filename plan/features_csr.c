@@ -24,7 +24,9 @@ uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t 
     if (rows < 0 || width < 0 || rows >= (int64_t)UINT32_MAX || width >= (int64_t)UINT32_MAX ||
         nnz > (uint64_t)UINT32_MAX - 64)
         return NULL;
-    const size_t n = 2 * (size_t)rows + 1 + 2 * (size_t)nnz;
+    /* range[2 rows] | rowptr[rows + 1] | order[rows] | a pad word (entries 8-byte aligned) |
+     * entries[2 nnz] (column, value bits) */
+    const size_t head = 4 * (size_t)rows + 2, n = head + 2 * (size_t)nnz;
     uint32_t *h = calloc(n, sizeof *h);
     uint32_t *start = calloc((size_t)width + 2, sizeof *start);
     if (!h || !start) {
@@ -32,11 +34,9 @@ uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t 
         free(start);
         return NULL;
     }
-    uint32_t *col = h + rows + 1, e = 0;
-    float *val = (float *)(col + nnz);
-    uint32_t *order = (uint32_t *)(val + nnz);
+    uint32_t *range = h, *rp = h + 2 * rows, *order = rp + rows + 1, *ent = h + head, e = 0;
     for (int64_t r = 0; r < rows; r++) {
-        h[r] = e;
+        rp[r] = e;
         for (int64_t k = 0; k < width; k++) {
             const float v = x[r * width + k];
             if (!stored(v)) continue; /* +0 only: -0 is kept (bin_csr) */
@@ -45,21 +45,28 @@ uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t 
                 free(start);
                 return NULL;
             }
-            col[e] = (uint32_t)k;
-            val[e++] = v;
+            ent[2 * e] = (uint32_t)k;
+            memcpy(&ent[2 * e + 1], &v, sizeof v);
+            e++;
         }
     }
-    h[rows] = e;
+    rp[rows] = e;
     if (e != nnz) {
         free(h);
         free(start);
         return NULL;
     }
     /* order: a counting sort of the rows by nonzeros, descending, stable */
-    for (int64_t r = 0; r < rows; r++) start[width - (h[r + 1] - h[r]) + 1]++;
+    for (int64_t r = 0; r < rows; r++) start[width - (rp[r + 1] - rp[r]) + 1]++;
     for (int64_t c = 1; c <= width + 1; c++) start[c] += start[c - 1];
-    for (int64_t r = 0; r < rows; r++) order[start[width - (h[r + 1] - h[r])]++] = (uint32_t)r;
+    for (int64_t r = 0; r < rows; r++) order[start[width - (rp[r + 1] - rp[r])]++] = (uint32_t)r;
     free(start);
+    /* range: row order[p]'s entries, so that a kernel taking the rows in order reads them beside
+     * order[p] rather than after it */
+    for (int64_t p = 0; p < rows; p++) {
+        range[2 * p] = rp[order[p]];
+        range[2 * p + 1] = rp[order[p] + 1];
+    }
     *words = n;
     return h;
 }

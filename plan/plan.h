@@ -589,10 +589,12 @@ int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l);
 int bg_plan_sparse_tpr_rows(const BgPlan *p, const BgPlanLaunch *l, int64_t rows);
 /* The CSR block of features x [rows][width] (row-major, nnz of them other than +0) that a
  * sparse variant reads in place of the dense features (templates/bmm_fb_csr.cuh, bin_ops.cuh
- * bin_csr): u32 rowptr[rows + 1], u32 col[nnz] (each row's
- * ascending), float val[nnz] (the values other than +0: -0 kept, as a bit or a threshold
- * compare tells it from +0, and a NaN kept), u32
- * order[rows] (the rows by their nonzeros, most first, ties by index).  Returns it malloc'd
+ * bin_csr), in 32-bit words: range[2 rows] (for p < rows, the first and past-the-last entry of
+ * row order[p]), rowptr[rows + 1], order[rows] (the rows by their nonzeros, most first, ties by
+ * index), one pad word, then the entries[2 nnz], each a column and its value's bits, a row's
+ * columns ascending (the values other than +0: -0 kept, as a bit or a threshold compare tells it
+ * from +0, and a NaN kept); 4 rows + 2 + 2 nnz words.  Every part's offset follows from rows alone
+ * (templates/bgnn_common.cuh csr_rows): a kernel's first loads wait on no other load.  Returns it malloc'd
  * with its length in 32-bit words in *words, or NULL (*words 0) when the offsets do not fit 32
  * bits, nnz is not the count of nonzeros, or memory runs out.  features_csr.c. */
 uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);

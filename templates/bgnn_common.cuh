@@ -178,23 +178,32 @@ __device__ __forceinline__ void store_all(long long rows, void *yp, F elem) {
 // first row: rp[r] is the view's row r's first entry (an offset into col and val, which are
 // the whole block's), order the rows by their nonzeros (the block's row numbers), or nullptr
 // in a row group's tile (rows in index order).
-struct CsrRows {
-    const u32 *rp;
-    const u32 *col;
-    const float *val;
-    const u32 *order;
+struct alignas(8) CsrEnt { // a stored entry: its column and value, one 8-byte load
+    u32 col;
+    float val;
 };
-// The whole block of n rows.
+struct alignas(8) CsrRange { // the entries [beg, end) of a row
+    u32 beg, end;
+};
+struct CsrRows {
+    const u32 *rp;         // rowptr, index order (a tile's: from its first row)
+    const CsrEnt *ent;     // the entries, each row's columns ascending
+    const u32 *order;      // the rows by their entries, most first; nullptr: index order
+    const CsrRange *range; // with order: range[p] is row order[p]'s entries
+};
+// The whole block of n rows (plan.h bg_features_csr): range[n], rowptr[n + 1], order[n], a pad
+// word where needed, then the entries.  Every address follows from n alone, so a kernel's first
+// loads (a row set's order and range, one round trip) wait on nothing else.
 __device__ __forceinline__ CsrRows csr_rows(const void *block, long long n) {
-    const u32 *rp = (const u32 *)block, *col = rp + n + 1;
-    const float *val = (const float *)(col + rp[n]);
-    return CsrRows{rp, col, val, (const u32 *)(val + rp[n])};
+    const u32 *w = (const u32 *)block, *rp = w + 2 * n, *order = rp + n + 1;
+    return CsrRows{rp, (const CsrEnt *)(w + 4 * n + 2), order, (const CsrRange *)w};
 }
 // Rows r0, r0 + 1, ... of the block of n rows (a row group's tile), in index order.
 __device__ __forceinline__ CsrRows csr_tile(const void *block, long long n, long long r0) {
     CsrRows c = csr_rows(block, n);
     c.rp += r0;
     c.order = nullptr;
+    c.range = nullptr;
     return c;
 }
 

@@ -69,7 +69,7 @@ __device__ __forceinline__ void bin(long long rows, u32 *y, const void *xp, Epi 
 }
 
 // bin_csr: bin's result for F input features held as CSR (plan.h bg_features_csr: u32
-// rowptr[rows + 1], u32 col[nnz], float val[nnz], ...; every value other than +0, -0 kept), the
+// rowptr[rows + 1], CsrEnt ent[nnz] (column, value), ...; every value other than +0, -0 kept), the
 // sparse variant of a bin of the features (BgPlanLaunch: kernel + BG_PLAN_SPARSE_SUFFIX).  EPI
 // may not depend on the row (EpEnd, EpThr).  Each block first makes the words of a row of +0s
 // (zw: ep_bit of +0 for every column, by ballots); a warp then takes a row: its image starts as
@@ -91,15 +91,15 @@ __device__ __forceinline__ void bin_csr(long long rows, u32 *y, CsrRows csr, Epi
         if (lane == 0) zw[w] = word;
     }
     __syncthreads();
-    const u32 *col = csr.col;
-    const float *val = csr.val;
+    const CsrEnt *ent = csr.ent;
     u32 *im = img[warp];
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         for (long long w = lane; w < CW; w += 32) im[w] = zw[w];
         __syncwarp();
         for (u32 p = csr.rp[r] + (u32)lane; p < csr.rp[r + 1]; p += 32) {
-            const u32 c = col[p];
-            const u32 bit = ep_bit(epi, r, c, val[p]) != 0u ? 1u : 0u;
+            const CsrEnt en = ent[p];
+            const u32 c = en.col;
+            const u32 bit = ep_bit(epi, r, c, en.val) != 0u ? 1u : 0u;
             if (bit != ((zw[c >> 5] >> (c & 31u)) & 1u)) atomicXor(&im[c >> 5], 1u << (c & 31u));
         }
         __syncwarp();

@@ -3,9 +3,11 @@
 //
 // The runtime builds the CSR when it uploads sparse features (runtime/bind.c, plan.h
 // BgPlanLaunch.alt) and passes it in place of the dense features:
-//     u32 rowptr[rows + 1]; u32 col[nnz]; float val[nnz]; u32 order[rows]   (nnz = rowptr[rows])
-// one block of memory, the columns of a row ascending, every value other than +0 (-0 and NaN kept);
-// order lists the rows by their nonzeros, most first (ties by index).  The kernel takes it as a
+//     CsrRange range[rows]; u32 rowptr[rows + 1]; u32 order[rows]; (pad); CsrEnt ent[nnz]
+// one block of memory (plan.h bg_features_csr), each entry a column and its value, the columns of
+// a row ascending, every value other than +0 (-0 and NaN kept); order lists the rows by their
+// nonzeros, most first (ties by index), and range[p] holds row order[p]'s entries, so a row set's
+// first loads (its order and range entries) are one round trip.  The kernel takes it as a
 // CsrRows view (bgnn_common.cuh): the whole block, or a row group's tile (rows in index order).
 //
 // y[r,o] = sum over k ascending from +0.0f of v(w[k,o]) * x'[r,k], x' = pro(k, x[r,k]), the
@@ -101,8 +103,9 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
     constexpr int RPW = 32 / G;                             // rows a warp
     constexpr bool PREFETCH = MJ <= 8; // the next step's loads in flight (registers: 2 MJ words)
     if constexpr (M == 0) return;
-    const u32 *rp = csr.rp, *col = csr.col, *order = csr.order; // order nullptr: index order
-    const float *val = csr.val;
+    const u32 *rp = csr.rp, *order = csr.order; // order nullptr: index order (rp), else range
+    const CsrEnt *ent = csr.ent;
+    const CsrRange *range = csr.range;
     const unsigned lane = threadIdx.x & 31u, g = lane % G;
     // shift (or its power of two, MUL) of output i's weight bit to the sign: bit ((G i) mod 32) + g
     // of word (G i) / 32
@@ -120,8 +123,9 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
     // warp's longer row keeps a short one stepping past its end)
     auto load = [&](u32 off, u32 beg, u32 end, Step &st) {
         const bool in = off < end - beg;
-        const u32 k = in ? col[beg + off] : 0u;
-        st.xv = in ? pro((long long)k, val[beg + off]) : 0.0f;
+        const CsrEnt en = in ? ent[beg + off] : CsrEnt{0u, 0.0f};
+        const u32 k = en.col;
+        st.xv = in ? pro((long long)k, en.val) : 0.0f;
 #pragma unroll
         for (int j = 0; j < MJ; j++) st.wv[j] = 0u;
         if (in) fb_rows_weights<MJ>(w + (long long)k * MW, st.wv);
@@ -133,9 +137,16 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
     Step cur;
     auto open = [&](long long base) {
         valid = base + lane / G < rows;
-        r = valid ? (order ? (long long)order[base + lane / G] : base + lane / G) : rows;
-        beg = valid ? rp[r] : 0u;
-        end = valid ? rp[r + 1] : 0u;
+        if (order) { // the row and its range side by side: neither waits on the other
+            r = valid ? (long long)order[base + lane / G] : rows;
+            const CsrRange rg = valid ? range[base + lane / G] : CsrRange{0u, 0u};
+            beg = rg.beg;
+            end = rg.end;
+        } else {
+            r = valid ? base + lane / G : rows;
+            beg = valid ? rp[r] : 0u;
+            end = valid ? rp[r + 1] : 0u;
+        }
         load(g, beg, end, cur);
     };
     long long base = (thread_index() >> 5) * RPW;
@@ -195,7 +206,7 @@ __device__ __forceinline__ void bmm_fb_csr(long long rows, void *yp, CsrRows csr
                     if (valid && k < K && CsrZeroTerms<Pro>::bad(pro, k)) {
                         miss = true;
                         for (u32 e = beg; e < end; e++)
-                            if (col[e] == (u32)k) {
+                            if (ent[e].col == (u32)k) {
                                 miss = false;
                                 break;
                             }

@@ -193,7 +193,7 @@ __device__ __forceinline__ void rowmean(long long rows, float *y, const float *x
 }
 
 // rowmean_csr: rowmean's result for F input features held as CSR (plan.h bg_features_csr: u32
-// rowptr[rows + 1], u32 col[nnz], float val[nnz], ...; every value other than +0), the sparse
+// rowptr[rows + 1], CsrEnt ent[nnz] (column, value), ...; every value other than +0), the sparse
 // variant of a rowmean of the features (BgPlanLaunch: kernel + BG_PLAN_SPARSE_SUFFIX).  A warp a
 // row takes 32 stored entries at a time, one a lane, and passes them round in column order by
 // shuffles: under lanes(32) lane l adds those of its columns (c % 32 == l), under seq every lane
@@ -204,14 +204,15 @@ __device__ __forceinline__ void rowmean(long long rows, float *y, const float *x
 // order lanes(L) (seq when L = 0), every lane of the warp returning it: warp_row_sum's over the
 // dense row, less its additions of +0 (see rowmean_csr).
 template <int L>
-__device__ __forceinline__ double csr_row_sum(int lane, u32 b, u32 e, const u32 *col, const float *val) {
+__device__ __forceinline__ double csr_row_sum(int lane, u32 b, u32 e, const CsrEnt *ent) {
     static_assert(L == 0 || L == 32, "csr_row_sum: seq or lanes(32)");
     double s = 0.0;
     for (u32 p0 = b; p0 < e; p0 += (e - p0 < 32u ? e - p0 : 32u)) {
         const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
         const bool mine = (u32)lane < n;
-        const u32 c = mine ? col[p0 + (u32)lane] : 0u;
-        const float v = mine ? val[p0 + (u32)lane] : 0.0f;
+        const CsrEnt en = mine ? ent[p0 + (u32)lane] : CsrEnt{0u, 0.0f};
+        const u32 c = en.col;
+        const float v = en.val;
         for (int j = 0; j < (int)n; j++) {
             const u32 cj = __shfl_sync(0xffffffffu, c, j);
             const float vj = __shfl_sync(0xffffffffu, v, j);
@@ -229,7 +230,7 @@ template <long long C, int L>
 __device__ __forceinline__ void rowmean_csr(long long rows, float *y, CsrRows csr) {
     const int lane = (int)(threadIdx.x & 31u);
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
-        const double s = csr_row_sum<L>(lane, csr.rp[r], csr.rp[r + 1], csr.col, csr.val);
+        const double s = csr_row_sum<L>(lane, csr.rp[r], csr.rp[r + 1], csr.ent);
         if (lane == 0) y[r] = C ? __double2float_rn(div_by_cols<C>(s)) : 0.0f;
     }
 }
@@ -255,8 +256,8 @@ __device__ __forceinline__ u32 warp_or(u32 x) {
 // window's first entry + (its present columns below l).  The windows do not depend on each
 // other (no running count), so their steps overlap.  Every lane of the warp calls it.
 template <long long C, class Map>
-__device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 32], u32 b, u32 e, const u32 *col,
-                                               const float *val, float fill, Map map) {
+__device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 32], u32 b, u32 e, const CsrEnt *ent,
+                                               float fill, Map map) {
     constexpr int NI = (int)((C + 31) / 32);
 #pragma unroll
     for (int i = 0; i < NI; i++) v[i] = fill;
@@ -264,8 +265,9 @@ __device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 3
     for (u32 p0 = b; p0 < e; p0 += 32u) {
         const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
         const bool mine = (u32)lane < n;
-        const u32 c = mine ? col[p0 + (u32)lane] : 0u;
-        const float x = map(mine ? val[p0 + (u32)lane] : 0.0f);
+        const CsrEnt en = mine ? ent[p0 + (u32)lane] : CsrEnt{0u, 0.0f};
+        const u32 c = en.col;
+        const float x = map(en.val);
         const u32 w = mine ? c >> 5 : 0xffffffffu; // this entry's window
 #pragma unroll
         for (int i = 0; i < NI; i++) {
@@ -409,16 +411,16 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const u32 b = csr.rp[r], e = csr.rp[r + 1];
         float v[(C + 31) / 32];
-        csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, 0.0f, AsFloat{});
+        csr_lanes_load<C>(lane, v, b, e, csr.ent, 0.0f, AsFloat{});
         double mu, den;
         std_stats_regs<C>(lane, v, eps, &mu, &den);
         const double rden = std_rden(den);
         bool exact = std_rden_ok(rden);
         const float v0 = std_value_mul(0.0f, mu, rden, exact);
-        csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, v0,
+        csr_lanes_load<C>(lane, v, b, e, csr.ent, v0,
                           [&](float t) { return std_value_mul(t, mu, rden, exact); });
         if (!__all_sync(0xffffffffu, exact)) // rare: the row again with the divisions
-            csr_lanes_load<C>(lane, v, b, e, csr.col, csr.val, std_value(0.0f, mu, den),
+            csr_lanes_load<C>(lane, v, b, e, csr.ent, std_value(0.0f, mu, den),
                               [&](float t) { return std_value(t, mu, den); });
 #pragma unroll
         for (int i = 0; i < (int)((C + 31) / 32); i++) {
@@ -483,12 +485,11 @@ __device__ __forceinline__ void bin_center_csr(long long rows, u32 *y, CsrRows c
     static_assert(CW >= 1 && CW <= 128, "bin_center_csr: 1 to 128 words a row");
     __shared__ u32 img[32][CW]; // a row image per warp (blocks of up to 1024 threads)
     const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
-    const u32 *col = csr.col;
-    const float *val = csr.val;
+    const CsrEnt *ent = csr.ent;
     u32 *im = img[warp];
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const u32 b = csr.rp[r], e = csr.rp[r + 1];
-        const double mu = C ? ddiv(csr_row_sum<L>(lane, b, e, col, val), (double)C) : 0.0;
+        const double mu = C ? ddiv(csr_row_sum<L>(lane, b, e, ent), (double)C) : 0.0;
         const bool zb = center_bit(0.0f, mu);
         for (long long w = lane; w < CW; w += 32) {
             const u32 full = zb ? 0xffffffffu : 0u;
@@ -496,8 +497,9 @@ __device__ __forceinline__ void bin_center_csr(long long rows, u32 *y, CsrRows c
         }
         __syncwarp();
         for (u32 p = b + (u32)lane; p < e; p += 32) {
-            const u32 c = col[p];
-            if (center_bit(val[p], mu) != zb) atomicXor(&im[c >> 5], 1u << (c & 31u));
+            const CsrEnt en = ent[p];
+            const u32 c = en.col;
+            if (center_bit(en.val, mu) != zb) atomicXor(&im[c >> 5], 1u << (c & 31u));
         }
         __syncwarp();
         for (long long w = lane; w < CW; w += 32) y[r * CW + w] = im[w];

@@ -1,8 +1,8 @@
 /* test_features_csr.c - the CSR block of sparse input features (plan.h bg_features_csr, which
- * templates/bmm_fb_csr.cuh reads): every value other than +0 in row and column order (-0 and NaN kept),
- * the row pointers, and `order` a permutation of the rows by nonzeros, most first, ties by
- * index; awkward shapes (no rows, no columns, empty rows, one dense row) and refusals (a wrong
- * nonzero count). */
+ * templates/bmm_fb_csr.cuh reads): every value other than +0 in row and column order (-0 and NaN
+ * kept), the row pointers, `order` a permutation of the rows by nonzeros, most first, ties by
+ * index, and `range` each ordered row's entries; awkward shapes (no rows, no columns, empty rows,
+ * one dense row) and refusals (a wrong nonzero count). */
 #include "bgtest.h"
 #include "plan.h"
 
@@ -24,23 +24,21 @@ static void check_block(const float *x, int64_t rows, int64_t width) {
     uint32_t *h = bg_features_csr(x, rows, width, nnz, &words);
     CHECK(h != NULL);
     if (!h) return;
-    CHECK_EQ_INT(words, 2 * rows + 1 + 2 * (int64_t)nnz);
-    const uint32_t *col = h + rows + 1;
-    const float *val = (const float *)(col + nnz);
-    const uint32_t *order = (const uint32_t *)(val + nnz);
-    CHECK_EQ_INT(h[0], 0);
-    CHECK_EQ_INT(h[rows], nnz);
+    CHECK_EQ_INT(words, 4 * rows + 2 + 2 * (int64_t)nnz);
+    const uint32_t *range = h, *rp = h + 2 * rows, *order = rp + rows + 1, *ent = h + 4 * rows + 2;
+    CHECK_EQ_INT(rp[0], 0);
+    CHECK_EQ_INT(rp[rows], nnz);
     int bad = 0;
     for (int64_t r = 0; r < rows; r++) {
-        uint32_t e = h[r];
-        bad += h[r] > h[r + 1];
+        uint32_t e = rp[r];
+        bad += rp[r] > rp[r + 1];
         for (int64_t k = 0; k < width; k++) {
             const float v = x[r * width + k];
             if (v == 0.0f && !signbit(v)) continue; /* +0 dropped, -0 kept */
-            bad += e >= h[r + 1] || col[e] != (uint32_t)k || memcmp(&val[e], &v, sizeof v) != 0;
+            bad += e >= rp[r + 1] || ent[2 * e] != (uint32_t)k || memcmp(&ent[2 * e + 1], &v, sizeof v) != 0;
             e++;
         }
-        bad += e != h[r + 1];
+        bad += e != rp[r + 1];
     }
     CHECK_EQ_INT(bad, 0);
     /* order: a permutation, by nonzeros descending, ties by index ascending */
@@ -55,9 +53,11 @@ static void check_block(const float *x, int64_t rows, int64_t width) {
         seen[r] = 1;
         if (i > 0) {
             const uint32_t q = order[i - 1];
-            const uint32_t nq = h[q + 1] - h[q], nr = h[r + 1] - h[r];
+            const uint32_t nq = rp[q + 1] - rp[q], nr = rp[r + 1] - rp[r];
             bad_order += nq < nr || (nq == nr && q > r);
         }
+        /* range: row order[i]'s entries */
+        bad_order += range[2 * i] != rp[r] || range[2 * i + 1] != rp[r + 1];
     }
     CHECK_EQ_INT(bad_order, 0);
     free(seen);
@@ -101,7 +101,7 @@ int main(void) {
         uint32_t *h = bg_features_csr(x, 4, 3, 8, &words);
         CHECK(h != NULL);
         if (h) {
-            const uint32_t *order = h + 5 + 16;
+            const uint32_t *order = h + 2 * 4 + 5;
             for (int i = 0; i < 4; i++) CHECK_EQ_INT(order[i], i);
             free(h);
         }
