@@ -23,7 +23,8 @@ namespace bgnn {
 // section 2): SPL = 0 seq over k = 0..K-1 from +0.0f; SPL = L > 0 split-k: chunks of L k,
 // each summed from +0.0f, the partials folded left to right (tot = p0, then fl(tot + p_s)).
 // FMA (FF only): each step is __fmaf_rn(x', w, acc) instead of fl(acc + fl(x' * w)).
-template <char X, char Y, long long K, long long M, bool WT, long long SPL, bool FMA, class Pro>
+// XS: the stride of x's rows (K, or a shared-memory copy's padded stride: bmm_ff_tile).
+template <char X, char Y, long long K, long long M, bool WT, long long SPL, bool FMA, class Pro, long long XS = K>
 __device__ __forceinline__ float bmm_dot_f(long long r, long long o, const void *xp, const void *wp,
                                            const Pro &pro) {
     static_assert(!(X == 'B' && Y == 'B'), "bmm_dot_f: float products only");
@@ -35,7 +36,7 @@ __device__ __forceinline__ float bmm_dot_f(long long r, long long o, const void 
         const long long k1 = K - k0 < L ? K : k0 + L;
         float acc = 0.0f;
         if constexpr (X == 'F' && Y == 'F') {
-            const float *xr = (const float *)xp + r * K, *w = (const float *)wp;
+            const float *xr = (const float *)xp + r * XS, *w = (const float *)wp;
             for (long long k = k0; k < k1; k++) {
                 if constexpr (FMA) acc = __fmaf_rn(pro(k, xr[k]), w[k * M + o], acc);
                 else acc = fadd(acc, fmul(pro(k, xr[k]), w[k * M + o]));
@@ -90,6 +91,57 @@ __device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, co
         if constexpr (X == 'B' && Y == 'B') return bmm_dot<X, Y, K, M, WT>(r, o, xp, wp, pro);
         else return bmm_dot_f<X, Y, K, M, WT, SPL, FMA>(r, o, xp, wp, pro);
     });
+}
+
+// bmm.FFF over a row group's tile (cg_rows.c; every thread of the block calls it with the same
+// rows: barriers inside): all of w and the tile's x rows, FF_TILE_ROWS_MAX of them at a time, are
+// copied into shared memory by the whole block (coalesced, one round trip), then thread t < nr M
+// takes output (r, o) = (t / M, t % M) and runs bmm_dot_f's chain over the copies: the same float
+// operations in the same order as bmm, so the same bits.  A small head's chain of K dependent
+// steps (saint's 128 -> 7: 56 threads of a block) then waits on no global load a step, and the
+// rest of the block is not idle at the next barrier for long.  x's rows sit at the odd stride K |
+// 1, so the rows of a warp's outputs read different banks.  Its shared memory is its own (the
+// first barrier: the previous tile's chains are done with it).
+constexpr long long FF_TILE_X_MAX = 2048; // floats of x a chunk
+constexpr long long FF_TILE_W_MAX = 4096; // floats of w
+template <long long K, long long M>
+constexpr bool bmm_ff_tile_ok = K > 0 && M > 0 && K * M <= FF_TILE_W_MAX && (K | 1) <= FF_TILE_X_MAX;
+template <long long K, long long M, long long SPL, bool FMA, class Pro = ProNone, class Epi = EpEnd>
+__device__ __forceinline__ void bmm_ff_tile(long long rows, float *y, const float *x, const float *w, Pro pro = Pro(),
+                                            Epi epi = Epi()) {
+    static_assert(bmm_ff_tile_ok<K, M>, "bmm_ff_tile: w of at most FF_TILE_W_MAX floats, rows below FF_TILE_X_MAX");
+    constexpr long long XS = K | 1, RS = FF_TILE_X_MAX / XS;
+    constexpr int CB = 8; // a thread's copies in flight at once
+    __shared__ float sw[K * M];
+    __shared__ float sx[RS * XS];
+    __syncthreads(); // the previous tile's chains are done with sw and sx
+    for (long long r0 = 0; r0 < rows; r0 += RS) { // block-uniform
+        const long long nr = rows - r0 < RS ? rows - r0 : RS;
+        if (r0 > 0) __syncthreads(); // the last chunk's chains are done with sx
+        // the copies: w's K M floats with the first chunk, then the chunk's nr K of x, CB a
+        // thread at a time, every load of a batch issued before its stores
+        const long long nw = r0 == 0 ? K * M : 0, nc = nw + nr * K;
+        for (long long i0 = threadIdx.x; i0 < nc; i0 += (long long)CB * blockDim.x) {
+            float v[CB];
+#pragma unroll
+            for (int q = 0; q < CB; q++) {
+                const long long i = i0 + (long long)q * blockDim.x, j = i - nw;
+                v[q] = i < nw ? w[i] : i < nc ? x[r0 * K + j] : 0.0f;
+            }
+#pragma unroll
+            for (int q = 0; q < CB; q++) {
+                const long long i = i0 + (long long)q * blockDim.x, j = i - nw;
+                if (i < nw) sw[i] = v[q];
+                else if (i < nc) sx[(j / K) * XS + j % K] = v[q];
+            }
+        }
+        __syncthreads();
+        for (long long t = threadIdx.x; t < nr * M; t += blockDim.x) {
+            const long long r = t / M, o = t - r * M;
+            const float v = bmm_dot_f<'F', 'F', K, M, false, SPL, FMA, Pro, XS>(r, o, sx, sw, pro);
+            y[(r0 + r) * M + o] = ep_val(epi, r0 + r, o, v);
+        }
+    }
 }
 
 // bmm.FF{F,B} of one row (a graph's, in the per-graph kernel: x, y at that row) in the order

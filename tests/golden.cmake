@@ -69,8 +69,9 @@ foreach(f ${cmd_cases})
 endforeach()
 
 # codegen/<example>.cu.expected: the generated CUDA (--emit=cuda --arch=sm_90)   LABELS codegen
-# (indgcn_full: standardize and absmean with their lanes(32) row sums)
-foreach(n gcn_bin gcn_fp32 indgcn_full)
+# (indgcn_full: standardize and absmean with their lanes(32) row sums; saint_bin: the head's
+# bmm_ff_tile in its last row group)
+foreach(n gcn_bin gcn_fp32 indgcn_full saint_bin)
   bgnn_add_golden(codegen.${n} ${GOLD}/codegen/${n}.cu.expected stdout 0 ../examples/${n}.bgnn --emit=cuda --arch=sm_90)
   set_tests_properties(codegen.${n} PROPERTIES LABELS codegen)
 endforeach()

@@ -595,15 +595,19 @@ static bool wave_variant(const BgModule *m, const BgPlanLaunch *l) {
  * at most 40 registers: ptxas gave it 48 once its scan of the column scales kept 8 loads in
  * flight, and CiteSeer and PubMed gcn_bin ran 0.3 us faster at 40 (Cora level) in the same
  * H200 run, docs/performance.md); 5 for a launch with a one-wave variant (wave_variant) and 4
- * for that variant (alt 3); 0 (no minimum) for everything else, split-k's partial sums
- * included. */
+ * for that variant (alt 3); 3 for a standardize's kernels (dense and sparse: a warp a row,
+ * 122 registers unbounded, so 2 blocks of 256 an SM and Cora's 339 blocks in 1.3 waves; at 3
+ * blocks, 80 registers and 168 bytes of stack, one wave: sage_full's standardize of the
+ * features 17.7 -> 13.4 us, sage_full 78.0 -> 76.5 us, indgcn_full 66.8 -> 65.1 us on an H200,
+ * docs/performance.md); 0 (no minimum) for everything else, split-k's partial sums included. */
 static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int alt) {
     if (l->block_size != 256) return 0;
     if (alt == 3) return 4;
+    const BgInst *in = &m->insts[l->inst];
+    if (in->op == BG_OP_STANDARDIZE && alt != 1) return 3;
     if (alt == 2) return l->alt ? 6 : 0;
     if (alt == 1) return 2;
     if (wave_variant(m, l)) return 5;
-    const BgInst *in = &m->insts[l->inst];
     if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
     if (!bg_plan_bmm_fb_tiled(in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
     return bg_inst_fp(m, in).kind == BG_FP_SPLITK ? 0 : 2;
