@@ -12,7 +12,7 @@
 
 /* ---- launches ---------------------------------------------------------------------------- */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
-                       BgDiagSink *d);
+                       bool *ran, BgDiagSink *d);
 static int64_t launch_threads(const BgGpuModel *gm, const BgGpuRun *r, int i, int64_t *tpr);
 static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long long *ng, BgCUdeviceptr *bar);
 
@@ -137,8 +137,7 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
          * bg_plan_launch_beside_prev) goes plainly after a skipped launch: programmatically
          * it would run beside the kernel before that one, which it may read */
         const bool plain = !prev_ran && bg_plan_launch_beside_prev(p, i);
-        if (!launch_one(g, gm, r, i, stream, pdl && after && !plain, d)) return false;
-        prev_ran = launch_threads(gm, r, i, NULL) > 0;
+        if (!launch_one(g, gm, r, i, stream, pdl && after && !plain, &prev_ran, d)) return false;
         after = true;
     }
     return true;
@@ -149,7 +148,7 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
  * the legacy stream, which a run on a non-blocking stream would not wait for). */
 bool bg_gpu_run_prep(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgDiagSink *d) {
     for (int i = 0; i < gm->plan->nlaunches; i++)
-        if (gm->plan->launches[i].prep && !launch_one(g, gm, r, i, NULL, false, d)) return false;
+        if (gm->plan->launches[i].prep && !launch_one(g, gm, r, i, NULL, false, NULL, d)) return false;
     return bg_cuda_check(&g->cu, g->cu.cuCtxSynchronize(), "preparing the parameters", d);
 }
 
@@ -432,12 +431,13 @@ static int64_t launch_threads(const BgGpuModel *gm, const BgGpuRun *r, int i, in
 }
 
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
-                       BgDiagSink *d) {
+                       bool *ran, BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
     int64_t tpr;
     const int64_t th = launch_threads(gm, r, i, &tpr);
+    if (ran) *ran = th > 0; /* nothing to do: no kernel */
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;
     int64_t grid = (th + bs - 1) / bs;
@@ -473,7 +473,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
 }
 
 static bool enqueue(const Timed *w, BgCUstream stream) {
-    if (w->launch >= 0) return launch_one(w->g, w->gm, w->r, w->launch, stream, false, w->d);
+    if (w->launch >= 0) return launch_one(w->g, w->gm, w->r, w->launch, stream, false, NULL, w->d);
     BgExecMode keep = w->r->mode;
     if (w->mode != BG_EXEC_AUTO) w->r->mode = w->mode;
     bool ok = bg_gpu_run_launch(w->g, w->gm, w->r, stream, w->d);
