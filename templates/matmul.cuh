@@ -94,8 +94,8 @@ __device__ __forceinline__ void bmm(long long rows, void *yp, const void *xp, co
 }
 
 // bmm.FFF over a row group's tile (cg_rows.c; every thread of the block calls it with the same
-// rows: barriers inside): all of w and the tile's x rows, FF_TILE_ROWS_MAX of them at a time, are
-// copied into shared memory by the whole block (coalesced, one round trip), then thread t < nr M
+// rows: barriers inside): all of w and the tile's x rows, RS = FF_TILE_X_MAX / (K | 1) of them at a
+// time, are copied into shared memory by the whole block (coalesced, one round trip), then thread t < nr M
 // takes output (r, o) = (t / M, t % M) and runs bmm_dot_f's chain over the copies: the same float
 // operations in the same order as bmm, so the same bits.  A small head's chain of K dependent
 // steps (saint's 128 -> 7: 56 threads of a block) then waits on no global load a step, and the
