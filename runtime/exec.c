@@ -13,7 +13,6 @@
 /* ---- launches ---------------------------------------------------------------------------- */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        bool *ran, BgDiagSink *d);
-static int64_t launch_threads(const BgGpuModel *gm, const BgGpuRun *r, int i, int64_t *tpr);
 static void **model_params(const BgPlan *p, BgGpuRun *r, long long *nn, long long *ng, BgCUdeviceptr *bar);
 
 int64_t bg_gpu_rowgroup_tile(int64_t n, int nsm) {
@@ -418,25 +417,15 @@ typedef struct Timed {
 /* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block) (a launch over a
  * work list SLOTS: at least its slots), clamped (the kernels grid-stride over the rest);
  * skipped when there is nothing to do. */
-/* The threads launch i runs with (launch_one; 0: nothing to do, no kernel), and its threads
- * per row in *tpr (when not NULL). */
-static int64_t launch_threads(const BgGpuModel *gm, const BgGpuRun *r, int i, int64_t *tpr) {
-    const BgPlanLaunch *L = &gm->plan->launches[i];
-    const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
-    const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    const int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz);
-    const int64_t t = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr_rows(gm->plan, L, rows) : L->threads_per_row;
-    if (tpr) *tpr = t;
-    return rows * t;
-}
-
+/* ran (when not NULL): whether it launched a kernel. */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        bool *ran, BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];
     const bool alt = r->use_alt && r->use_alt[i] && gm->alt_fn && gm->alt_fn[i];
     const bool sparse = !alt && r->use_sparse && r->use_sparse[i] && gm->sparse_fn && gm->sparse_fn[i];
-    int64_t tpr;
-    const int64_t th = launch_threads(gm, r, i, &tpr);
+    const int64_t rows = bg_plan_rows(L->rows, r->n, r->ngraphs, r->gsz);
+    const int64_t tpr = alt ? L->alt_tpr : sparse ? bg_plan_sparse_tpr_rows(gm->plan, L, rows) : L->threads_per_row;
+    const int64_t th = rows * tpr;
     if (ran) *ran = th > 0; /* nothing to do: no kernel */
     if (th <= 0) return true;
     const int bs = gm->max_block && L->block_size > gm->max_block[i] ? gm->max_block[i] : L->block_size;

@@ -279,6 +279,28 @@ static int row_lanes(const BgModule *m, const BgInst *in) {
 }
 
 /* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
+/* templates/matmul.cuh FF_TILE_W_MAX, FF_TILE_X_MAX (bmm_ff_tile_ok) */
+#define CG_FF_TILE_W_MAX 4096
+#define CG_FF_TILE_X_MAX 2048
+/* Does a bmm run as bmm_ff_tile in a row group's phase (templates/matmul.cuh: w and the tile's
+ * x rows staged in shared memory by the block, then a thread an output): a head, a bmm.FFF
+ * with float weights of at least CG_FF_TILE_K_MIN rows and at most CG_FF_TILE_M_MAX outputs (a
+ * few threads a row, each a long chain of dependent steps that would wait on a global load a
+ * step, while the rest of the block waits at the next barrier), within the template's bounds.
+ * The same float order as bmm.  Wider products (GIN's 64 x 64 MLPs) keep bmm: a thread an
+ * output already keeps many threads busy there, and were not measured staged. */
+#define CG_FF_TILE_K_MIN 32
+#define CG_FF_TILE_M_MAX 32
+static bool ff_tile(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l) {
+    const BgInst *in = &m->insts[l->inst];
+    if (l->prep || in->op != BG_OP_BMM || in->prec[0] != 'F' || in->prec[1] != 'F' || in->prec[2] != 'F' ||
+        p->bufs[l->args[2]].kind != BG_BUF_F32)
+        return false;
+    const int64_t k = bg_cg_kcols(m->insts[in->args[0]].type), cols = bg_cg_kcols(in->type);
+    return k >= CG_FF_TILE_K_MIN && cols > 0 && cols <= CG_FF_TILE_M_MAX && k * cols <= CG_FF_TILE_W_MAX &&
+           (k | 1) <= CG_FF_TILE_X_MAX;
+}
+
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
                      const char *const *nm, bool plain, bool own, BgDiagSink *d) {
     const BgInst *in = &m->insts[l->inst];
@@ -391,6 +413,11 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
          * and, for the generic product, the fma flag; nothing for seq without fma */
         BgFpOrder fp = bg_inst_fp(m, in);
         long long spl = fp.kind == BG_FP_SPLITK ? (long long)fp.chunk : 0;
+        if (plain && own && ff_tile(m, p, l)) { /* a row group's phase: every thread of the block calls it */
+            bg_emit_line(e, "bgnn::bmm_ff_tile<%lld, %lld, %lld, %s>(rows, %s, %s, %s%s); // w and x rows in shared memory",
+                         (long long)bg_cg_kcols(*t0), (long long)C, spl, fp.fma ? "true" : "false", nm[0], nm[1], nm[2], sa);
+            break;
+        }
         char fpt[64] = "";
         const bool tiled = !plain && bg_plan_bmm_fb_tiled(in, wt);
         if (tiled) {

@@ -18,57 +18,15 @@
  * calls' shared memory is per warp (bin_center_csr, the bit aggregation's stage) or ends with
  * its own barrier (absmean's table), so a tile needs no barrier after its last launch, except
  * where a bin_csr's block-wide table of zero bits would be rewritten by the next tile's call
- * while a warp still reads it.  A small float product (a classifier head: ff_tile) runs as
- * bmm_ff_tile, its weights and the tile's rows staged in shared memory (barriers of its own).
- * A group whose members templates/warp_rows.cuh has takes the
+ * while a warp still reads it.  A small float product (a classifier head: cg_cuda.c ff_tile)
+ * runs as bmm_ff_tile, its weights and the tile's rows staged in shared memory (barriers of
+ * its own).  A group whose members templates/warp_rows.cuh has takes the
  * warp-rows form instead (cg_warp_rows.c): a warp a row through every launch, no barrier. */
 #include "cg_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* templates/matmul.cuh FF_TILE_W_MAX, FF_TILE_X_MAX (bmm_ff_tile_ok) */
-#define CG_FF_TILE_W_MAX 4096
-#define CG_FF_TILE_X_MAX 2048
-
-/* Does launch l run as bmm_ff_tile (templates/matmul.cuh: w and the tile's x rows staged in
- * shared memory by the block, then a thread an output): a head, a bmm.FFF with float weights
- * of at least CG_FF_TILE_K_MIN rows and at most CG_FF_TILE_M_MAX outputs (a few threads a row,
- * each a long chain of dependent steps that would wait on a global load a step, while the rest
- * of the block waits at the next barrier), within the template's bounds.  The same float order
- * as bmm.  Wider products (GIN's 64 x 64 MLPs) keep bmm: a thread an output already keeps many
- * threads busy there, and were not measured staged. */
-#define CG_FF_TILE_K_MIN 32
-#define CG_FF_TILE_M_MAX 32
-static bool ff_tile(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l) {
-    const BgInst *in = &m->insts[l->inst];
-    if (l->prep || in->op != BG_OP_BMM || in->prec[0] != 'F' || in->prec[1] != 'F' || in->prec[2] != 'F' ||
-        p->bufs[l->args[2]].kind != BG_BUF_F32)
-        return false;
-    const int64_t k = bg_cg_kcols(m->insts[in->args[0]].type), cols = bg_cg_kcols(in->type);
-    return k >= CG_FF_TILE_K_MIN && cols > 0 && cols <= CG_FF_TILE_M_MAX && k * cols <= CG_FF_TILE_W_MAX &&
-           (k | 1) <= CG_FF_TILE_X_MAX;
-}
-
-/* Launch i (ff_tile) in a row group: bmm_ff_tile over the tile's rows, in its phase's block. */
-static void emit_ff_tile(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
-                         int phase) {
-    const BgPlanLaunch *l = &p->launches[i];
-    const BgInst *in = &m->insts[l->inst];
-    BgCgArgs args;
-    bg_cg_phase_open(e, m, ir, src, l, i, phase);
-    bg_cg_range_args(m, p, l, &args);
-    const BgFpOrder fp = bg_inst_fp(m, in);
-    char *sa = bg_cg_step_args(m, in, l, args.nm, true);
-    bg_emit_line(e, "bgnn::bmm_ff_tile<%lld, %lld, %lld, %s>(rows, %s, %s, %s%s); // w and x rows in shared memory",
-                 (long long)bg_cg_kcols(m->insts[in->args[0]].type), (long long)bg_cg_kcols(in->type),
-                 fp.kind == BG_FP_SPLITK ? (long long)fp.chunk : 0LL, fp.fma ? "true" : "false", args.nm[0],
-                 args.nm[1], args.nm[2], sa);
-    free(sa);
-    bg_emit_indent(e, -1);
-    bg_emit_line(e, "}");
-}
 
 bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           BgDiagSink *d) {
@@ -105,10 +63,6 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
             if (p->launches[i].prep) continue; /* run once at binding */
             if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();"); /* a phase reads none of its own */
             last = phase[i];
-            if (ff_tile(m, p, &p->launches[i])) {
-                emit_ff_tile(e, m, p, ir, src, i, phase[i]);
-                continue;
-            }
             const bool sparse = g->csr >= 0 && bg_plan_sparse_tpr(p, &p->launches[i]) > 0;
             ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, true,
                                          NULL, d);
