@@ -1,5 +1,5 @@
-// spmm_csr_probe.cu - where the time of a float aggregation of standardized sparse features goes
-// (sage_full's and indgcn_full's first layer on Cora: y = A_mean standardize(X), 1,433 columns).
+// spmm_csr_probe.cu - where the time of a wide float aggregation goes (sage_full's and indgcn_full's
+// first layer on Cora: y = A_mean standardize(X), 1,433 columns, X sparse).
 // Kernels, each on the whole graph and on parts of it (the other rows emptied: rows of at least
 // 100 edges, Cora's one hub of 168; rows of fewer; rows of at most 32 edges; rows of more), median
 // of 200 event-timed launches, every output compared bit for bit with the dense one.  A part's
@@ -14,10 +14,17 @@
 //   wdWxK   a warp an item (a row, W 32-column words of it), the neighbours' ids and factors read
 //           32 edges at a time, a lane an edge, and handed out by shuffles, K edges' loads a
 //           step in flight (K = 8 where not given);
-//   wm1x32  the same with the mask.
-// Measured on an H200 (2026-11-30; docs/performance.md, "Tried and not kept: a sparse aggregation
-// of standardized features"): nothing beats dense on the whole graph (dense 31-33 us, csr 61-63,
-// the others 41-201).  Build on the device machine:
+//   wm1x32  the same with the mask;
+//   dense xK  a thread K outputs of a row (columns t, t + T, ...), edges unrolled (k_cols);
+//   pipe xKuU the same with the next U edges' ids loaded during this step's gathers (k_pipe);
+//   hybrid    rows of <= 32 edges as xK, longer rows a thread an output pipelined (k_hybrid);
+//   staged    rows of <= 32 edges as xK, longer rows a block a 32-column slice, 64 edges' terms
+//             loaded at once into shared memory, then added in edge order (k_hyb2): the form
+//             the product took (templates/spmm.cuh bspmm_wide_adjb).
+// Measured on an H200 (2026-11-30; docs/logs/spmm_csr_probe{1..7}_h200_2026-11-30.log;
+// docs/performance.md, "Tried and not kept: a sparse aggregation of standardized features" and
+// "Wide float aggregations"): on the whole graph dense 31-33 us, staged x6 19.1, every other
+// form 23-201.  Build on the device machine:
 //   gcc -std=c11 -O2 -c plan/features_csr.c -Iplan -Ibase -Iloaders -Iinclude -o fcsr.o
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Itemplates -Ibench/kernels -Icompiler -Ibase -Iinclude -Iplan -Iloaders \
 //        bench/spmm_csr_probe.cu fcsr.o -o probe
@@ -127,6 +134,208 @@ __global__ void __launch_bounds__(256) k_warp(long long rows, float *y, const lo
             const long long c = (w0 + w) * 32 + lane;
             if (w0 + w < CW && c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[w]);
         }
+    }
+}
+
+// The dense template's sums with K outputs a thread: thread t of a row's T = ceil(C / K) (a
+// multiple of 32) takes columns t, t + T, ... (each warp's loads still 32 consecutive columns),
+// its neighbours' ids read once for the K sums, U edges unrolled.
+template <long long CC, int K, int U>
+__global__ void __launch_bounds__(256) k_cols(long long rows, float *y, const long long *rp, const int *col,
+                                              const float *rowf, const float *colf, const float *x) {
+    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32;
+    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256) {
+        const long long i = t / T, c0 = t % T;
+        const long long e0 = rp[i], e1 = rp[i + 1];
+        float acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = 0.0f;
+#pragma unroll U
+        for (long long e = e0; e < e1; e++) {
+            const long long j = col[e];
+            const float cj = colf[j];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const long long c = c0 + k * T;
+                if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
+            }
+        }
+        const float rf = rowf[i];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
+        }
+    }
+}
+
+// k_cols with the next U edges' ids loaded while this step's x loads are in flight (one
+// dependent round trip a step after the first), the factors read with the x loads.
+template <long long CC, int K, int U>
+__global__ void __launch_bounds__(256) k_pipe(long long rows, float *y, const long long *rp, const int *col,
+                                              const float *rowf, const float *colf, const float *x) {
+    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32;
+    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256) {
+        const long long i = t / T, c0 = t % T;
+        const long long e0 = rp[i], e1 = rp[i + 1];
+        float acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = 0.0f;
+        int jn[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) jn[u] = e0 + u < e1 ? col[e0 + u] : 0;
+        for (long long eb = e0; eb < e1; eb += U) {
+            int j[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) j[u] = jn[u];
+#pragma unroll
+            for (int u = 0; u < U; u++) jn[u] = eb + U + u < e1 ? col[eb + U + u] : 0;
+            float f[U], v[U][K];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                f[u] = colf[j[u]];
+#pragma unroll
+                for (int k = 0; k < K; k++) {
+                    const long long c = c0 + k * T;
+                    v[u][k] = c < CC ? x[(long long)j[u] * CC + c] : 0.0f;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (eb + u < e1)
+#pragma unroll
+                    for (int k = 0; k < K; k++) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(f[u], v[u][k]));
+        }
+        const float rf = rowf[i];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
+        }
+    }
+}
+
+// The rows of at most D edges as k_cols (K outputs a thread), the longer ones (hub[0..nhub), the
+// graph's rows by their edges, most first, as a work list gives them) a thread an output with
+// the next U edges' ids loaded during this step's gathers: every block takes the short rows'
+// items, then the long rows' (the two index spaces one after the other, grid-stride).
+template <long long CC, int K, int U, int D>
+__global__ void __launch_bounds__(256) k_hybrid(long long rows, float *y, const long long *rp, const int *col,
+                                                const float *rowf, const float *colf, const float *x, const int *hub,
+                                                int nhub) {
+    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32, T1 = (CC + 31) / 32 * 32;
+    const long long stride = (long long)gridDim.x * 256, t0 = blockIdx.x * 256LL + threadIdx.x;
+    for (long long t = t0; t < rows * T; t += stride) {
+        const long long i = t / T, c0 = t % T;
+        const long long e0 = rp[i], e1 = rp[i + 1];
+        if (e1 - e0 > D) continue;
+        float acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = 0.0f;
+#pragma unroll 2
+        for (long long e = e0; e < e1; e++) {
+            const long long j = col[e];
+            const float cj = colf[j];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const long long c = c0 + k * T;
+                if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
+            }
+        }
+        const float rf = rowf[i];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
+        }
+    }
+    for (long long t = t0; t < (long long)nhub * T1; t += stride) {
+        const long long i = hub[t / T1], c = t % T1;
+        const long long e0 = rp[i], e1 = rp[i + 1];
+        float acc = 0.0f;
+        int jn[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) jn[u] = e0 + u < e1 ? col[e0 + u] : 0;
+        for (long long eb = e0; eb < e1; eb += U) {
+            int j[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) j[u] = jn[u];
+#pragma unroll
+            for (int u = 0; u < U; u++) jn[u] = eb + U + u < e1 ? col[eb + U + u] : 0;
+            float v[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) v[u] = c < CC ? bgnn::fmul(colf[j[u]], x[(long long)j[u] * CC + c]) : 0.0f;
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (eb + u < e1) acc = bgnn::fadd(acc, v[u]);
+        }
+        if (c < CC) y[i * CC + c] = bgnn::fmul(rowf[i], acc);
+    }
+}
+
+// k_hybrid's short rows, then each long row in slices of SW columns, a block a slice: the block
+// loads SE edges' terms of the slice at once (a thread 8 of them, every load in flight) into
+// shared memory, then SW threads add them in edge order; a row of 168 edges waits on 3 such
+// steps of 2 round trips, not 168 / U.
+template <long long CC, int K, int D, int SW = 32, int SE = 64>
+__global__ void __launch_bounds__(256) k_hyb2(long long rows, float *y, const long long *rp, const int *col,
+                                              const float *rowf, const float *colf, const float *x, const int *hub,
+                                              int nhub) {
+    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32, NS = (CC + SW - 1) / SW;
+    constexpr int Q = SE * SW / 256;
+    __shared__ float st[SE][SW];
+    const long long stride = (long long)gridDim.x * 256, t0 = blockIdx.x * 256LL + threadIdx.x;
+    for (long long t = t0; t < rows * T; t += stride) {
+        const long long i = t / T, c0 = t % T;
+        const long long e0 = rp[i], e1 = rp[i + 1];
+        if (e1 - e0 > D) continue;
+        float acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = 0.0f;
+#pragma unroll 2
+        for (long long e = e0; e < e1; e++) {
+            const long long j = col[e];
+            const float cj = colf[j];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const long long c = c0 + k * T;
+                if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
+            }
+        }
+        const float rf = rowf[i];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
+        }
+    }
+    const int tid = (int)threadIdx.x;
+    for (long long it = blockIdx.x; it < (long long)nhub * NS; it += gridDim.x) { // block-uniform
+        const long long i = hub[it / NS], cs = (it % NS) * SW;
+        const long long e0 = rp[i], e1 = rp[i + 1];
+        float acc = 0.0f;
+        for (long long eb = e0; eb < e1; eb += SE) {
+            const int ne = (int)(e1 - eb < SE ? e1 - eb : SE);
+            int j[Q];
+#pragma unroll
+            for (int q = 0; q < Q; q++) {
+                const int e = (tid + 256 * q) / SW;
+                j[q] = e < ne ? col[eb + e] : 0;
+            }
+            float v[Q];
+#pragma unroll
+            for (int q = 0; q < Q; q++) {
+                const int e = (tid + 256 * q) / SW, c = (tid + 256 * q) % SW;
+                v[q] = e < ne && cs + c < CC ? bgnn::fmul(colf[j[q]], x[(long long)j[q] * CC + cs + c]) : 0.0f;
+            }
+            __syncthreads(); // the last step's adds are done
+#pragma unroll
+            for (int q = 0; q < Q; q++) st[(tid + 256 * q) / SW][(tid + 256 * q) % SW] = v[q];
+            __syncthreads();
+            if (tid < SW)
+                for (int e = 0; e < ne; e++) acc = bgnn::fadd(acc, st[e][tid]);
+        }
+        if (tid < SW && cs + tid < CC) y[i * CC + cs + tid] = bgnn::fmul(rowf[i], acc);
     }
 }
 
@@ -245,6 +454,7 @@ int main(int argc, char **argv) {
         {"rows < 100 edges", subgraph(g, [](long long, long long d) { return d < 100; })},
         {"rows <= 32 edges", subgraph(g, [](long long, long long d) { return d <= 32; })},
         {"rows > 32 edges", subgraph(g, [](long long, long long d) { return d > 32; })},
+        {"no edges", subgraph(g, [](long long, long long) { return false; })},
     };
     printf("%-18s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s  same\n", "graph (us)", "dense", "csr", "mask4", "mask8", "wd1x32",
            "wd2x16", "wd2", "wd4", "wd8", "wm1x32");
@@ -283,6 +493,39 @@ int main(int argc, char **argv) {
                     w4 = warp(k_warp<C, 4, false>, 4), w8 = warp(k_warp<C, 8, false>, 8), wm = warp(k_warp<C, 1, true, 32>, 1);
         printf("%-18s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f  %s\n", pt.name, td, tc, t4, t8, w1, w2x, w2,
                w4, w8, wm, same ? "yes" : "NO");
+        auto cols = [&](auto kern, int k) {
+            const long long tpr = ((C + k - 1) / k + 31) / 32 * 32;
+            const float t = median_us([&] { kern<<<(unsigned)((n * tpr + 255) / 256), 256>>>(n, dy1, drp, dcol, drowf, dcolf, dx); });
+            check();
+            return t;
+        };
+        const float c2 = cols(k_cols<C, 2, 4>, 2), c4 = cols(k_cols<C, 4, 4>, 4), c8 = cols(k_cols<C, 8, 2>, 8),
+                    c4u8 = cols(k_cols<C, 4, 8>, 4), c16 = cols(k_cols<C, 16, 1>, 16);
+        printf("%-18s  dense x2 %.2f  x4 %.2f  x8 %.2f  x4u8 %.2f  x16 %.2f  %s\n", pt.name, c2, c4, c8, c4u8, c16,
+               same ? "yes" : "NO");
+        const float p1 = cols(k_pipe<C, 1, 8>, 1), p1u = cols(k_pipe<C, 1, 16>, 1), p2 = cols(k_pipe<C, 2, 8>, 2),
+                    p2u = cols(k_pipe<C, 2, 16>, 2), p4 = cols(k_pipe<C, 4, 8>, 4), p8 = cols(k_pipe<C, 8, 4>, 8);
+        std::vector<int> hub;
+        for (long long i = 0; i < n; i++)
+            if (pt.g.rp[(size_t)i + 1] - pt.g.rp[(size_t)i] > 32) hub.push_back((int)i);
+        int *dhub = up(hub.empty() ? std::vector<int>{0} : hub);
+        auto hyb = [&](auto kern, int k) {
+            const long long tpr = ((C + k - 1) / k + 31) / 32 * 32;
+            const unsigned g = (unsigned)((n * tpr + 255) / 256);
+            const float t = median_us([&] { kern<<<g, 256>>>(n, dy1, drp, dcol, drowf, dcolf, dx, dhub, (int)hub.size()); });
+            check();
+            return t;
+        };
+        const float h8 = hyb(k_hybrid<C, 8, 8, 32>, 8), h8u16 = hyb(k_hybrid<C, 8, 16, 32>, 8), h6 = hyb(k_hybrid<C, 6, 8, 32>, 6),
+                    h4 = hyb(k_hybrid<C, 4, 8, 32>, 4);
+        printf("%-18s  hybrid x8u8 %.2f  x8u16 %.2f  x6u8 %.2f  x4u8 %.2f  (%zu long rows)  %s\n", pt.name, h8, h8u16, h6, h4,
+               hub.size(), same ? "yes" : "NO");
+        const float g8 = hyb(k_hyb2<C, 8, 32>, 8), g6 = hyb(k_hyb2<C, 6, 32>, 6), g4 = hyb(k_hyb2<C, 4, 32>, 4),
+                    g8w = hyb(k_hyb2<C, 8, 32, 64, 32>, 8);
+        printf("%-18s  staged x8 %.2f  x6 %.2f  x4 %.2f  x8 64c %.2f  %s\n", pt.name, g8, g6, g4, g8w, same ? "yes" : "NO");
+        CK(cudaFree(dhub));
+        printf("%-18s  pipe x1u8 %.2f  x1u16 %.2f  x2u8 %.2f  x2u16 %.2f  x4u8 %.2f  x8u4 %.2f  %s\n", pt.name, p1, p1u, p2,
+               p2u, p4, p8, same ? "yes" : "NO");
         CK(cudaFree(drp));
         CK(cudaFree(dcol));
         CK(cudaFree(drowf));

@@ -379,6 +379,11 @@ int bg_plan_launch_slots_graph(const BgPlan *p, const BgPlanLaunch *l) {
     return -1;
 }
 
+int bg_plan_wide_threads_per_row(int64_t cols) {
+    const int64_t k = (cols + 255) / 256;
+    return k > 0 ? (int)(((cols + k - 1) / k + 31) / 32 * 32) : 32;
+}
+
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {
     if (l->alt) return (int)bg_plan_fb_csr_lanes(p->bufs[l->args[0]].cols);
     return bg_plan_launch_row_csr(p, l) ? BG_PLAN_SPARSE_ROW_TPR : 0;

@@ -484,11 +484,19 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
 int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
                          int64_t *nsplit);
 /* The bit aggregation's work list (templates/spmm_bits.cuh), the graph array ORDER: int32
- * [n + 1][4].  Entry 0 is {hubs, 0, 0, 0}; entry 1 + k is the k-th row by edges, most first
+ * [n + 1][4].  Entry 0 is {hubs, long rows, 0, 0}; entry 1 + k is the k-th row by edges, most first
  * (ties by index): {row, edges, first edge (low 32 bits), first edge (high 32 bits)}.  The
  * `hubs` rows of at least split_min edges come first: the kernel gives each of their 32-column
- * words its own warp.  False (out untouched) when n or a row's edges do not fit int32.
- * row_order.c, a pure function of the row pointer. */
+ * words its own warp.  The `long rows` are those of more than BG_PLAN_LONG_ROW_EDGES edges, which
+ * the aggregation of wide float rows takes a block a column slice (templates/spmm.cuh
+ * bspmm_wide_adjb, codegen.h bg_plan_bspmm_wide).  False (out untouched) when n or a row's edges
+ * do not fit int32.  row_order.c, a pure function of the row pointer. */
+#define BG_PLAN_LONG_ROW_EDGES 32 /* templates/spmm.cuh SWD_LONG */
+/* The aggregation of wide float rows (bg_plan_bspmm_wide, at least BG_PLAN_WIDE_MIN_COLS
+ * columns): its threads a row, about 256 (templates/spmm.cuh SwdShape: K = ceil(cols / 256)
+ * outputs a thread, T = ceil(cols / K) rounded up to a warp). */
+#define BG_PLAN_WIDE_MIN_COLS 256
+int bg_plan_wide_threads_per_row(int64_t cols);
 bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
 /* The runtime's split_min for a graph of nnz entries: rows of at least max(2048, nnz / 8192)
  * edges.  A row's words split over warps cost each edge's column, factor and loop again per

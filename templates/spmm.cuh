@@ -253,6 +253,95 @@ __device__ __forceinline__ void bspmm_rows_adjf(long long rows, void *yp, const 
                          [](long long, float acc) { return acc; });
 }
 
+// ---- Wide rows of float activations (bg_plan_bspmm_wide: 256 columns or more; a launch's own
+// kernel, blocks of 256) -------------------------------------------------------------------
+// The same sums as spmm_adjb_elem (each output's terms fl(colf[j] * x[j, c]) added from +0 in edge
+// order, then fl(rowf[i] * s), then the epilogue), by two kinds of work in one launch:
+//   rows of at most SWD_LONG edges: SwdShape::T threads a row, thread t the K outputs t, t + T, ...
+//     (a warp's loads still 32 consecutive columns), its neighbours' ids and factors read once for
+//     the K sums.  A thread an output made Cora's 1,433-wide aggregation 3.9 million threads, about
+//     14 waves each waiting on its row's range before its loads: 17 us with no edge at all, 31 us
+//     on the graph (H200, bench/spmm_csr_probe.cu); K = ceil(C / 256) outputs a thread, 10 and 19;
+//   longer rows (the first order[0].y entries of the work list ORDER, plan.h bg_plan_row_order: the
+//     rows by their edges, most first) in slices of SWD_SW columns, a block a slice: the block
+//     loads SWD_SE edges' terms of the slice into shared memory at once, then SWD_SW threads add
+//     them in edge order.  Cora's row of 168 edges waits on 3 such steps instead of 168 / 2
+//     dependent loads a thread (its kernel 46.9 us with 8 outputs a thread and no such path).
+// Every thread of the block runs the second loop (barriers inside); any grid is correct.
+constexpr int SWD_LONG = 32, SWD_SW = 32, SWD_SE = 64; // plan.h BG_PLAN_LONG_ROW_EDGES = SWD_LONG
+template <long long C>
+struct SwdShape {
+    static constexpr int K = (int)((C + 255) / 256);
+    static constexpr long long T = ((C + K - 1) / K + 31) / 32 * 32, NS = (C + SWD_SW - 1) / SWD_SW;
+};
+template <long long C, class Epi = EpEnd>
+__device__ __forceinline__ void bspmm_wide_adjb(long long rows, float *y, const long long *rowptr, const int *col,
+                                                const float *rowf, const float *colf, const float *x, const int4 *order,
+                                                Epi epi = Epi()) {
+    using S = SwdShape<C>;
+    constexpr int K = S::K;
+    constexpr long long T = S::T, NS = S::NS;
+    for (long long t = thread_index(); t < rows * T; t += thread_stride()) {
+        const long long i = t / T, c0 = t % T;
+        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+        if (e1 - e0 > SWD_LONG) continue; // the second loop's
+        float acc[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = 0.0f;
+#pragma unroll 2
+        for (long long e = e0; e < e1; e++) {
+            const long long j = col[e];
+            const float cj = colf[j];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const long long c = c0 + k * T;
+                if (c < C) acc[k] = fadd(acc[k], fmul(cj, x[j * C + c]));
+            }
+        }
+        const float rf = rowf[i];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < C) y[i * C + c] = ep_val(epi, i, c, fmul(rf, acc[k]));
+        }
+    }
+    __shared__ float st[SWD_SE][SWD_SW];
+    const int tid = (int)threadIdx.x;
+    const long long nlong = order[0].y;
+    for (long long it = blockIdx.x; it < nlong * NS; it += gridDim.x) { // block-uniform
+        const int4 o = order[1 + it / NS];
+        const long long i = o.x, cs = (it % NS) * SWD_SW;
+        const long long e0 = (long long)(((unsigned long long)(unsigned)o.w << 32) | (unsigned)o.z), e1 = e0 + o.y;
+        float acc = 0.0f;
+        for (long long eb = e0; eb < e1; eb += SWD_SE) {
+            const int ne = (int)(e1 - eb < SWD_SE ? e1 - eb : SWD_SE);
+            // a term of the step: edge e, column cs + c (0 past the row or the columns)
+            const auto term = [&](int q) {
+                const int e = q / SWD_SW, c = q % SWD_SW;
+                if (e >= ne || cs + c >= C) return 0.0f;
+                const long long j = col[eb + e];
+                return fmul(colf[j], x[j * C + cs + c]);
+            };
+            if (blockDim.x == 256) { // every load of the step in flight before the first store
+                constexpr int Q = SWD_SE * SWD_SW / 256;
+                float v[Q];
+#pragma unroll
+                for (int u = 0; u < Q; u++) v[u] = term(tid + 256 * u);
+                __syncthreads(); // the last step's adds are done
+#pragma unroll
+                for (int u = 0; u < Q; u++) st[(tid + 256 * u) / SWD_SW][(tid + 256 * u) % SWD_SW] = v[u];
+            } else {
+                __syncthreads();
+                for (int q = tid; q < SWD_SE * SWD_SW; q += (int)blockDim.x) st[q / SWD_SW][q % SWD_SW] = term(q);
+            }
+            __syncthreads();
+            if (tid < SWD_SW)
+                for (int e = 0; e < ne; e++) acc = fadd(acc, st[e][tid]);
+        }
+        if (tid < SWD_SW && cs + tid < C) y[i * C + cs + tid] = ep_val(epi, i, cs + tid, fmul(rowf[i], acc));
+    }
+}
+
 } // namespace bgnn
 
 #endif // BGNN_SPMM_CUH

@@ -470,6 +470,11 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
                          adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], order, sa);
             break;
         }
+        if (bg_plan_bspmm_wide(m, in) && own && !plain) { /* wide rows: K outputs a thread, long rows staged */
+            bg_emit_line(e, "bgnn::bspmm_wide_adjb<%lld>(rows, %s, %s, %s, %s, %s, %s, (const int4 *)%s%s);", (long long)C,
+                         nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], sa);
+            break;
+        }
         if (bg_plan_bspmm_rows(m, in) && own && !plain) { /* a warp a row over the slots (spmm.cuh) */
             if (in->prec[1] == 'F')
                 bg_emit_line(e, "bgnn::bspmm_rows_adjf<'%c', %lld>(rows, %s, %s, %s, %s, %s, (const int4 *)%s%s);",
@@ -575,7 +580,7 @@ static const char *param_base(const BgModule *m, const BgInst *in, int k, int na
         static const char *const fast[] = {"y", "rowptr", "col", "rowf", "x", "items", "partial", "done"};
         if (bg_plan_bspmm_fast(m, in)) return k < 8 ? fast[k] : "x";
         const int nb = (in->prec[1] == 'F' ? 5 : 6); /* then the bits' order or the rows' slots */
-        if (k == nb && bg_plan_bspmm_bits(m, in)) return "order";
+        if (k == nb && (bg_plan_bspmm_bits(m, in) || bg_plan_bspmm_wide(m, in))) return "order";
         if (k == nb && bg_plan_bspmm_rows(m, in)) return "slots";
         if (in->prec[1] == 'F') return k < nb ? adjf[k] : "x";
         return k < nb ? adjb[k] : "x";

@@ -36,6 +36,11 @@ bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in);
  * of at most 64 columns.  The per-graph, row-group and fused kernels run the same sum a thread
  * an element (the same bits). */
 bool bg_plan_bspmm_rows(const BgModule *m, const BgInst *in);
+/* Whether a BSPMM aggregates wide float rows in its own kernel by templates/spmm.cuh
+ * bspmm_wide_adjb: bspmm.FBF of at least BG_PLAN_WIDE_MIN_COLS columns (plan.h).  Its launch
+ * also reads the graph's ORDER (its long rows) and has bg_plan_wide_threads_per_row threads a
+ * row; the fused kernel runs the same sum a thread an element (the same bits). */
+bool bg_plan_bspmm_wide(const BgModule *m, const BgInst *in);
 /* Whether a bin, a bin.center, a rowmean or a standardize reads the model's input features
  * (args[0] an f32 INPUT) in a form whose sparse variant over their CSR exists (plan.h
  * BG_PLAN_SPARSE_ROW_TPR; templates/bin_ops.cuh bin_csr: no step or a threshold; rowwise.cuh

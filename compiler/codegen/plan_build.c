@@ -41,6 +41,12 @@ bool bg_plan_bspmm_rows(const BgModule *m, const BgInst *in) {
            in->type.dim[1] <= 64;
 }
 
+bool bg_plan_bspmm_wide(const BgModule *m, const BgInst *in) {
+    (void)m;
+    return in->op == BG_OP_BSPMM && strcmp(in->prec, "FBF") == 0 && in->type.rank == 2 &&
+           in->type.dim[1] >= BG_PLAN_WIDE_MIN_COLS;
+}
+
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
     /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has); a
      * split-k order folds at its 64-k staging boundaries (FBT_KC), so chunks of 64 k multiples */
@@ -669,7 +675,10 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             arg(l, use_value(&c, in->args[1]));
             if (bg_plan_bspmm_bits(m, in)) arg(l, use_garr(&c, adj, BG_GARR_ORDER)); /* its rows by length */
             if (bg_plan_bspmm_rows(m, in)) arg(l, use_garr(&c, adj, BG_GARR_SLOTS)); /* its rows in blocks' slots */
-            l->threads_per_row = bg_plan_bspmm_bits(m, in) || bg_plan_bspmm_rows(m, in) ? 32 : tpr_for(in->type.kind, cols);
+            if (bg_plan_bspmm_wide(m, in)) arg(l, use_garr(&c, adj, BG_GARR_ORDER)); /* its long rows */
+            l->threads_per_row = bg_plan_bspmm_bits(m, in) || bg_plan_bspmm_rows(m, in) ? 32
+                                 : bg_plan_bspmm_wide(m, in)                          ? bg_plan_wide_threads_per_row(cols)
+                                                                                      : tpr_for(in->type.kind, cols);
             break;
         }
         case BG_OP_BSPMM_MM: { /* y = A (x W) mm(steps): the product recomputed per neighbour, t never stored */

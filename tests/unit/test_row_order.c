@@ -23,10 +23,15 @@ static uint32_t next_u32(void) {
 static void check_list(const int64_t *rowptr, int64_t n, int64_t split_min) {
     int32_t *o = calloc((size_t)(n + 1) * 4, sizeof *o);
     CHECK(bg_plan_row_order(rowptr, n, split_min, o));
-    int64_t hubs = 0;
-    for (int64_t r = 0; r < n; r++) hubs += rowptr[r + 1] - rowptr[r] >= split_min;
+    int64_t hubs = 0, longer = 0;
+    for (int64_t r = 0; r < n; r++) {
+        hubs += rowptr[r + 1] - rowptr[r] >= split_min;
+        longer += rowptr[r + 1] - rowptr[r] > BG_PLAN_LONG_ROW_EDGES;
+    }
     CHECK_EQ_INT(o[0], hubs);
-    CHECK(o[1] == 0 && o[2] == 0 && o[3] == 0);
+    CHECK_EQ_INT(o[1], longer); /* the wide aggregation's long rows lead the list (templates/spmm.cuh) */
+    for (int64_t k = 0; k < n; k++) CHECK((o[4 * (1 + k) + 1] > BG_PLAN_LONG_ROW_EDGES) == (k < longer));
+    CHECK(o[2] == 0 && o[3] == 0);
     char *seen = calloc((size_t)n + 1, 1);
     int bad = 0;
     for (int64_t k = 0; k < n; k++) {
@@ -111,6 +116,14 @@ int main(void) {
         CHECK_EQ_INT(o[4], 2);
         const int want[6] = {2, 0, 1, 3, 4, 5};
         for (int k = 0; k < 6; k++) CHECK_EQ_INT(o[4 * (1 + k)], want[k]);
+    }
+    { /* the long rows' count: more than BG_PLAN_LONG_ROW_EDGES (32) edges, not 32 itself */
+        int64_t rp[4] = {0, 32, 65, 66};
+        check_list(rp, 3, 2048);
+        int32_t o[4 * 4];
+        CHECK(bg_plan_row_order(rp, 3, 2048, o));
+        CHECK_EQ_INT(o[1], 1);
+        CHECK_EQ_INT(o[4], 1);
     }
     { /* a row longer than int32 is refused and the list left alone */
         int64_t rp[3] = {0, 5, 5 + (int64_t)INT32_MAX + 1};

@@ -1,0 +1,98 @@
+// emu_spmm_wide_test_2026-11-30.cpp - host emulation check of templates/spmm.cuh bspmm_wide_adjb (the
+// aggregation of wide float rows: K outputs a thread on rows of at most SWD_LONG edges, the longer
+// ones a block a 32-column slice staged 64 edges at a time) against bspmm_adjb<'F', 'F', C, UNIT, 0>
+// (a thread an output), bit for bit, with the work list ORDER from plan/row_order.c.  Graphs:
+// isolated nodes, short rows, rows of exactly 32 and 33 edges, hubs of 64, 65 and 700 edges;
+// x with NaN, inf, -0; unit and random colf / rowf; grids of 1, 3 and 64 blocks of 256 and of 1
+// and 5 blocks of 96 threads (the staging's generic loop).  Build with the emulator of
+// docs/logs/emu_harness_2026-11-27.tgz (DIR = its spmm_bits/):
+//   g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -pthread -Wno-unknown-pragmas -I<templates> -Idocs/logs -DEMU_H='"DIR/emu_cuda.h"' -c this.cpp
+//   gcc -std=c11 -O2 -c plan/row_order.c -Iplan -Ibase -Iloaders -Iinclude -o row_order.o
+//   g++ -pthread this.o DIR/emu_rt.fib.o DIR/emu_swap.o row_order.o -o spmm_wide_test && ./spmm_wide_test [seed]
+// 2026-11-30: seeds 1, 2 and 3, 30 runs each (C 256, 300, 1433), 0 differences; mutants: rows of
+// exactly 32 edges taken as long by the kernel but not by the work list: 30 of 30 runs differ; the
+// staged adds one edge short: 29 of 30.
+#include EMU_H
+#include "emu_prelude.h" // docs/logs/emu_prelude.h
+#include "spmm.cuh"
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+extern "C" bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
+using bgnn::u32;
+
+static unsigned long long rs = 12345;
+static u32 rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (u32)(rs >> 11); }
+static float rval() {
+    const u32 u = rnd() % 100;
+    if (u < 1) return NAN;
+    if (u < 2) return INFINITY;
+    if (u < 8) return -0.0f;
+    if (u < 14) return 0.0f;
+    return ((int)(rnd() % 2001) - 1000) / 97.0f;
+}
+static long fails, runs;
+static bool same(const std::vector<float> &a, const std::vector<float> &b) {
+    for (size_t i = 0; i < a.size(); i++)
+        if (!(std::isnan(a[i]) && std::isnan(b[i])) && memcmp(&a[i], &b[i], 4) != 0) return false;
+    return true;
+}
+
+template <long long C>
+static void one(long long n, bool unit, unsigned grid, unsigned block) {
+    std::vector<long long> rp{0};
+    std::vector<int> col;
+    for (long long i = 0; i < n; i++) {
+        long long d = rnd() % 5 == 0 ? 0 : rnd() % 12;
+        if (i == 1) d = 32;
+        if (i == 2) d = 33;
+        if (i == 3) d = 64;
+        if (i == 4) d = 65;
+        if (i == n / 2) d = 700;
+        for (long long k = 0; k < d; k++) col.push_back((int)(rnd() % n));
+        rp.push_back((long long)col.size());
+    }
+    std::vector<int32_t> order((size_t)(n + 1) * 4);
+    if (!bg_plan_row_order((const int64_t *)rp.data(), n, 2048, order.data())) { printf("row order failed\n"); fails++; return; }
+    std::vector<float> x((size_t)(n * C)), rowf((size_t)n), colf((size_t)n);
+    for (auto &v : x) v = rval();
+    for (long long i = 0; i < n; i++) {
+        rowf[(size_t)i] = unit ? 1.0f / (float)(rp[i + 1] - rp[i] ? rp[i + 1] - rp[i] : 1) : rval();
+        colf[(size_t)i] = unit ? 1.0f : rval();
+    }
+    std::vector<float> a((size_t)(n * C), -7.0f), b((size_t)(n * C), -9.0f);
+    emu::launch(16, 256, [&] { bgnn::bspmm_adjb<'F', 'F', C, true, 0>(n, a.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data()); });
+    emu::launch(grid, block, [&] {
+        bgnn::bspmm_wide_adjb<C>(n, b.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data(), (const int4 *)order.data());
+    });
+    runs++;
+    if (!same(a, b)) {
+        fails++;
+        long long bad = 0;
+        for (size_t k = 0; k < a.size(); k++)
+            if (!(std::isnan(a[k]) && std::isnan(b[k])) && memcmp(&a[k], &b[k], 4)) {
+                if (!bad) printf("  first at row %lld col %lld: %a vs %a\n", (long long)(k / C), (long long)(k % C), a[k], b[k]);
+                bad++;
+            }
+        printf("C=%lld n=%lld unit=%d grid=%u block=%u: %lld differ\n", C, n, unit, grid, block, bad);
+    }
+}
+
+template <long long C>
+static void all() {
+    const unsigned cfg[][2] = {{1, 256}, {3, 256}, {64, 256}, {1, 96}, {5, 96}};
+    for (int unit = 0; unit < 2; unit++)
+        for (auto &g : cfg) one<C>(C > 1000 ? 709 : 1100, unit, g[0], g[1]);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) rs = strtoull(argv[1], nullptr, 10) * 2654435761ull + 1;
+    all<256>();
+    all<300>();
+    all<1433>();
+    printf("%ld runs, %ld differ\n", runs, fails);
+    return fails != 0;
+}
