@@ -18,16 +18,17 @@
 //   dense xK  a thread K outputs of a row (columns t, t + T, ...), edges unrolled (k_cols);
 //   pipe xKuU the same with the next U edges' ids loaded during this step's gathers (k_pipe);
 //   hybrid    rows of <= 32 edges as xK, longer rows a thread an output pipelined (k_hybrid);
-//   staged    rows of <= 32 edges as xK, longer rows a block a 32-column slice, 64 edges' terms
-//             loaded at once into shared memory, then added in edge order (k_hyb2): the form
-//             the product took (templates/spmm.cuh bspmm_wide_adjb).
+//   staged    the product's templates/spmm.cuh bspmm_wide_adjb: rows of <= 32 edges as xK (K =
+//             ceil(C / 256)), longer rows a block a 32-column slice, 64 edges' terms loaded at
+//             once into shared memory, then added in edge order (its probe form, with K = 4, 6,
+//             8, took 19.1-23.7 us: docs/logs/spmm_csr_probe7_h200_2026-11-30.log).
 // Measured on an H200 (2026-11-30; docs/logs/spmm_csr_probe{1..7}_h200_2026-11-30.log;
 // docs/performance.md, "Tried and not kept: a sparse aggregation of standardized features" and
 // "Wide float aggregations"): on the whole graph dense 31-33 us, staged x6 19.1, every other
 // form 23-201.  Build on the device machine:
-//   gcc -std=c11 -O2 -c plan/features_csr.c -Iplan -Ibase -Iloaders -Iinclude -o fcsr.o
+//   gcc -std=c11 -O2 -c plan/features_csr.c plan/row_order.c plan/plan.c -Iplan -Ibase -Iloaders -Iinclude
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Itemplates -Ibench/kernels -Icompiler -Ibase -Iinclude -Iplan -Iloaders \
-//        bench/spmm_csr_probe.cu fcsr.o -o probe
+//        bench/spmm_csr_probe.cu features_csr.o row_order.o plan.o -o probe
 // Run: ./probe DATA_DIR/cora
 #include "bench_util.cuh"
 #include "bgnn_common.cuh"
@@ -44,6 +45,8 @@
 #include <vector>
 
 extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
+extern "C" bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
+extern "C" int bg_plan_wide_threads_per_row(int64_t cols);
 using bgnn::u32;
 
 constexpr long long C = 1433;
@@ -140,33 +143,39 @@ __global__ void __launch_bounds__(256) k_warp(long long rows, float *y, const lo
 // The dense template's sums with K outputs a thread: thread t of a row's T = ceil(C / K) (a
 // multiple of 32) takes columns t, t + T, ... (each warp's loads still 32 consecutive columns),
 // its neighbours' ids read once for the K sums, U edges unrolled.
+// Output row i's columns c0, c0 + T, ... (K of them) by one thread, U edges unrolled; rows of more
+// than D edges left to the caller's other path.
+template <long long CC, int K, int U, long long T, long long D = 1LL << 62>
+__device__ __forceinline__ void cols_row(long long i, long long c0, float *y, const long long *rp, const int *col,
+                                         const float *rowf, const float *colf, const float *x) {
+    const long long e0 = rp[i], e1 = rp[i + 1];
+    if (e1 - e0 > D) return;
+    float acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = 0.0f;
+#pragma unroll U
+    for (long long e = e0; e < e1; e++) {
+        const long long j = col[e];
+        const float cj = colf[j];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
+        }
+    }
+    const float rf = rowf[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const long long c = c0 + k * T;
+        if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
+    }
+}
 template <long long CC, int K, int U>
 __global__ void __launch_bounds__(256) k_cols(long long rows, float *y, const long long *rp, const int *col,
                                               const float *rowf, const float *colf, const float *x) {
     constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32;
-    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256) {
-        const long long i = t / T, c0 = t % T;
-        const long long e0 = rp[i], e1 = rp[i + 1];
-        float acc[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = 0.0f;
-#pragma unroll U
-        for (long long e = e0; e < e1; e++) {
-            const long long j = col[e];
-            const float cj = colf[j];
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                const long long c = c0 + k * T;
-                if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
-            }
-        }
-        const float rf = rowf[i];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const long long c = c0 + k * T;
-            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
-        }
-    }
+    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256)
+        cols_row<CC, K, U, T>(t / T, t % T, y, rp, col, rowf, colf, x);
 }
 
 // k_cols with the next U edges' ids loaded while this step's x loads are in flight (one
@@ -225,30 +234,7 @@ __global__ void __launch_bounds__(256) k_hybrid(long long rows, float *y, const 
                                                 int nhub) {
     constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32, T1 = (CC + 31) / 32 * 32;
     const long long stride = (long long)gridDim.x * 256, t0 = blockIdx.x * 256LL + threadIdx.x;
-    for (long long t = t0; t < rows * T; t += stride) {
-        const long long i = t / T, c0 = t % T;
-        const long long e0 = rp[i], e1 = rp[i + 1];
-        if (e1 - e0 > D) continue;
-        float acc[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = 0.0f;
-#pragma unroll 2
-        for (long long e = e0; e < e1; e++) {
-            const long long j = col[e];
-            const float cj = colf[j];
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                const long long c = c0 + k * T;
-                if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
-            }
-        }
-        const float rf = rowf[i];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const long long c = c0 + k * T;
-            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
-        }
-    }
+    for (long long t = t0; t < rows * T; t += stride) cols_row<CC, K, 2, T, D>(t / T, t % T, y, rp, col, rowf, colf, x);
     for (long long t = t0; t < (long long)nhub * T1; t += stride) {
         const long long i = hub[t / T1], c = t % T1;
         const long long e0 = rp[i], e1 = rp[i + 1];
@@ -273,70 +259,14 @@ __global__ void __launch_bounds__(256) k_hybrid(long long rows, float *y, const 
     }
 }
 
-// k_hybrid's short rows, then each long row in slices of SW columns, a block a slice: the block
-// loads SE edges' terms of the slice at once (a thread 8 of them, every load in flight) into
-// shared memory, then SW threads add them in edge order; a row of 168 edges waits on 3 such
-// steps of 2 round trips, not 168 / U.
-template <long long CC, int K, int D, int SW = 32, int SE = 64>
-__global__ void __launch_bounds__(256) k_hyb2(long long rows, float *y, const long long *rp, const int *col,
-                                              const float *rowf, const float *colf, const float *x, const int *hub,
-                                              int nhub) {
-    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32, NS = (CC + SW - 1) / SW;
-    constexpr int Q = SE * SW / 256;
-    __shared__ float st[SE][SW];
-    const long long stride = (long long)gridDim.x * 256, t0 = blockIdx.x * 256LL + threadIdx.x;
-    for (long long t = t0; t < rows * T; t += stride) {
-        const long long i = t / T, c0 = t % T;
-        const long long e0 = rp[i], e1 = rp[i + 1];
-        if (e1 - e0 > D) continue;
-        float acc[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = 0.0f;
-#pragma unroll 2
-        for (long long e = e0; e < e1; e++) {
-            const long long j = col[e];
-            const float cj = colf[j];
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                const long long c = c0 + k * T;
-                if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
-            }
-        }
-        const float rf = rowf[i];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const long long c = c0 + k * T;
-            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
-        }
-    }
-    const int tid = (int)threadIdx.x;
-    for (long long it = blockIdx.x; it < (long long)nhub * NS; it += gridDim.x) { // block-uniform
-        const long long i = hub[it / NS], cs = (it % NS) * SW;
-        const long long e0 = rp[i], e1 = rp[i + 1];
-        float acc = 0.0f;
-        for (long long eb = e0; eb < e1; eb += SE) {
-            const int ne = (int)(e1 - eb < SE ? e1 - eb : SE);
-            int j[Q];
-#pragma unroll
-            for (int q = 0; q < Q; q++) {
-                const int e = (tid + 256 * q) / SW;
-                j[q] = e < ne ? col[eb + e] : 0;
-            }
-            float v[Q];
-#pragma unroll
-            for (int q = 0; q < Q; q++) {
-                const int e = (tid + 256 * q) / SW, c = (tid + 256 * q) % SW;
-                v[q] = e < ne && cs + c < CC ? bgnn::fmul(colf[j[q]], x[(long long)j[q] * CC + cs + c]) : 0.0f;
-            }
-            __syncthreads(); // the last step's adds are done
-#pragma unroll
-            for (int q = 0; q < Q; q++) st[(tid + 256 * q) / SW][(tid + 256 * q) % SW] = v[q];
-            __syncthreads();
-            if (tid < SW)
-                for (int e = 0; e < ne; e++) acc = bgnn::fadd(acc, st[e][tid]);
-        }
-        if (tid < SW && cs + tid < CC) y[i * CC + cs + tid] = bgnn::fmul(rowf[i], acc);
-    }
+// The product's form (templates/spmm.cuh bspmm_wide_adjb): k_hybrid's short rows with
+// ceil(C / 256) outputs a thread, then each long row in 32-column slices, a block a slice, 64
+// edges' terms loaded at once into shared memory, then added in edge order; its long rows from
+// the work list ORDER (plan/row_order.c).
+template <long long CC>
+__global__ void __launch_bounds__(256) k_wide(long long rows, float *y, const long long *rp, const int *col,
+                                              const float *rowf, const float *colf, const float *x, const int4 *order) {
+    bgnn::bspmm_wide_adjb<CC>(rows, y, rp, col, rowf, colf, x, order);
 }
 
 template <long long CC>
@@ -520,9 +450,14 @@ int main(int argc, char **argv) {
                     h4 = hyb(k_hybrid<C, 4, 8, 32>, 4);
         printf("%-18s  hybrid x8u8 %.2f  x8u16 %.2f  x6u8 %.2f  x4u8 %.2f  (%zu long rows)  %s\n", pt.name, h8, h8u16, h6, h4,
                hub.size(), same ? "yes" : "NO");
-        const float g8 = hyb(k_hyb2<C, 8, 32>, 8), g6 = hyb(k_hyb2<C, 6, 32>, 6), g4 = hyb(k_hyb2<C, 4, 32>, 4),
-                    g8w = hyb(k_hyb2<C, 8, 32, 64, 32>, 8);
-        printf("%-18s  staged x8 %.2f  x6 %.2f  x4 %.2f  x8 64c %.2f  %s\n", pt.name, g8, g6, g4, g8w, same ? "yes" : "NO");
+        std::vector<int32_t> order((size_t)(n + 1) * 4);
+        if (!bg_plan_row_order((const int64_t *)pt.g.rp.data(), n, 2048, order.data())) return 2;
+        int32_t *dorder = up(order);
+        const unsigned gw = (unsigned)((n * bg_plan_wide_threads_per_row(C) + 255) / 256);
+        const float tw = median_us([&] { k_wide<C><<<gw, 256>>>(n, dy1, drp, dcol, drowf, dcolf, dx, (const int4 *)dorder); });
+        check();
+        printf("%-18s  staged (bspmm_wide_adjb) %.2f  %s\n", pt.name, tw, same ? "yes" : "NO");
+        CK(cudaFree(dorder));
         CK(cudaFree(dhub));
         printf("%-18s  pipe x1u8 %.2f  x1u16 %.2f  x2u8 %.2f  x2u16 %.2f  x4u8 %.2f  x8u4 %.2f  %s\n", pt.name, p1, p1u, p2,
                p2u, p4, p8, same ? "yes" : "NO");
