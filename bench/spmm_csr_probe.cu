@@ -15,7 +15,8 @@
 //           32 edges at a time, a lane an edge, and handed out by shuffles, K edges' loads a
 //           step in flight (K = 8 where not given);
 //   wm1x32  the same with the mask;
-//   dense xK  a thread K outputs of a row (columns t, t + T, ...), edges unrolled (k_cols);
+//   dense xK  a thread K outputs of a row (columns t, t + T, ...), edges unrolled (k_cols:
+//             the product's swd_row_cols);
 //   pipe xKuU the same with the next U edges' ids loaded during this step's gathers (k_pipe);
 //   hybrid    rows of <= 32 edges as xK, longer rows a thread an output pipelined (k_hybrid);
 //   staged    the product's templates/spmm.cuh bspmm_wide_adjb: rows of <= 32 edges as xK (K =
@@ -44,9 +45,9 @@
 #include <string>
 #include <vector>
 
-extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
-extern "C" bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
-extern "C" int bg_plan_wide_threads_per_row(int64_t cols);
+extern "C" {
+#include "plan.h" // bg_features_csr, bg_plan_row_order, bg_plan_wide_threads_per_row, BG_PLAN_LONG_ROW_EDGES
+}
 using bgnn::u32;
 
 constexpr long long C = 1433;
@@ -143,25 +144,48 @@ __global__ void __launch_bounds__(256) k_warp(long long rows, float *y, const lo
 // The dense template's sums with K outputs a thread: thread t of a row's T = ceil(C / K) (a
 // multiple of 32) takes columns t, t + T, ... (each warp's loads still 32 consecutive columns),
 // its neighbours' ids read once for the K sums, U edges unrolled.
-// Output row i's columns c0, c0 + T, ... (K of them) by one thread, U edges unrolled; rows of more
-// than D edges left to the caller's other path.
-template <long long CC, int K, int U, long long T, long long D = 1LL << 62>
-__device__ __forceinline__ void cols_row(long long i, long long c0, float *y, const long long *rp, const int *col,
+template <long long CC, int K, int U>
+__global__ void __launch_bounds__(256) k_cols(long long rows, float *y, const long long *rp, const int *col,
+                                              const float *rowf, const float *colf, const float *x) {
+    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32;
+    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256)
+        bgnn::swd_row_cols<CC, K, T, U, (1LL << 62)>(t / T, t % T, y, rp, col, rowf, colf, x, bgnn::EpEnd{});
+}
+
+// Row i's outputs c0, c0 + T, ... (K of them) by one thread, the next U edges' ids loaded while
+// this step's x loads are in flight (one dependent round trip a step after the first), the
+// factors read with the x loads.
+template <long long CC, int K, int U, long long T>
+__device__ __forceinline__ void pipe_row(long long i, long long c0, float *y, const long long *rp, const int *col,
                                          const float *rowf, const float *colf, const float *x) {
     const long long e0 = rp[i], e1 = rp[i + 1];
-    if (e1 - e0 > D) return;
     float acc[K];
 #pragma unroll
     for (int k = 0; k < K; k++) acc[k] = 0.0f;
-#pragma unroll U
-    for (long long e = e0; e < e1; e++) {
-        const long long j = col[e];
-        const float cj = colf[j];
+    int jn[U];
 #pragma unroll
-        for (int k = 0; k < K; k++) {
-            const long long c = c0 + k * T;
-            if (c < CC) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(cj, x[j * CC + c]));
+    for (int u = 0; u < U; u++) jn[u] = e0 + u < e1 ? col[e0 + u] : 0;
+    for (long long eb = e0; eb < e1; eb += U) {
+        int j[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) j[u] = jn[u];
+#pragma unroll
+        for (int u = 0; u < U; u++) jn[u] = eb + U + u < e1 ? col[eb + U + u] : 0;
+        float f[U], v[U][K];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            f[u] = colf[j[u]];
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const long long c = c0 + k * T;
+                v[u][k] = c < CC ? x[(long long)j[u] * CC + c] : 0.0f;
+            }
         }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (eb + u < e1)
+#pragma unroll
+                for (int k = 0; k < K; k++) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(f[u], v[u][k]));
     }
     const float rf = rowf[i];
 #pragma unroll
@@ -170,63 +194,18 @@ __device__ __forceinline__ void cols_row(long long i, long long c0, float *y, co
         if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
     }
 }
-template <long long CC, int K, int U>
-__global__ void __launch_bounds__(256) k_cols(long long rows, float *y, const long long *rp, const int *col,
-                                              const float *rowf, const float *colf, const float *x) {
-    constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32;
-    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256)
-        cols_row<CC, K, U, T>(t / T, t % T, y, rp, col, rowf, colf, x);
-}
-
-// k_cols with the next U edges' ids loaded while this step's x loads are in flight (one
-// dependent round trip a step after the first), the factors read with the x loads.
+// k_cols by pipe_row.
 template <long long CC, int K, int U>
 __global__ void __launch_bounds__(256) k_pipe(long long rows, float *y, const long long *rp, const int *col,
                                               const float *rowf, const float *colf, const float *x) {
     constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32;
-    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256) {
-        const long long i = t / T, c0 = t % T;
-        const long long e0 = rp[i], e1 = rp[i + 1];
-        float acc[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = 0.0f;
-        int jn[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) jn[u] = e0 + u < e1 ? col[e0 + u] : 0;
-        for (long long eb = e0; eb < e1; eb += U) {
-            int j[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) j[u] = jn[u];
-#pragma unroll
-            for (int u = 0; u < U; u++) jn[u] = eb + U + u < e1 ? col[eb + U + u] : 0;
-            float f[U], v[U][K];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                f[u] = colf[j[u]];
-#pragma unroll
-                for (int k = 0; k < K; k++) {
-                    const long long c = c0 + k * T;
-                    v[u][k] = c < CC ? x[(long long)j[u] * CC + c] : 0.0f;
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                if (eb + u < e1)
-#pragma unroll
-                    for (int k = 0; k < K; k++) acc[k] = bgnn::fadd(acc[k], bgnn::fmul(f[u], v[u][k]));
-        }
-        const float rf = rowf[i];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const long long c = c0 + k * T;
-            if (c < CC) y[i * CC + c] = bgnn::fmul(rf, acc[k]);
-        }
-    }
+    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < rows * T; t += (long long)gridDim.x * 256)
+        pipe_row<CC, K, U, T>(t / T, t % T, y, rp, col, rowf, colf, x);
 }
 
 // The rows of at most D edges as k_cols (K outputs a thread), the longer ones (hub[0..nhub), the
-// graph's rows by their edges, most first, as a work list gives them) a thread an output with
-// the next U edges' ids loaded during this step's gathers: every block takes the short rows'
+// graph's rows by their edges, most first, as a work list gives them) a thread an output by
+// pipe_row: every block takes the short rows'
 // items, then the long rows' (the two index spaces one after the other, grid-stride).
 template <long long CC, int K, int U, int D>
 __global__ void __launch_bounds__(256) k_hybrid(long long rows, float *y, const long long *rp, const int *col,
@@ -234,29 +213,10 @@ __global__ void __launch_bounds__(256) k_hybrid(long long rows, float *y, const 
                                                 int nhub) {
     constexpr long long T = ((CC + K - 1) / K + 31) / 32 * 32, T1 = (CC + 31) / 32 * 32;
     const long long stride = (long long)gridDim.x * 256, t0 = blockIdx.x * 256LL + threadIdx.x;
-    for (long long t = t0; t < rows * T; t += stride) cols_row<CC, K, 2, T, D>(t / T, t % T, y, rp, col, rowf, colf, x);
-    for (long long t = t0; t < (long long)nhub * T1; t += stride) {
-        const long long i = hub[t / T1], c = t % T1;
-        const long long e0 = rp[i], e1 = rp[i + 1];
-        float acc = 0.0f;
-        int jn[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) jn[u] = e0 + u < e1 ? col[e0 + u] : 0;
-        for (long long eb = e0; eb < e1; eb += U) {
-            int j[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) j[u] = jn[u];
-#pragma unroll
-            for (int u = 0; u < U; u++) jn[u] = eb + U + u < e1 ? col[eb + U + u] : 0;
-            float v[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) v[u] = c < CC ? bgnn::fmul(colf[j[u]], x[(long long)j[u] * CC + c]) : 0.0f;
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                if (eb + u < e1) acc = bgnn::fadd(acc, v[u]);
-        }
-        if (c < CC) y[i * CC + c] = bgnn::fmul(rowf[i], acc);
-    }
+    for (long long t = t0; t < rows * T; t += stride)
+        bgnn::swd_row_cols<CC, K, T, 2, D>(t / T, t % T, y, rp, col, rowf, colf, x, bgnn::EpEnd{});
+    for (long long t = t0; t < (long long)nhub * T1; t += stride)
+        pipe_row<CC, 1, U, T1>(hub[t / T1], t % T1, y, rp, col, rowf, colf, x);
 }
 
 // The product's form (templates/spmm.cuh bspmm_wide_adjb): k_hybrid's short rows with
@@ -266,7 +226,7 @@ __global__ void __launch_bounds__(256) k_hybrid(long long rows, float *y, const 
 template <long long CC>
 __global__ void __launch_bounds__(256) k_wide(long long rows, float *y, const long long *rp, const int *col,
                                               const float *rowf, const float *colf, const float *x, const int4 *order) {
-    bgnn::bspmm_wide_adjb<CC>(rows, y, rp, col, rowf, colf, x, order);
+    bgnn::bspmm_wide_adjb<CC, BG_PLAN_LONG_ROW_EDGES>(rows, y, rp, col, rowf, colf, x, order);
 }
 
 template <long long CC>

@@ -491,7 +491,7 @@ int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t gr
  * the aggregation of wide float rows takes a block a column slice (templates/spmm.cuh
  * bspmm_wide_adjb, codegen.h bg_plan_bspmm_wide).  False (out untouched) when n or a row's edges
  * do not fit int32.  row_order.c, a pure function of the row pointer. */
-#define BG_PLAN_LONG_ROW_EDGES 32 /* templates/spmm.cuh SWD_LONG */
+#define BG_PLAN_LONG_ROW_EDGES 32 /* the code generator passes it to bspmm_wide_adjb as LONG */
 /* The aggregation of wide float rows (bg_plan_bspmm_wide, at least BG_PLAN_WIDE_MIN_COLS
  * columns): its threads a row, about 256 (templates/spmm.cuh SwdShape: K = ceil(cols / 256)
  * outputs a thread, T = ceil(cols / K) rounded up to a warp). */

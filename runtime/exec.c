@@ -416,8 +416,7 @@ typedef struct Timed {
 
 /* Launch i of the plan alone: grid = ceil(rows * threads_per_row / block) (a launch over a
  * work list SLOTS: at least its slots), clamped (the kernels grid-stride over the rest);
- * skipped when there is nothing to do. */
-/* ran (when not NULL): whether it launched a kernel. */
+ * skipped when there is nothing to do.  ran (when not NULL): whether it launched a kernel. */
 static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUstream stream, bool pdl,
                        bool *ran, BgDiagSink *d) {
     const BgPlanLaunch *L = &gm->plan->launches[i];

@@ -257,54 +257,62 @@ __device__ __forceinline__ void bspmm_rows_adjf(long long rows, void *yp, const 
 // kernel, blocks of 256) -------------------------------------------------------------------
 // The same sums as spmm_adjb_elem (each output's terms fl(colf[j] * x[j, c]) added from +0 in edge
 // order, then fl(rowf[i] * s), then the epilogue), by two kinds of work in one launch:
-//   rows of at most SWD_LONG edges: SwdShape::T threads a row, thread t the K outputs t, t + T, ...
-//     (a warp's loads still 32 consecutive columns), its neighbours' ids and factors read once for
-//     the K sums.  A thread an output made Cora's 1,433-wide aggregation 3.9 million threads, about
-//     14 waves each waiting on its row's range before its loads: 17 us with no edge at all, 31 us
-//     on the graph (H200, bench/spmm_csr_probe.cu); K = ceil(C / 256) outputs a thread, 10 and 19;
+//   rows of at most LONG edges (the plan's BG_PLAN_LONG_ROW_EDGES, the bound by which
+//     plan/row_order.c counts the long rows): SwdShape::T threads a row, thread t the K outputs
+//     t, t + T, ... (a warp's loads still 32 consecutive columns), its neighbours' ids and factors
+//     read once for the K sums (swd_row_cols).  A thread an output made Cora's 1,433-wide
+//     aggregation 3.9 million threads, about 14 waves each waiting on its row's range before its
+//     loads: 17 us with no edge at all, 31 us on the graph (H200, bench/spmm_csr_probe.cu);
+//     K = ceil(C / 256) outputs a thread, 10 and 19;
 //   longer rows (the first order[0].y entries of the work list ORDER, plan.h bg_plan_row_order: the
 //     rows by their edges, most first) in slices of SWD_SW columns, a block a slice: the block
 //     loads SWD_SE edges' terms of the slice into shared memory at once, then SWD_SW threads add
 //     them in edge order.  Cora's row of 168 edges waits on 3 such steps instead of 168 / 2
 //     dependent loads a thread (its kernel 46.9 us with 8 outputs a thread and no such path).
 // Every thread of the block runs the second loop (barriers inside); any grid is correct.
-constexpr int SWD_LONG = 32, SWD_SW = 32, SWD_SE = 64; // plan.h BG_PLAN_LONG_ROW_EDGES = SWD_LONG
+constexpr int SWD_SW = 32, SWD_SE = 64;
 template <long long C>
 struct SwdShape {
     static constexpr int K = (int)((C + 255) / 256);
     static constexpr long long T = ((C + K - 1) / K + 31) / 32 * 32, NS = (C + SWD_SW - 1) / SWD_SW;
 };
-template <long long C, class Epi = EpEnd>
+// Row i's outputs c0, c0 + T, ... (K of them, those below C) by one thread, U edges unrolled,
+// unless the row has more than LONG edges (then false, nothing written).
+template <long long C, int K, long long T, int U, long long LONG, class Epi>
+__device__ __forceinline__ bool swd_row_cols(long long i, long long c0, float *y, const long long *rowptr,
+                                             const int *col, const float *rowf, const float *colf, const float *x,
+                                             const Epi &epi) {
+    const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+    if (e1 - e0 > LONG) return false;
+    float acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = 0.0f;
+#pragma unroll U
+    for (long long e = e0; e < e1; e++) {
+        const long long j = col[e];
+        const float cj = colf[j];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const long long c = c0 + k * T;
+            if (c < C) acc[k] = fadd(acc[k], fmul(cj, x[j * C + c]));
+        }
+    }
+    const float rf = rowf[i];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const long long c = c0 + k * T;
+        if (c < C) y[i * C + c] = ep_val(epi, i, c, fmul(rf, acc[k]));
+    }
+    return true;
+}
+template <long long C, long long LONG, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_wide_adjb(long long rows, float *y, const long long *rowptr, const int *col,
                                                 const float *rowf, const float *colf, const float *x, const int4 *order,
                                                 Epi epi = Epi()) {
     using S = SwdShape<C>;
-    constexpr int K = S::K;
     constexpr long long T = S::T, NS = S::NS;
-    for (long long t = thread_index(); t < rows * T; t += thread_stride()) {
-        const long long i = t / T, c0 = t % T;
-        const long long e0 = rowptr[i], e1 = rowptr[i + 1];
-        if (e1 - e0 > SWD_LONG) continue; // the second loop's
-        float acc[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = 0.0f;
-#pragma unroll 2
-        for (long long e = e0; e < e1; e++) {
-            const long long j = col[e];
-            const float cj = colf[j];
-#pragma unroll
-            for (int k = 0; k < K; k++) {
-                const long long c = c0 + k * T;
-                if (c < C) acc[k] = fadd(acc[k], fmul(cj, x[j * C + c]));
-            }
-        }
-        const float rf = rowf[i];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const long long c = c0 + k * T;
-            if (c < C) y[i * C + c] = ep_val(epi, i, c, fmul(rf, acc[k]));
-        }
-    }
+    for (long long t = thread_index(); t < rows * T; t += thread_stride()) // long rows: the second loop's
+        swd_row_cols<C, S::K, T, 2, LONG>(t / T, t % T, y, rowptr, col, rowf, colf, x, epi);
     __shared__ float st[SWD_SE][SWD_SW];
     const int tid = (int)threadIdx.x;
     const long long nlong = order[0].y;

@@ -278,7 +278,6 @@ static int row_lanes(const BgModule *m, const BgInst *in) {
     return fp.kind == BG_FP_LANES ? (int)fp.split : 0;
 }
 
-/* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
 /* templates/matmul.cuh FF_TILE_W_MAX, FF_TILE_X_MAX (bmm_ff_tile_ok) */
 #define CG_FF_TILE_W_MAX 4096
 #define CG_FF_TILE_X_MAX 2048
@@ -301,6 +300,7 @@ static bool ff_tile(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l) {
            (k | 1) <= CG_FF_TILE_X_MAX;
 }
 
+/* The template call of a launch; names[k] is the wrapper parameter of args[k]. */
 bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlanLaunch *l,
                      const char *const *nm, bool plain, bool own, BgDiagSink *d) {
     const BgInst *in = &m->insts[l->inst];
@@ -471,8 +471,8 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
             break;
         }
         if (bg_plan_bspmm_wide(m, in) && own && !plain) { /* wide rows: K outputs a thread, long rows staged */
-            bg_emit_line(e, "bgnn::bspmm_wide_adjb<%lld>(rows, %s, %s, %s, %s, %s, %s, (const int4 *)%s%s);", (long long)C,
-                         nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], sa);
+            bg_emit_line(e, "bgnn::bspmm_wide_adjb<%lld, %d>(rows, %s, %s, %s, %s, %s, %s, (const int4 *)%s%s);", (long long)C,
+                         BG_PLAN_LONG_ROW_EDGES, nm[0], nm[1], nm[2], nm[3], nm[4], nm[5], nm[6], sa);
             break;
         }
         if (bg_plan_bspmm_rows(m, in) && own && !plain) { /* a warp a row over the slots (spmm.cuh) */

@@ -673,9 +673,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
                 arg(l, use_garr(&c, adj, BG_GARR_COLF));
             }
             arg(l, use_value(&c, in->args[1]));
-            if (bg_plan_bspmm_bits(m, in)) arg(l, use_garr(&c, adj, BG_GARR_ORDER)); /* its rows by length */
+            if (bg_plan_bspmm_bits(m, in) || bg_plan_bspmm_wide(m, in)) /* its rows by length; the long ones */
+                arg(l, use_garr(&c, adj, BG_GARR_ORDER));
             if (bg_plan_bspmm_rows(m, in)) arg(l, use_garr(&c, adj, BG_GARR_SLOTS)); /* its rows in blocks' slots */
-            if (bg_plan_bspmm_wide(m, in)) arg(l, use_garr(&c, adj, BG_GARR_ORDER)); /* its long rows */
             l->threads_per_row = bg_plan_bspmm_bits(m, in) || bg_plan_bspmm_rows(m, in) ? 32
                                  : bg_plan_bspmm_wide(m, in)                          ? bg_plan_wide_threads_per_row(cols)
                                                                                       : tpr_for(in->type.kind, cols);

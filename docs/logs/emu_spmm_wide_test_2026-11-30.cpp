@@ -1,5 +1,5 @@
 // emu_spmm_wide_test_2026-11-30.cpp - host emulation check of templates/spmm.cuh bspmm_wide_adjb (the
-// aggregation of wide float rows: K outputs a thread on rows of at most SWD_LONG edges, the longer
+// aggregation of wide float rows: K outputs a thread on rows of at most LONG = 32 edges, the longer
 // ones a block a 32-column slice staged 64 edges at a time) against bspmm_adjb<'F', 'F', C, UNIT, 0>
 // (a thread an output), bit for bit, with the work list ORDER from plan/row_order.c.  Graphs:
 // isolated nodes, short rows, rows of exactly 32 and 33 edges, hubs of 64, 65 and 700 edges;
@@ -66,7 +66,7 @@ static void one(long long n, bool unit, unsigned grid, unsigned block) {
     std::vector<float> a((size_t)(n * C), -7.0f), b((size_t)(n * C), -9.0f);
     emu::launch(16, 256, [&] { bgnn::bspmm_adjb<'F', 'F', C, true, 0>(n, a.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data()); });
     emu::launch(grid, block, [&] {
-        bgnn::bspmm_wide_adjb<C>(n, b.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data(), (const int4 *)order.data());
+        bgnn::bspmm_wide_adjb<C, 32>(n, b.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data(), (const int4 *)order.data());
     });
     runs++;
     if (!same(a, b)) {
