@@ -255,10 +255,13 @@ __device__ __forceinline__ u32 warp_or(u32 x) {
 // warp OR gives the window's columns present, and lane l takes its value by a shuffle from the
 // window's first entry + (its present columns below l).  The windows do not depend on each
 // other (no running count), so their steps overlap.  Every lane of the warp calls it.
+// Returns the windows that hold an entry (bit i: window i; the same in every lane).
 template <long long C, class Map>
-__device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 32], u32 b, u32 e, const CsrEnt *ent,
-                                               float fill, Map map) {
+__device__ __forceinline__ u64 csr_lanes_load(int lane, float (&v)[(C + 31) / 32], u32 b, u32 e, const CsrEnt *ent,
+                                              float fill, Map map) {
     constexpr int NI = (int)((C + 31) / 32);
+    static_assert(NI <= 64, "csr_lanes_load: at most 64 windows (LANES_REGS_MAX columns)");
+    u64 present = 0u;
 #pragma unroll
     for (int i = 0; i < NI; i++) v[i] = fill;
     const u32 below = (1u << lane) - 1u;
@@ -273,11 +276,13 @@ __device__ __forceinline__ void csr_lanes_load(int lane, float (&v)[(C + 31) / 3
         for (int i = 0; i < NI; i++) {
             const u32 in = __ballot_sync(0xffffffffu, w == (u32)i); // the window's entries: consecutive lanes
             if (in == 0u) continue;                                  // warp-uniform
+            present |= 1ull << i;
             const u32 bits = warp_or(w == (u32)i ? 1u << (c & 31u) : 0u);
             const float t = __shfl_sync(0xffffffffu, x, (__ffs((int)in) - 1 + __popc(bits & below)) & 31);
             if ((bits >> lane) & 1u) v[i] = t;
         }
     }
+    return present;
 }
 
 // A row's standardize statistics from a lane's registers (warp_lanes_load or csr_lanes_load:
@@ -292,6 +297,42 @@ __device__ __forceinline__ void std_stats_regs(int lane, const float (&v)[(C + 3
     });
     *mu_out = mu;
     *den_out = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
+}
+
+// The same from csr_lanes_load's registers (fill +0) and its windows with an entry (present): a
+// window without one holds +0 in every lane, whose term adds nothing to the sum of the values
+// (s + 0 = s; s, from +0, is never -0) and d0 = (0 - mu)^2 to the squares: the same float64
+// operations where they matter, in the same order, so the same mu and den, without widening
+// each +0 (a float -> double conversion runs at a quarter of the float64 rate on sm_90, and
+// bag-of-words rows are mostly such windows: Cora's rows about 31 of 45).  Warp-uniform
+// branches (present is the same in every lane).
+template <long long C>
+__device__ __forceinline__ void std_stats_regs_csr(int lane, const float (&v)[(C + 31) / 32], u64 present, double eps,
+                                                   double *mu_out, double *den_out) {
+    constexpr int NI = (int)((C + 31) / 32);
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < NI; i++)
+        if (((present >> i) & 1u) && lane + 32LL * i < C) s = dadd(s, (double)v[i]);
+#pragma unroll
+    for (int h = 16; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
+    const double mu = ddiv(s, (double)C);
+    const double dz = dsub(0.0, mu), d0 = dmul(dz, dz);
+    double q = 0.0;
+#pragma unroll
+    for (int i = 0; i < NI; i++) {
+        if (lane + 32LL * i >= C) continue;
+        if ((present >> i) & 1u) {
+            const double dv = dsub((double)v[i], mu);
+            q = dadd(q, dmul(dv, dv));
+        } else {
+            q = dadd(q, d0);
+        }
+    }
+#pragma unroll
+    for (int h = 16; h >= 1; h /= 2) q = dadd(q, __shfl_xor_sync(0xffffffffu, q, h));
+    *mu_out = mu;
+    *den_out = dadd(dsqrt(ddiv(q, (double)(C - 1))), eps);
 }
 
 // Whether a row of C columns in the order lanes(L) keeps its lanes' terms in registers.
@@ -397,7 +438,7 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
 // bg_plan_launch_row_csr: lanes(32), 2 to LANES_REGS_MAX columns), the sparse variant of a
 // standardize of the features.  csr_lanes_load rebuilds each lane's registers of the dense row
 // (+0 where no entry is stored), so the statistics are the dense kernel's float64 operations in
-// its order; then a second csr_lanes_load puts each column's standardized value in the
+// its order (std_stats_regs_csr: less those that change nothing, in windows without an entry); then a second csr_lanes_load puts each column's standardized value in the
 // registers: a stored entry's computed by the lane that holds the entry (one division a lane
 // for 32 entries), every +0 column's the row's one value of +0, computed once.  The same
 // values, so the same bits as standardize; neither the dense row's reads nor its divisions.
@@ -411,9 +452,9 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const u32 b = csr.rp[r], e = csr.rp[r + 1];
         float v[(C + 31) / 32];
-        csr_lanes_load<C>(lane, v, b, e, csr.ent, 0.0f, AsFloat{});
+        const u64 present = csr_lanes_load<C>(lane, v, b, e, csr.ent, 0.0f, AsFloat{});
         double mu, den;
-        std_stats_regs<C>(lane, v, eps, &mu, &den);
+        std_stats_regs_csr<C>(lane, v, present, eps, &mu, &den);
         const double rden = std_rden(den);
         bool exact = std_rden_ok(rden);
         const float v0 = std_value_mul(0.0f, mu, rden, exact);
