@@ -303,8 +303,8 @@ __device__ __forceinline__ void std_stats_regs(int lane, const float (&v)[(C + 3
 // window without one holds +0 in every lane, whose term adds nothing to the sum of the values
 // (s + 0 = s; s, from +0, is never -0) and d0 = (0 - mu)^2 to the squares: the same float64
 // operations where they matter, in the same order, so the same mu and den, without widening
-// each +0 (a float -> double conversion runs at a quarter of the float64 rate on sm_90, and
-// bag-of-words rows are mostly such windows: Cora's rows about 31 of 45).  Warp-uniform
+// and squaring each +0 (bag-of-words rows are mostly such windows: a Cora row 30.4 of its 45 on
+// average; its standardize 13.6 -> 12.8 us on an H200, docs/performance.md).  Warp-uniform
 // branches (present is the same in every lane).
 template <long long C>
 __device__ __forceinline__ void std_stats_regs_csr(int lane, const float (&v)[(C + 31) / 32], u64 present, double eps,
@@ -438,10 +438,11 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
 // bg_plan_launch_row_csr: lanes(32), 2 to LANES_REGS_MAX columns), the sparse variant of a
 // standardize of the features.  csr_lanes_load rebuilds each lane's registers of the dense row
 // (+0 where no entry is stored), so the statistics are the dense kernel's float64 operations in
-// its order (std_stats_regs_csr: less those that change nothing, in windows without an entry); then a second csr_lanes_load puts each column's standardized value in the
-// registers: a stored entry's computed by the lane that holds the entry (one division a lane
-// for 32 entries), every +0 column's the row's one value of +0, computed once.  The same
-// values, so the same bits as standardize; neither the dense row's reads nor its divisions.
+// its order (std_stats_regs_csr: less those that change nothing, in windows without an
+// entry); then a second csr_lanes_load puts each column's standardized value in the
+// registers: a stored entry's computed by the lane that holds the entry (one division a lane for
+// 32 entries), every +0 column's the row's one value of +0, computed once.  The same values, so
+// the same bits as standardize; neither the dense row's reads nor its divisions.
 // (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
 // Every lane of the warp calls it; any grid is correct.
 template <long long C, unsigned EPS_BITS, int L>
