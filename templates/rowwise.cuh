@@ -443,13 +443,83 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
 // registers: a stored entry's computed by the lane that holds the entry (one division a lane for
 // 32 entries), every +0 column's the row's one value of +0, computed once.  The same values, so
 // the same bits as standardize; neither the dense row's reads nor its divisions.
+// STAGE (the launch's own kernel, blocks of 256): both rebuilds through the warp's row in shared
+// memory instead (csr_row_stage), the same registers and values: its kernel 12.8 -> 9.9 us on
+// Cora, two thirds of the instructions (H200, docs/performance.md).
 // (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
 // Every lane of the warp calls it; any grid is correct.
-template <long long C, unsigned EPS_BITS, int L>
+// A CSR row as a warp's dense row in shared memory (row: C floats, 16-byte aligned): fill in
+// every column, then map(value) at each entry's column, one a lane (C / 128 four-float stores
+// and an entry's store a lane, where csr_lanes_load takes a ballot and a branch per window);
+// returns csr_lanes_load's windows with an entry.  Every lane of the warp calls it; the row is
+// complete (__syncwarp) when it returns.
+template <long long C, class Map>
+__device__ __forceinline__ u64 csr_row_stage(int lane, float *row, u32 b, u32 e, const CsrEnt *ent, float fill,
+                                             Map map) {
+    static_assert((C + 31) / 32 <= 64, "csr_row_stage: at most 64 windows (LANES_REGS_MAX columns)");
+    const float4 f4 = make_float4(fill, fill, fill, fill);
+    for (int q = lane; q < (int)(C / 4); q += 32) reinterpret_cast<float4 *>(row)[q] = f4;
+    for (int c = (int)(C / 4) * 4 + lane; c < (int)C; c += 32) row[c] = fill;
+    __syncwarp();
+    u32 lo = 0u, hi = 0u;
+    for (u32 p0 = b; p0 < e; p0 += 32u) {
+        const u32 n = e - p0 < 32u ? e - p0 : 32u; // entries this step (offsets never wrap)
+        u32 w = 64u;
+        if ((u32)lane < n) {
+            const CsrEnt en = ent[p0 + (u32)lane];
+            row[en.col] = map(en.val);
+            w = en.col >> 5;
+        }
+        lo |= warp_or(w < 32u ? 1u << w : 0u);
+        hi |= warp_or(w >= 32u && w < 64u ? 1u << (w - 32u) : 0u);
+    }
+    __syncwarp();
+    return (u64)lo | ((u64)hi << 32);
+}
+
+// The staged rows of a launch's own kernel (blocks of 256: 8 warps), C floats a warp rounded up
+// to 4 (Cora: 8 x 1,436 floats, 45.9 KB); wider rows keep csr_lanes_load.
+constexpr long long STD_STAGE_MAX_BYTES = 46 * 1024;
+template <long long C>
+constexpr bool std_stage_fits = 8 * ((C + 3) / 4 * 4) * 4 <= STD_STAGE_MAX_BYTES;
+
+template <long long C, unsigned EPS_BITS, int L, bool STAGE = false>
 __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRows csr) {
     static_assert(std_in_regs<C, L>, "standardize_csr: lanes(32), 2 to LANES_REGS_MAX columns");
     const double eps = (double)f32_from_bits(EPS_BITS);
     const int lane = (int)(threadIdx.x & 31u);
+    if constexpr (STAGE && std_stage_fits<C>) {
+        // STAGE (the launch's own kernel, blocks of 256): each row through a warp's stage in
+        // shared memory, the same values in the same registers and stores (the same bits)
+        constexpr long long CP = (C + 3) / 4 * 4;
+        __shared__ __align__(16) float stage[8][CP];
+        if (blockDim.x > 256) __trap(); // the code generator emits STAGE for blocks of 256 only
+        {
+            float *row = stage[threadIdx.x >> 5];
+            for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) { // warp-uniform
+                const u32 b = csr.rp[r], e = csr.rp[r + 1];
+                float v[(C + 31) / 32];
+                const u64 present = csr_row_stage<C>(lane, row, b, e, csr.ent, 0.0f, AsFloat{});
+#pragma unroll
+                for (int i = 0; i < (int)((C + 31) / 32); i++) v[i] = lane + 32LL * i < C ? row[lane + 32 * i] : 0.0f;
+                double mu, den;
+                std_stats_regs_csr<C>(lane, v, present, eps, &mu, &den);
+                const double rden = std_rden(den);
+                bool exact = std_rden_ok(rden);
+                const float v0 = std_value_mul(0.0f, mu, rden, exact);
+                __syncwarp(); // the row is read before it is filled again
+                csr_row_stage<C>(lane, row, b, e, csr.ent, v0, [&](float t) { return std_value_mul(t, mu, rden, exact); });
+                if (!__all_sync(0xffffffffu, exact)) { // rare: the row again with the divisions
+                    __syncwarp();
+                    csr_row_stage<C>(lane, row, b, e, csr.ent, std_value(0.0f, mu, den),
+                                     [&](float t) { return std_value(t, mu, den); });
+                }
+                for (int c = lane; c < (int)C; c += 32) y[r * C + c] = row[c];
+                __syncwarp(); // the row is stored before the next one fills it
+            }
+            return;
+        }
+    }
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const u32 b = csr.rp[r], e = csr.rp[r + 1];
         float v[(C + 31) / 32];

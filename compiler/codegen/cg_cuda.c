@@ -700,10 +700,20 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
     return true;
 }
 
-/* A launch's own sparse variant: the call over the whole CSR block its args[1] points to. */
+/* A launch's own sparse variant: the call over the whole CSR block its args[1] points to.  A
+ * standardize's rows go through shared memory there (rowwise.cuh standardize_csr's STAGE: the
+ * kernel's own 46 KB; the fused and per-graph kernels, whose phases share the block's shared
+ * memory, keep its register form). */
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     char csr[96];
     snprintf(csr, sizeof csr, "bgnn::csr_rows(%s, rows)", nm[1]);
+    const BgInst *in = &m->insts[l->inst];
+    if (!l->alt && in->op == BG_OP_STANDARDIZE && bg_plan_row_csr(m, in) && l->block_size == 256) {
+        bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d, true>(rows, %s, %s);",
+                     (long long)bg_cg_kcols(m->insts[in->args[0]].type), f32_bits(in->attrs.eps), (double)in->attrs.eps,
+                     row_lanes(m, in), nm[0], csr);
+        return true;
+    }
     return bg_cg_emit_sparse_call(e, m, l, nm, csr, true);
 }
 
