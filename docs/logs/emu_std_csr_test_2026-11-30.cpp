@@ -1,0 +1,101 @@
+// emu_std_csr_test_2026-11-30.cpp - host emulation check of rowwise.cuh standardize_csr in both
+// forms (STAGE = false: csr_lanes_load's registers; true: the warp's row in shared memory,
+// csr_row_stage) against the dense standardize<C, eps, 32> it stands for, bit for bit, on random
+// sparse features X (+0, -0, NaN, inf; rows that store column 0, rows of columns 0..k, full rows,
+// empty rows, constant rows: their x - mu of 0 takes the redo with the divisions) and X's CSR block
+// from plan/features_csr.c; grids of 1, 3 and 64 blocks of 256.  Build with the emulator of
+// docs/logs/emu_harness_2026-11-27.tgz (DIR = its spmm_bits/; emu_rt.fib.o and emu_swap.o as its
+// Makefile builds them):
+//   g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -pthread -Wno-unknown-pragmas -Itemplates -Idocs/logs -DEMU_H='"DIR/emu_cuda.h"' -c this.cpp
+//   gcc -std=c11 -O2 -c plan/features_csr.c -Iplan -Ibase -Iloaders -Iinclude -o fcsr.o
+//   g++ -pthread this.o DIR/emu_rt.fib.o DIR/emu_swap.o fcsr.o -o std_csr_test && ./std_csr_test [seed]
+// 2026-11-30 (399dc34): seed 1, 84 runs (C 2, 7, 33, 300, 1433, 1473 and 2000: the last two past the
+// stage's 46 KB, so the register form), 5,785 rows of one value, 0 differences.  Mutant: the
+// value pass's fill +0 instead of the row's value of +0: 43 of 84 runs differ.  A missing
+// __syncwarp between the statistics' reads of the row and its second fill is not seen here (the
+// statistics' shuffles order the emulated lanes); racecheck on the GPU checks the stage.
+#include EMU_H
+#include "emu_prelude.h" // docs/logs/emu_prelude.h
+#include "rowwise.cuh"
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
+using bgnn::u32;
+
+static unsigned long long rs = 12345;
+static u32 rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (u32)(rs >> 11); }
+static float rval() {
+    const u32 u = rnd() % 100;
+    if (u < 1) return NAN;
+    if (u < 2) return INFINITY;
+    if (u < 10) return -0.0f;
+    return ((int)(rnd() % 2001) - 1000) / 97.0f;
+}
+static long fails, runs, redo_rows;
+static long long differ(const std::vector<float> &a, const std::vector<float> &b, long long C, const char *what) {
+    long long bad = 0;
+    for (size_t k = 0; k < a.size(); k++)
+        if (!(std::isnan(a[k]) && std::isnan(b[k])) && memcmp(&a[k], &b[k], 4) != 0) {
+            if (!bad) printf("  %s: first at row %lld col %lld: %a vs %a\n", what, (long long)(k / C), (long long)(k % C), a[k], b[k]);
+            bad++;
+        }
+    return bad;
+}
+
+template <long long C>
+static void one(long long n, int pct, unsigned grid) {
+    std::vector<float> X((size_t)(n * C));
+    for (auto &v : X) v = (int)(rnd() % 100) < pct ? rval() : 0.0f;
+    for (long long r = 0; r < n; r++) { // rows that store column 0, columns 0..k, constant rows
+        const u32 u = rnd() % 8;
+        if (u == 0) X[(size_t)(r * C)] = 1.5f;
+        if (u == 1) for (long long c = 0; c < C && c < (long long)(rnd() % 40); c++) X[(size_t)(r * C + c)] = rval() == 0.0f ? 2.0f : 3.0f;
+        if (u == 2) for (long long c = 0; c < C; c++) X[(size_t)(r * C + c)] = 0.25f;
+    }
+    if (n > 2) for (long long c = 0; c < C; c++) X[(size_t)(2 * C + c)] = c % 7 == 0 ? -0.0f : 1.0f + (float)c; // full row
+    if (n > 3) for (long long c = 0; c < C; c++) X[(size_t)(3 * C + c)] = 0.0f;                                  // empty row
+    uint64_t nnz = 0;
+    for (float v : X) { u32 u; memcpy(&u, &v, 4); nnz += u != 0u; }
+    size_t words = 0;
+    u32 *blk = bg_features_csr(X.data(), n, C, nnz, &words);
+    if (!blk) { printf("bg_features_csr failed\n"); fails++; return; }
+    std::vector<float> d((size_t)(n * C), -7.0f), r((size_t)(n * C), -8.0f), s((size_t)(n * C), -9.0f);
+    emu::launch(8, 256, [&] { bgnn::standardize<C, 0x38d1b717u, 32>(n, d.data(), X.data()); });
+    emu::launch(grid, 256, [&] { bgnn::standardize_csr<C, 0x38d1b717u, 32, false>(n, r.data(), bgnn::csr_rows(blk, n)); });
+    emu::launch(grid, 256, [&] { bgnn::standardize_csr<C, 0x38d1b717u, 32, true>(n, s.data(), bgnn::csr_rows(blk, n)); });
+    for (long long row = 0; row < n; row++) { // rows whose every value is the same: the redo
+        bool same = true;
+        for (long long c = 1; c < C && same; c++) same = memcmp(&X[(size_t)(row * C)], &X[(size_t)(row * C + c)], 4) == 0;
+        redo_rows += same;
+    }
+    runs++;
+    const long long b1 = differ(d, r, C, "registers"), b2 = differ(d, s, C, "stage");
+    if (b1 || b2) {
+        fails++;
+        printf("C=%lld n=%lld pct=%d grid=%u: %lld (registers) and %lld (stage) differ\n", C, n, pct, grid, b1, b2);
+    }
+    free(blk);
+}
+
+template <long long C>
+static void all() {
+    for (int pct : {1, 5, 30, 100})
+        for (unsigned gr : {1u, 3u, 64u}) one<C>(pct == 100 ? 37 : 300, pct, gr);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) rs = strtoull(argv[1], nullptr, 10) * 2654435761ull + 1;
+    all<2>();
+    all<7>();
+    all<33>();
+    all<300>();
+    all<1433>();
+    all<1473>();
+    all<2000>();
+    printf("%ld runs (%ld constant rows), %ld differ\n", runs, redo_rows, fails);
+    return fails != 0;
+}
