@@ -14,6 +14,7 @@
 // staged adds one edge short: 29 of 30.
 #include EMU_H
 #include "emu_prelude.h" // docs/logs/emu_prelude.h
+#include "emu_random.h"  // docs/logs/emu_random.h
 #include "spmm.cuh"
 #include <cmath>
 #include <cstdint>
@@ -24,16 +25,7 @@
 extern "C" bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
 using bgnn::u32;
 
-static unsigned long long rs = 12345;
-static u32 rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (u32)(rs >> 11); }
-static float rval() {
-    const u32 u = rnd() % 100;
-    if (u < 1) return NAN;
-    if (u < 2) return INFINITY;
-    if (u < 8) return -0.0f;
-    if (u < 14) return 0.0f;
-    return ((int)(rnd() % 2001) - 1000) / 97.0f;
-}
+static float rval() { return emu_rval(8, 14); }
 static long fails, runs;
 static bool same(const std::vector<float> &a, const std::vector<float> &b) {
     for (size_t i = 0; i < a.size(); i++)
@@ -89,7 +81,7 @@ static void all() {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) rs = strtoull(argv[1], nullptr, 10) * 2654435761ull + 1;
+    emu_seed(argc, argv);
     all<256>();
     all<300>();
     all<1433>();

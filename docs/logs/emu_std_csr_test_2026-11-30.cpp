@@ -16,6 +16,7 @@
 // statistics' shuffles order the emulated lanes); racecheck on the GPU checks the stage.
 #include EMU_H
 #include "emu_prelude.h" // docs/logs/emu_prelude.h
+#include "emu_random.h"  // docs/logs/emu_random.h
 #include "rowwise.cuh"
 #include <cmath>
 #include <cstdint>
@@ -26,15 +27,7 @@
 extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
 using bgnn::u32;
 
-static unsigned long long rs = 12345;
-static u32 rnd() { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return (u32)(rs >> 11); }
-static float rval() {
-    const u32 u = rnd() % 100;
-    if (u < 1) return NAN;
-    if (u < 2) return INFINITY;
-    if (u < 10) return -0.0f;
-    return ((int)(rnd() % 2001) - 1000) / 97.0f;
-}
+static float rval() { return emu_rval(10, 10); }
 static long fails, runs, redo_rows;
 static long long differ(const std::vector<float> &a, const std::vector<float> &b, long long C, const char *what) {
     long long bad = 0;
@@ -88,7 +81,7 @@ static void all() {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) rs = strtoull(argv[1], nullptr, 10) * 2654435761ull + 1;
+    emu_seed(argc, argv);
     all<2>();
     all<7>();
     all<33>();
