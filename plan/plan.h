@@ -294,8 +294,9 @@ typedef enum { BG_PLAN_FB_AUTO, BG_PLAN_FB_ROWS, BG_PLAN_FB_TILED, BG_PLAN_FB_SP
  * input features (args[1]) over their CSR, a warp a row (templates/bin_ops.cuh bin_csr,
  * rowwise.cuh bin_center_csr and rowmean_csr), and in the order lanes(32) on rows of 2 to
  * BG_PLAN_ROW_CSR_REGS_MAX columns a standardize of them (rowwise.cuh standardize_csr: the
- * lanes' registers of the dense row rebuilt from the CSR, through shared memory in this kernel).  An absmean of standardized
- * features has none: measured slower than reading the dense row (docs/performance.md).  The runtime runs it when at most
+ * lanes' registers of the dense row rebuilt from the CSR, through shared memory in this
+ * kernel).  An absmean of standardized features has none: measured slower than reading the
+ * dense row (docs/performance.md).  The runtime runs it when at most
  * BG_PLAN_ROW_CSR_MAX_DENSITY of the features are nonzero (or BGNN_FEATURES_KERNEL=sparse): a
  * warp takes 32 of its row's entries a step where the dense kernel takes 32 columns, so the
  * bound is well below where the two cost the same (a bound from that, not a measurement). */

@@ -285,30 +285,18 @@ __device__ __forceinline__ u64 csr_lanes_load(int lane, float (&v)[(C + 31) / 32
     return present;
 }
 
-// A row's standardize statistics from a lane's registers (warp_lanes_load or csr_lanes_load:
-// lanes(32), 2 to LANES_REGS_MAX columns): mu and den = sd + eps, every lane the same.
+// A row's standardize statistics from a lane's registers (lanes(32), 2 to LANES_REGS_MAX
+// columns): mu and den = sd + eps, every lane the same, given which 32-column windows may hold a
+// value other than +0 (present: csr_lanes_load's or csr_row_stage's windows with an entry; every
+// window for a dense row, std_stats_regs).  A window without one holds +0 in every lane, whose
+// term adds nothing to the sum of the values (s + 0 = s; s, from +0, is never -0) and d0 =
+// (0 - mu)^2 to the squares: the same float64 operations where they matter, in the same order,
+// so the same mu and den, without widening and squaring each +0 (bag-of-words rows are mostly
+// such windows: a Cora row 30.4 of its 45 on average; its standardize 13.6 -> 12.8 us on an
+// H200, docs/performance.md).  Warp-uniform branches (present is the same in every lane).
 template <long long C>
-__device__ __forceinline__ void std_stats_regs(int lane, const float (&v)[(C + 31) / 32], double eps, double *mu_out,
-                                               double *den_out) {
-    const double mu = ddiv(warp_lanes_sum_regs<C>(lane, v, AsDouble{}), (double)C);
-    const double ss = warp_lanes_sum_regs<C>(lane, v, [&](float t) {
-        const double dv = dsub((double)t, mu);
-        return dmul(dv, dv);
-    });
-    *mu_out = mu;
-    *den_out = dadd(dsqrt(ddiv(ss, (double)(C - 1))), eps);
-}
-
-// The same from csr_lanes_load's registers (fill +0) and its windows with an entry (present): a
-// window without one holds +0 in every lane, whose term adds nothing to the sum of the values
-// (s + 0 = s; s, from +0, is never -0) and d0 = (0 - mu)^2 to the squares: the same float64
-// operations where they matter, in the same order, so the same mu and den, without widening
-// and squaring each +0 (bag-of-words rows are mostly such windows: a Cora row 30.4 of its 45 on
-// average; its standardize 13.6 -> 12.8 us on an H200, docs/performance.md).  Warp-uniform
-// branches (present is the same in every lane).
-template <long long C>
-__device__ __forceinline__ void std_stats_regs_csr(int lane, const float (&v)[(C + 31) / 32], u64 present, double eps,
-                                                   double *mu_out, double *den_out) {
+__device__ __forceinline__ void std_stats_regs_masked(int lane, const float (&v)[(C + 31) / 32], u64 present,
+                                                      double eps, double *mu_out, double *den_out) {
     constexpr int NI = (int)((C + 31) / 32);
     double s = 0.0;
 #pragma unroll
@@ -333,6 +321,13 @@ __device__ __forceinline__ void std_stats_regs_csr(int lane, const float (&v)[(C
     for (int h = 16; h >= 1; h /= 2) q = dadd(q, __shfl_xor_sync(0xffffffffu, q, h));
     *mu_out = mu;
     *den_out = dadd(dsqrt(ddiv(q, (double)(C - 1))), eps);
+}
+
+// The same for a dense row's registers (warp_lanes_load): every window may hold a value.
+template <long long C>
+__device__ __forceinline__ void std_stats_regs(int lane, const float (&v)[(C + 31) / 32], double eps, double *mu_out,
+                                               double *den_out) {
+    std_stats_regs_masked<C>(lane, v, ~0ull, eps, mu_out, den_out);
 }
 
 // Whether a row of C columns in the order lanes(L) keeps its lanes' terms in registers.
@@ -434,20 +429,6 @@ __device__ __forceinline__ void absmean_std(long long rows, float *y, const floa
     }
 }
 
-// standardize_csr: standardize's result for F input features held as CSR (plan.h
-// bg_plan_launch_row_csr: lanes(32), 2 to LANES_REGS_MAX columns), the sparse variant of a
-// standardize of the features.  csr_lanes_load rebuilds each lane's registers of the dense row
-// (+0 where no entry is stored), so the statistics are the dense kernel's float64 operations in
-// its order (std_stats_regs_csr: less those that change nothing, in windows without an
-// entry); then a second csr_lanes_load puts each column's standardized value in the
-// registers: a stored entry's computed by the lane that holds the entry (one division a lane for
-// 32 entries), every +0 column's the row's one value of +0, computed once.  The same values, so
-// the same bits as standardize; neither the dense row's reads nor its divisions.
-// STAGE (the launch's own kernel, blocks of 256): both rebuilds through the warp's row in shared
-// memory instead (csr_row_stage), the same registers and values: its kernel 12.8 -> 9.9 us on
-// Cora, two thirds of the instructions (H200, docs/performance.md).
-// (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
-// Every lane of the warp calls it; any grid is correct.
 // A CSR row as a warp's dense row in shared memory (row: C floats, 16-byte aligned): fill in
 // every column, then map(value) at each entry's column, one a lane (C / 128 four-float stores
 // and an entry's store a lane, where csr_lanes_load takes a ballot and a branch per window);
@@ -483,6 +464,20 @@ constexpr long long STD_STAGE_MAX_BYTES = 46 * 1024;
 template <long long C>
 constexpr bool std_stage_fits = 8 * ((C + 3) / 4 * 4) * 4 <= STD_STAGE_MAX_BYTES;
 
+// standardize_csr: standardize's result for F input features held as CSR (plan.h
+// bg_plan_launch_row_csr: lanes(32), 2 to LANES_REGS_MAX columns), the sparse variant of a
+// standardize of the features.  csr_lanes_load rebuilds each lane's registers of the dense row
+// (+0 where no entry is stored), so the statistics are the dense kernel's float64 operations in
+// its order (std_stats_regs_masked: less those that change nothing, in windows without an
+// entry); then a second csr_lanes_load puts each column's standardized value in the
+// registers: a stored entry's computed by the lane that holds the entry (one division a lane for
+// 32 entries), every +0 column's the row's one value of +0, computed once.  The same values, so
+// the same bits as standardize; neither the dense row's reads nor its divisions.
+// STAGE (the launch's own kernel, blocks of 256): both rebuilds through the warp's row in shared
+// memory instead (csr_row_stage), the same registers and values: its kernel 12.8 -> 9.9 us on
+// Cora, two thirds of the instructions (H200, docs/performance.md).
+// (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
+// Every lane of the warp calls it; any grid is correct.
 template <long long C, unsigned EPS_BITS, int L, bool STAGE = false>
 __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRows csr) {
     static_assert(std_in_regs<C, L>, "standardize_csr: lanes(32), 2 to LANES_REGS_MAX columns");
@@ -494,38 +489,36 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
         constexpr long long CP = (C + 3) / 4 * 4;
         __shared__ __align__(16) float stage[8][CP];
         if (blockDim.x > 256) __trap(); // the code generator emits STAGE for blocks of 256 only
-        {
-            float *row = stage[threadIdx.x >> 5];
-            for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) { // warp-uniform
-                const u32 b = csr.rp[r], e = csr.rp[r + 1];
-                float v[(C + 31) / 32];
-                const u64 present = csr_row_stage<C>(lane, row, b, e, csr.ent, 0.0f, AsFloat{});
+        float *row = stage[threadIdx.x >> 5];
+        for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) { // warp-uniform
+            const u32 b = csr.rp[r], e = csr.rp[r + 1];
+            float v[(C + 31) / 32];
+            const u64 present = csr_row_stage<C>(lane, row, b, e, csr.ent, 0.0f, AsFloat{});
 #pragma unroll
-                for (int i = 0; i < (int)((C + 31) / 32); i++) v[i] = lane + 32LL * i < C ? row[lane + 32 * i] : 0.0f;
-                double mu, den;
-                std_stats_regs_csr<C>(lane, v, present, eps, &mu, &den);
-                const double rden = std_rden(den);
-                bool exact = std_rden_ok(rden);
-                const float v0 = std_value_mul(0.0f, mu, rden, exact);
-                __syncwarp(); // the row is read before it is filled again
-                csr_row_stage<C>(lane, row, b, e, csr.ent, v0, [&](float t) { return std_value_mul(t, mu, rden, exact); });
-                if (!__all_sync(0xffffffffu, exact)) { // rare: the row again with the divisions
-                    __syncwarp();
-                    csr_row_stage<C>(lane, row, b, e, csr.ent, std_value(0.0f, mu, den),
-                                     [&](float t) { return std_value(t, mu, den); });
-                }
-                for (int c = lane; c < (int)C; c += 32) y[r * C + c] = row[c];
-                __syncwarp(); // the row is stored before the next one fills it
+            for (int i = 0; i < (int)((C + 31) / 32); i++) v[i] = lane + 32LL * i < C ? row[lane + 32 * i] : 0.0f;
+            double mu, den;
+            std_stats_regs_masked<C>(lane, v, present, eps, &mu, &den);
+            const double rden = std_rden(den);
+            bool exact = std_rden_ok(rden);
+            const float v0 = std_value_mul(0.0f, mu, rden, exact);
+            __syncwarp(); // the row is read before it is filled again
+            csr_row_stage<C>(lane, row, b, e, csr.ent, v0, [&](float t) { return std_value_mul(t, mu, rden, exact); });
+            if (!__all_sync(0xffffffffu, exact)) { // rare: the row again with the divisions
+                __syncwarp();
+                csr_row_stage<C>(lane, row, b, e, csr.ent, std_value(0.0f, mu, den),
+                                 [&](float t) { return std_value(t, mu, den); });
             }
-            return;
+            for (int c = lane; c < (int)C; c += 32) y[r * C + c] = row[c];
+            __syncwarp(); // the row is stored before the next one fills it
         }
+        return;
     }
     for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
         const u32 b = csr.rp[r], e = csr.rp[r + 1];
         float v[(C + 31) / 32];
         const u64 present = csr_lanes_load<C>(lane, v, b, e, csr.ent, 0.0f, AsFloat{});
         double mu, den;
-        std_stats_regs_csr<C>(lane, v, present, eps, &mu, &den);
+        std_stats_regs_masked<C>(lane, v, present, eps, &mu, &den);
         const double rden = std_rden(den);
         bool exact = std_rden_ok(rden);
         const float v0 = std_value_mul(0.0f, mu, rden, exact);

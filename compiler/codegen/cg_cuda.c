@@ -668,7 +668,7 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
 }
 
 bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
-                            const char *csr, bool whole) {
+                            const char *csr, bool whole, bool own) {
     const BgInst *in = &m->insts[l->inst];
     const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
     if (!l->alt && !bg_plan_row_csr(m, in)) return false; /* no template of its form */
@@ -678,9 +678,10 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
         free(sa);
         return true;
     }
-    if (in->op == BG_OP_STANDARDIZE) {
-        bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", kc,
-                     f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in), nm[0], csr);
+    if (in->op == BG_OP_STANDARDIZE) { /* STAGE in its own kernel of blocks of 256 */
+        bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d%s>(rows, %s, %s);", kc,
+                     f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in),
+                     own && l->block_size == 256 ? ", true" : "", nm[0], csr);
         return true;
     }
     if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) {
@@ -700,21 +701,13 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
     return true;
 }
 
-/* A launch's own sparse variant: the call over the whole CSR block its args[1] points to.  A
- * standardize's rows go through shared memory there (rowwise.cuh standardize_csr's STAGE: the
- * kernel's own 46 KB; the fused and per-graph kernels, whose phases share the block's shared
- * memory, keep its register form). */
+/* A launch's own sparse variant: the call over the whole CSR block its args[1] points to, in a
+ * kernel of its own (a standardize's rows through its shared memory; the fused and per-graph
+ * kernels, whose phases share the block's shared memory, keep the register form). */
 static bool emit_sparse_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm) {
     char csr[96];
     snprintf(csr, sizeof csr, "bgnn::csr_rows(%s, rows)", nm[1]);
-    const BgInst *in = &m->insts[l->inst];
-    if (!l->alt && in->op == BG_OP_STANDARDIZE && bg_plan_row_csr(m, in) && l->block_size == 256) {
-        bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d, true>(rows, %s, %s);",
-                     (long long)bg_cg_kcols(m->insts[in->args[0]].type), f32_bits(in->attrs.eps), (double)in->attrs.eps,
-                     row_lanes(m, in), nm[0], csr);
-        return true;
-    }
-    return bg_cg_emit_sparse_call(e, m, l, nm, csr, true);
+    return bg_cg_emit_sparse_call(e, m, l, nm, csr, true, true);
 }
 
 /* ---- the fused kernel (fuse-model; plan.h) ---------------------------------------------- */
@@ -780,7 +773,7 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
             /* its sparse variant over the features' CSR when the runtime passes one (plan.h) */
             bg_emit_line(e, "if (csr) {");
             bg_emit_indent(e, 1);
-            ok = bg_cg_emit_sparse_call(e, m, l, nm, "bgnn::csr_rows(csr, rows)", true);
+            ok = bg_cg_emit_sparse_call(e, m, l, nm, "bgnn::csr_rows(csr, rows)", true, false);
             bg_emit_indent(e, -1);
             bg_emit_line(e, "} else {");
             bg_emit_indent(e, 1);

@@ -91,9 +91,10 @@ void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *
  * row) with the CSR view expression csr (bgnn::CsrRows: the whole block, or a row group's
  * tile) for the features.  whole: the view is the launch's every row, so a bmm takes its lanes a
  * row by the rows at run time (bmm_fb_csr_rows; plan.h bg_plan_fb_csr_lanes_rows); a tile keeps
- * bg_plan_fb_csr_lanes. */
+ * bg_plan_fb_csr_lanes.  own: the launch's own kernel, whose shared memory no other phase
+ * shares (a standardize's rows then go through it: rowwise.cuh standardize_csr's STAGE). */
 bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
-                            const char *csr, bool whole);
+                            const char *csr, bool whole, bool own);
 /* Launch i as a block of a kernel over a range of rows (the per-graph and row-group kernels):
  * "{ // phase ...", `const long long rows = <rows>;` unless rows is NULL (then in scope), its
  * arguments by bg_cg_arg_expr and its plain template call (a bspmm_mm's product staged in

@@ -27,7 +27,6 @@
 extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
 using bgnn::u32;
 
-static float rval() { return emu_rval(10, 10); }
 static long fails, runs, redo_rows;
 static long long differ(const std::vector<float> &a, const std::vector<float> &b, long long C, const char *what) {
     long long bad = 0;
@@ -41,16 +40,7 @@ static long long differ(const std::vector<float> &a, const std::vector<float> &b
 
 template <long long C>
 static void one(long long n, int pct, unsigned grid) {
-    std::vector<float> X((size_t)(n * C));
-    for (auto &v : X) v = (int)(rnd() % 100) < pct ? rval() : 0.0f;
-    for (long long r = 0; r < n; r++) { // rows that store column 0, columns 0..k, constant rows
-        const u32 u = rnd() % 8;
-        if (u == 0) X[(size_t)(r * C)] = 1.5f;
-        if (u == 1) for (long long c = 0; c < C && c < (long long)(rnd() % 40); c++) X[(size_t)(r * C + c)] = rval() == 0.0f ? 2.0f : 3.0f;
-        if (u == 2) for (long long c = 0; c < C; c++) X[(size_t)(r * C + c)] = 0.25f;
-    }
-    if (n > 2) for (long long c = 0; c < C; c++) X[(size_t)(2 * C + c)] = c % 7 == 0 ? -0.0f : 1.0f + (float)c; // full row
-    if (n > 3) for (long long c = 0; c < C; c++) X[(size_t)(3 * C + c)] = 0.0f;                                  // empty row
+    const std::vector<float> X = emu_sparse_features(n, C, pct, 8, true); // emu_random.h
     uint64_t nnz = 0;
     for (float v : X) { u32 u; memcpy(&u, &v, 4); nnz += u != 0u; }
     size_t words = 0;
