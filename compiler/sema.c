@@ -507,9 +507,12 @@ static Val call_layer(Sema *s, Call *c) {
         if (!okp || bm == -2 || !x.ok || !A.ok || !w.ok || !wr.ok) return POISON;
         Val u, v;
         if (sage) {
+            /* the root branch first: its row-local steps (bin, absmean of x) then follow x's
+             * producer, where a row group may take them, and its product may run beside the
+             * aggregation (plan.h bg_plan_launch_beside_prev) */
+            v = lower_linear(s, c, x, wr, POISON, mm, (BinMode)bm, loc);
             Val a = lower_agg(s, c, A, x, POISON, agg, loc);
             u = lower_linear(s, c, a, w, b, mm, (BinMode)bm, loc);
-            v = lower_linear(s, c, x, wr, POISON, mm, (BinMode)bm, loc);
         } else {
             if (mm[2] != agg[0]) {
                 err(s, BG_E_PREC_MISMATCH, loc,

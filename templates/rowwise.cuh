@@ -464,6 +464,48 @@ constexpr long long STD_STAGE_MAX_BYTES = 46 * 1024;
 template <long long C>
 constexpr bool std_stage_fits = 8 * ((C + 3) / 4 * 4) * 4 <= STD_STAGE_MAX_BYTES;
 
+// A standardize's row also as the bin and the absmean of the stored values (a row group's
+// launches `bin %s` and `absmean %s` of the standardize %s: cg_rows.c), each written where its
+// pointer is not null.  v: lane l's values of columns l + 32 i (read at c < C only), the row as
+// stored.
+// bin's bits (bin_rows with EpEnd: ep_bit of each value, a ballot a 32-column word, padding
+// bits 0) and absmean's lanes(32) sum of |v| (warp_lanes_sum_regs, as absmean reads a row of up
+// to LANES_REGS_MAX columns into the same registers): the same operations, so the same bits.
+struct StdNoOut {
+    static constexpr bool active = false;
+    template <long long C>
+    __device__ __forceinline__ void row(int, long long, const float (&)[(C + 31) / 32]) const {}
+};
+template <long long C>
+struct StdRowOut {
+    static constexpr bool active = true;
+    u32 *bits; // b1 [R][words_of(C)], or null
+    float *am; // f32 [R], or null
+    template <long long CC>
+    __device__ __forceinline__ void row(int lane, long long r, const float (&v)[(CC + 31) / 32]) const {
+        static_assert(CC == C && words_of(C) <= 64, "StdRowOut: the standardize's row, at most 64 words");
+        constexpr int NI = (int)((C + 31) / 32);
+        if (bits) {
+            u32 w0 = 0u, w1 = 0u; // lane j stores words j and j + 32
+#pragma unroll
+            for (int i = 0; i < NI; i++) {
+                const long long c = lane + 32LL * i;
+                const u32 word = __ballot_sync(0xffffffffu, c < C && ep_bit(EpEnd{}, r, c, v[i]) != 0u);
+                if (lane == (i & 31)) {
+                    if (i < 32) w0 = word;
+                    else w1 = word;
+                }
+            }
+            if (lane < NI) bits[r * NI + lane] = w0;
+            if (lane + 32 < NI) bits[r * NI + lane + 32] = w1;
+        }
+        if (am) {
+            const double s = warp_lanes_sum_regs<C>(lane, v, AbsDouble{});
+            if (lane == 0) am[r] = __double2float_rn(div_by_cols<C>(s));
+        }
+    }
+};
+
 // standardize_csr: standardize's result for F input features held as CSR (plan.h
 // bg_plan_launch_row_csr: lanes(32), 2 to LANES_REGS_MAX columns), the sparse variant of a
 // standardize of the features.  csr_lanes_load rebuilds each lane's registers of the dense row
@@ -477,9 +519,11 @@ constexpr bool std_stage_fits = 8 * ((C + 3) / 4 * 4) * 4 <= STD_STAGE_MAX_BYTES
 // memory instead (csr_row_stage), the same registers and values: its kernel 12.8 -> 9.9 us on
 // Cora, two thirds of the instructions (H200, docs/performance.md).
 // (The same for absmean_std measured slower than its dense reads: docs/performance.md.)
+// Out: the row's bin and absmean as well (StdRowOut; a row group's bin and absmean of this
+// standardize, cg_rows.c), from the stored row's values in the lanes' registers.
 // Every lane of the warp calls it; any grid is correct.
-template <long long C, unsigned EPS_BITS, int L, bool STAGE = false>
-__device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRows csr) {
+template <long long C, unsigned EPS_BITS, int L, bool STAGE = false, class Out = StdNoOut>
+__device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRows csr, Out out = Out()) {
     static_assert(std_in_regs<C, L>, "standardize_csr: lanes(32), 2 to LANES_REGS_MAX columns");
     const double eps = (double)f32_from_bits(EPS_BITS);
     const int lane = (int)(threadIdx.x & 31u);
@@ -509,6 +553,11 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
                                  [&](float t) { return std_value(t, mu, den); });
             }
             for (int c = lane; c < (int)C; c += 32) y[r * C + c] = row[c];
+            if constexpr (Out::active) {
+#pragma unroll
+                for (int i = 0; i < (int)((C + 31) / 32); i++) v[i] = lane + 32LL * i < C ? row[lane + 32 * i] : 0.0f;
+                out.template row<C>(lane, r, v);
+            }
             __syncwarp(); // the row is stored before the next one fills it
         }
         return;
@@ -532,6 +581,7 @@ __device__ __forceinline__ void standardize_csr(long long rows, float *y, CsrRow
             const long long c = lane + 32LL * i;
             if (c < C) y[r * C + c] = v[i];
         }
+        if constexpr (Out::active) out.template row<C>(lane, r, v); // reads v at c < C only
     }
 }
 

@@ -150,7 +150,7 @@ bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, cons
     bg_cg_shared_names(m, p, l, sh, &args);
     const bool staged = m->insts[l->inst].op == BG_OP_BSPMM_MM;
     if (staged) emit_staged_mm_spmm(e, m, p, l, nm);
-    bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr, false, false) : bg_cg_emit_call(e, m, p, l, nm, true, own, d);
+    bool ok = csr ? bg_cg_emit_sparse_call(e, m, l, nm, csr, false, own) : bg_cg_emit_call(e, m, p, l, nm, true, own, d);
     if (staged) {
         bg_emit_indent(e, -1);
         bg_emit_line(e, "}");

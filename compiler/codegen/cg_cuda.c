@@ -667,6 +667,19 @@ static bool emit_dense_alt(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, 
     return true;
 }
 
+bool bg_cg_emit_sparse_std(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
+                           const char *csr, bool stage, const char *bits, const char *am) {
+    const BgInst *in = &m->insts[l->inst];
+    const long long kc = (long long)bg_cg_kcols(m->insts[in->args[0]].type);
+    if (in->op != BG_OP_STANDARDIZE || (!l->alt && !bg_plan_row_csr(m, in))) return false;
+    char out[320] = "";
+    if (bits || am)
+        snprintf(out, sizeof out, ", bgnn::StdRowOut<%lld>{%s, %s}", kc, bits ? bits : "nullptr", am ? am : "nullptr");
+    bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d%s>(rows, %s, %s%s);", kc,
+                 f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in), stage ? ", true" : "", nm[0], csr, out);
+    return true;
+}
+
 bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
                             const char *csr, bool whole, bool own) {
     const BgInst *in = &m->insts[l->inst];
@@ -678,12 +691,8 @@ bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l,
         free(sa);
         return true;
     }
-    if (in->op == BG_OP_STANDARDIZE) { /* STAGE in its own kernel of blocks of 256 */
-        bg_emit_line(e, "bgnn::standardize_csr<%lld, 0x%08xu /* eps %g */, %d%s>(rows, %s, %s);", kc,
-                     f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in),
-                     own && l->block_size == 256 ? ", true" : "", nm[0], csr);
-        return true;
-    }
+    if (in->op == BG_OP_STANDARDIZE) /* STAGE in its own kernel of blocks of 256 */
+        return bg_cg_emit_sparse_std(e, m, l, nm, csr, own && l->block_size == 256, NULL, NULL);
     if (in->op == BG_OP_ROW_MEAN || in->op == BG_OP_BIN_CENTER) {
         bg_emit_line(e, "bgnn::%s<%lld, %d>(rows, %s, %s);", in->op == BG_OP_ROW_MEAN ? "rowmean_csr" : "bin_center_csr",
                      kc, row_lanes(m, in), nm[0], csr);

@@ -95,12 +95,19 @@ void bg_cg_shared_names(const BgModule *m, const BgPlan *p, const BgPlanLaunch *
  * shares (a standardize's rows then go through it: rowwise.cuh standardize_csr's STAGE). */
 bool bg_cg_emit_sparse_call(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
                             const char *csr, bool whole, bool own);
+/* A standardize's sparse call (bg_cg_emit_sparse_call's) with its rows through shared memory
+ * where stage (standardize_csr's STAGE), and with its row's bin and absmean written to the
+ * expressions bits and am as well where not NULL (templates/rowwise.cuh StdRowOut: a row
+ * group's bin and absmean of the standardize, cg_rows.c). */
+bool bg_cg_emit_sparse_std(BgEmit *e, const BgModule *m, const BgPlanLaunch *l, const char *const *nm,
+                           const char *csr, bool stage, const char *bits, const char *am);
 /* Launch i as a block of a kernel over a range of rows (the per-graph and row-group kernels):
  * "{ // phase ...", `const long long rows = <rows>;` unless rows is NULL (then in scope), its
  * arguments by bg_cg_arg_expr and its plain template call (a bspmm_mm's product staged in
  * shared memory where the range's product fits), "}"; csr: its sparse variant's call over
  * that CSR view (bg_cg_emit_sparse_call) instead.  own: as bg_cg_emit_call's (the row groups'
- * kernels give an absmean its table: the plan admits only narrow ones).  staged: the tables
+ * kernels give an absmean its table: the plan admits only narrow ones), or for the sparse call
+ * as bg_cg_emit_sparse_call's (a row group whose other members have no shared memory).  staged: the tables
  * the per-graph kernel staged (bg_cg_stage_tables), read there, or NULL. */
 bool bg_cg_emit_range_launch(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
                              int phase, const char *rows, const char *csr, bool own, const BgCgShared *sh,

@@ -15,7 +15,8 @@
  * with a batchnorm prologue gets its table of inverses (own: the plan admits narrow ones). 
  * A launch with a sparse variant runs it over the tile's rows of the features' CSR (the
  * kernel's last parameter; bgnn::csr_tile), in index order.  Tiles share no rows and the
- * calls' shared memory is per warp (bin_center_csr, the bit aggregation's stage) or ends with
+ * calls' shared memory is per warp (bin_center_csr, the bit aggregation's stage, a sparse
+ * standardize's rows where the group has no other shared memory: std_stage_ok) or ends with
  * its own barrier (absmean's table), so a tile needs no barrier after its last launch, except
  * where a bin_csr's block-wide table of zero bits would be rewritten by the next tile's call
  * while a warp still reads it.  A small float product (a classifier head: cg_cuda.c ff_tile)
@@ -27,6 +28,80 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* May group g's sparse standardize (of the features' CSR) take its rows through shared memory
+ * (templates/rowwise.cuh standardize_csr's STAGE, 46 KB for 8 warps: Cora's 1,433 columns),
+ * as in its own kernel?  Where the group's blocks are 256 threads, it is the group's one
+ * sparse standardize, and no other member declares shared memory: bin, relu, scl, add,
+ * concat, log_softmax and dense standardize have none, an absmean only with a prologue (its
+ * table), so the group kernel's static shared memory stays the stage's. */
+static bool std_stage_ok(const BgModule *m, const BgPlan *p, const BgPlanRowGroup *g) {
+    if (g->block != 256 || g->csr < 0) return false;
+    int stds = 0;
+    for (int i = g->first; i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep) continue;
+        const BgInst *in = &m->insts[l->inst];
+        const bool sparse = bg_plan_sparse_tpr(p, l) > 0;
+        switch (in->op) {
+        case BG_OP_STANDARDIZE: stds += sparse; break;
+        case BG_OP_BIN: if (sparse) return false; break; /* bin_csr: a block-wide table */
+        case BG_OP_ABSMEAN: if (in->npro) return false; break;
+        case BG_OP_RELU: case BG_OP_SCL: case BG_OP_ADD: case BG_OP_CONCAT: case BG_OP_LOG_SOFTMAX: break;
+        default: return false;
+        }
+    }
+    return stds == 1;
+}
+
+/* The launches of group g that the group's sparse standardize (std) computes as well: a plain
+ * bin (no threshold) and an absmean (no prologue, lanes(32)) of its output (templates/rowwise.cuh
+ * StdRowOut: the same operations on the stored row's values, still in the warp's registers, so
+ * the same bits, without reading the row again).  *bin and *am: those launches, or -1; false
+ * when the group has neither (or no such standardize). */
+static bool std_outs(const BgModule *m, const BgPlan *p, const BgPlanRowGroup *g, int *std, int *bin, int *am) {
+    *std = *bin = *am = -1;
+    if (g->csr < 0) return false;
+    for (int i = g->first; i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep || bg_plan_sparse_tpr(p, l) <= 0 || m->insts[l->inst].op != BG_OP_STANDARDIZE) continue;
+        if (*std >= 0) return false; /* two: left alone */
+        *std = i;
+    }
+    if (*std < 0) return false;
+    const int y = p->launches[*std].args[0];
+    for (int i = *std + 1; i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep || l->nargs < 2 || l->args[1] != y) continue;
+        const BgInst *in = &m->insts[l->inst];
+        if (in->op == BG_OP_BIN && in->nsteps == 0 && *bin < 0) *bin = i;
+        if (in->op == BG_OP_ABSMEAN && in->npro == 0 && in->nsteps == 0 && *am < 0) {
+            const BgFpOrder fp = bg_inst_fp(m, in);
+            if (fp.kind == BG_FP_LANES && fp.split == 32) *am = i;
+        }
+    }
+    return *bin >= 0 || *am >= 0;
+}
+
+/* Group g's sparse standardize (launch i) with the bin (launch bin) and absmean (am) of its
+ * rows as well (std_outs), as bg_cg_emit_range_launch emits a launch. */
+static bool emit_std_outs(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src, int i,
+                          int phase, bool stage, int bin, int am) {
+    const BgPlanLaunch *l = &p->launches[i];
+    BgCgArgs a, ab, aa;
+    bg_cg_phase_open(e, m, ir, src, l, i, phase);
+    bg_cg_range_args(m, p, l, &a);
+    if (bin >= 0) bg_cg_range_args(m, p, &p->launches[bin], &ab);
+    if (am >= 0) bg_cg_range_args(m, p, &p->launches[am], &aa);
+    bg_emit_line(e, "// with launch%s %s%s%s%s: the row's bin and absmean from the registers (rowwise.cuh StdRowOut)",
+                 bin >= 0 && am >= 0 ? "es" : "", bin >= 0 ? p->launches[bin].kernel : "",
+                 bin >= 0 && am >= 0 ? " and " : "", am >= 0 ? p->launches[am].kernel : "", "");
+    const bool ok = bg_cg_emit_sparse_std(e, m, l, a.nm, "bgnn::csr_tile(csr, n, r0)", stage, bin >= 0 ? ab.nm[0] : NULL,
+                                          am >= 0 ? aa.nm[0] : NULL);
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    return ok;
+}
 
 bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           BgDiagSink *d) {
@@ -55,17 +130,28 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         }
         /* the tile's first row: r0 of node rows, g of graph rows (bg_cg_arg_expr's offsets) */
         const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0";
+        const bool stage = std_stage_ok(m, p, g);
+        int sstd, sbin, sam;
+        const bool souts = std_outs(m, p, g, &sstd, &sbin, &sam);
         bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,
                      t0, t0);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "const long long rows = n - %s < tile ? n - %s : tile;", t0, t0);
         for (int i = g->first, last = -1; i < g->first + g->count && ok; i++) {
             if (p->launches[i].prep) continue; /* run once at binding */
+            if (souts && (i == sbin || i == sam)) {
+                bg_emit_line(e, "// launch %d (%s): written with launch %d's standardize", i, p->launches[i].kernel, sstd);
+                continue;
+            }
             if (last >= 0 && phase[i] != last) bg_emit_line(e, "__syncthreads();"); /* a phase reads none of its own */
             last = phase[i];
+            if (souts && i == sstd) {
+                ok = emit_std_outs(e, m, p, ir, src, i, phase[i], stage, sbin, sam);
+                continue;
+            }
             const bool sparse = g->csr >= 0 && bg_plan_sparse_tpr(p, &p->launches[i]) > 0;
-            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL, true,
-                                         NULL, d);
+            ok = bg_cg_emit_range_launch(e, m, p, ir, src, i, phase[i], NULL, sparse ? "bgnn::csr_tile(csr, n, r0)" : NULL,
+                                         !sparse || stage, NULL, d);
         }
         bool block_table = false; /* a bin_csr (templates/bin_ops.cuh: zw, by the whole block) */
         for (int i = g->first; i < g->first + g->count; i++)

@@ -314,7 +314,8 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
          * group's member or the run's first; no buffer of either written by the other (the
          * output, a scratch buffer); the kernel before lets exactly those launch early.  Per
          * example: gcn_full's absmean of the features beside their bin, saint_full's root
-         * product beside the neighbour product; none in gcn_bin. */
+         * product beside the neighbour product, sage_full's first aggregation beside the root
+         * branch's product; none in gcn_bin. */
         int nbeside = 0;
         for (int i = 0; i < p->nlaunches; i++) {
             const bool beside = bg_plan_launch_beside_prev(p, i);
@@ -337,6 +338,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         }
         static const struct { const char *file; int beside; const char *op; } want_beside[] = {
             {"gcn_bin.bgnn", 0, NULL}, {"gcn_full.bgnn", 1, "absmean"}, {"saint_full.bgnn", 1, "bmm"}, {"sage_bin.bgnn", 0, NULL},
+            {"sage_full.bgnn", 1, "bspmm"}, /* the aggregation beside the root branch's product */
         };
         for (size_t w = 0; w < sizeof want_beside / sizeof want_beside[0]; w++) {
             if (strcmp(file, want_beside[w].file) != 0) continue;
@@ -350,7 +352,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
          * product, bin.center of the inductive models) */
         static const struct { const char *file; int groups, launches, sparse; } want_groups[] = {
             {"gcn_bin.bgnn", 0, 0, 0},      {"gcn_full.bgnn", 1, 2, 0},     {"indgcn_full.bgnn", 2, 6, 0},
-            {"sage_bin.bgnn", 2, 10, 1},    {"sage_full.bgnn", 2, 11, 0},   {"saint_bin.bgnn", 3, 13, 1},
+            {"sage_bin.bgnn", 2, 10, 1},    {"sage_full.bgnn", 4, 13, 1},   {"saint_bin.bgnn", 3, 13, 1},
             {"saint_full.bgnn", 3, 9, 1},   {"indgcn_bin.bgnn", 1, 2, 1},   {"mutag_gcn_bin.bgnn", 3, 8, 1},
         };
         for (size_t w = 0; w < sizeof want_groups / sizeof want_groups[0]; w++) {
@@ -436,6 +438,23 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         if (bg_plan_fused_csr(p) >= 0) CHECK(body && strstr(body, "if (csr) {") != NULL);
     }
     free(cu2);
+    if (cu && strcmp(file, "sage_full.bgnn") == 0) {
+        /* sage_full's first row group: the sparse standardize of the features through shared
+         * memory (its other members have none), writing the root branch's bin and absmean of
+         * its rows as well (cg_rows.c std_outs, rowwise.cuh StdRowOut), whose launches then
+         * emit no call of their own */
+        const char *k = strstr(cu, "void __launch_bounds__(256) bgnn_rows0(");
+        const char *end = k ? strstr(k, "\n}\n") : NULL;
+        const char *call = k ? strstr(k, "bgnn::standardize_csr<1433, 0x38d1b717u /* eps 0.0001 */, 32, true>(rows, ") : NULL;
+        CHECK(end && call && call < end);
+        const char *out = call ? strstr(call, "bgnn::StdRowOut<1433>{") : NULL;
+        CHECK(out && out < end);
+        const char *w1 = k ? strstr(k, "// launch 1 (bgnn_k9_bin): written with launch 0's standardize") : NULL;
+        const char *w2 = k ? strstr(k, "// launch 2 (bgnn_k10_absmean): written with launch 0's standardize") : NULL;
+        CHECK(w1 && w1 < end && w2 && w2 < end);
+        const char *bin = k ? strstr(k, "bgnn::bin<'F', 1433>") : NULL; /* none in the group */
+        CHECK(!bin || bin > end);
+    }
     /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
      * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin, a rowmean or a standardize
      * of the features), so no lookup fails; the bin's exactly when it reads the features
