@@ -115,9 +115,14 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
                      g->first, g->first + g->count - 1, g->rows == BG_ROWS_G ? "graph" : "node");
         bg_emit_line(e, "// Parameters as the fused kernel's, the tile in place of ngraphs (bar unused)%s.",
                      g->csr >= 0 ? ", then the features' CSR" : "");
-        bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%d) %s(long long n, long long tile,\n"
+        /* a group whose standardize stages its rows: 3 blocks an SM, as its own kernel (one wave
+         * of Cora's 339 tiles; cg_cuda.c kernel_min_blocks) */
+        const bool stage = std_stage_ok(m, p, g);
+        char bounds[32];
+        snprintf(bounds, sizeof bounds, stage ? "%d, 3" : "%d", g->block);
+        bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%s) %s(long long n, long long tile,\n"
                           "        unsigned *__restrict__ bar",
-                       g->block, g->kernel);
+                       bounds, g->kernel);
         bg_cg_buffer_params(e, p, g->csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
@@ -130,7 +135,6 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
         }
         /* the tile's first row: r0 of node rows, g of graph rows (bg_cg_arg_expr's offsets) */
         const char *t0 = g->rows == BG_ROWS_G ? "g" : "r0";
-        const bool stage = std_stage_ok(m, p, g);
         int sstd, sbin, sam;
         const bool souts = std_outs(m, p, g, &sstd, &sbin, &sam);
         bg_emit_line(e, "for (long long %s = (long long)blockIdx.y * tile; %s < n; %s += (long long)gridDim.y * tile) {", t0,

@@ -423,11 +423,14 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     CHECK_STR_CONTAINS(cu, "bgnn_manifest_len");
     CHECK_STR_CONTAINS(cu, p->launches[0].kernel);
     for (int gi = 0; cu && gi < p->nrowgroups; gi++) { /* the runtime looks each up by name */
-        char sym[256];
-        snprintf(sym, sizeof sym, "void __launch_bounds__(%d) %s(long long n, long long tile,", p->rowgroups[gi].block,
-                 p->rowgroups[gi].kernel);
+        char sym[256], lb[64];
+        snprintf(sym, sizeof sym, ") %s(long long n, long long tile,", p->rowgroups[gi].kernel);
         CHECK_STR_CONTAINS(cu, sym);
         const char *k = strstr(cu, sym), *body = k ? strstr(k, ") {") : NULL; /* csr last exactly when it reads one */
+        snprintf(lb, sizeof lb, "void __launch_bounds__(%d", p->rowgroups[gi].block); /* the block, maybe a minimum */
+        const char *at = k ? k : cu;
+        while (cu && at > cu && at[-1] != '\n') at--;
+        CHECK(k && strstr(at, lb) == strstr(at, "void __launch_bounds__(") && strstr(at, lb) < k);
         CHECK(body && (p->rowgroups[gi].csr >= 0) == (strncmp(body - 3, "csr", 3) == 0));
     }
     if (cu && p->fused) { /* the fused kernel: the features' CSR last exactly when bg_plan_fused_csr names one */
@@ -443,7 +446,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
          * memory (its other members have none), writing the root branch's bin and absmean of
          * its rows as well (cg_rows.c std_outs, rowwise.cuh StdRowOut), whose launches then
          * emit no call of their own */
-        const char *k = strstr(cu, "void __launch_bounds__(256) bgnn_rows0(");
+        const char *k = strstr(cu, " bgnn_rows0(long long n, long long tile,");
         const char *end = k ? strstr(k, "\n}\n") : NULL;
         const char *call = k ? strstr(k, "bgnn::standardize_csr<1433, 0x38d1b717u /* eps 0.0001 */, 32, true>(rows, ") : NULL;
         CHECK(end && call && call < end);
