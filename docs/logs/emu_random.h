@@ -1,10 +1,13 @@
 // emu_random.h - the random inputs of the host emulation tests in docs/logs (the same sequences
 // their logged results came from): a xorshift generator, its seed from argv[1], the float values
-// they draw (NaN, inf, -0 and +0 among them) and the CSR tests' sparse features.
+// they draw (NaN, inf, -0 and +0 among them), the CSR tests' sparse features, their CSR block and
+// their one-value rows.
 #ifndef BGNN_EMU_RANDOM_H
 #define BGNN_EMU_RANDOM_H
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static unsigned long long rs = 12345;
@@ -48,5 +51,31 @@ static inline std::vector<float> emu_sparse_features(long long n, long long C, i
     if (n > 2) for (long long c = 0; c < C; c++) X[(size_t)(2 * C + c)] = c % 7 == 0 ? -0.0f : 1.0f + (float)c;
     if (n > 3) for (long long c = 0; c < C; c++) X[(size_t)(3 * C + c)] = 0.0f;
     return X;
+}
+
+// X's CSR block (plan/features_csr.c bg_features_csr: every value other than +0 stored), or null
+// (the test links plan/features_csr.c).
+extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
+static inline uint32_t *emu_features_csr(const std::vector<float> &X, long long n, long long C) {
+    uint64_t nnz = 0;
+    for (float v : X) {
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        nnz += u != 0u;
+    }
+    size_t words = 0;
+    return bg_features_csr(X.data(), n, C, nnz, &words);
+}
+
+// The rows of X [n][C] whose every value has the same bits (a standardize's x - mu of 0: its
+// redo with the divisions).
+static inline long emu_constant_rows(const std::vector<float> &X, long long n, long long C) {
+    long k = 0;
+    for (long long row = 0; row < n; row++) {
+        bool same = true;
+        for (long long c = 1; c < C && same; c++) same = memcmp(&X[(size_t)(row * C)], &X[(size_t)(row * C + c)], 4) == 0;
+        k += same;
+    }
+    return k;
 }
 #endif

@@ -25,7 +25,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
 using bgnn::u32;
 
 static float rval() { return emu_rval(10, 10); }
@@ -59,10 +58,7 @@ template <long long C>
 static void one(long long n, int kind, int pct, bool unit, unsigned grid) {
     Graph g = graph(n, kind);
     const std::vector<float> X = emu_sparse_features(n, C, pct, 6, false); // emu_random.h
-    uint64_t nnz = 0;
-    for (float v : X) { u32 u; memcpy(&u, &v, 4); nnz += u != 0u; }
-    size_t words = 0;
-    u32 *blk = bg_features_csr(X.data(), n, C, nnz, &words);
+    u32 *blk = emu_features_csr(X, n, C); // emu_random.h
     if (!blk) { printf("bg_features_csr failed\n"); fails++; return; }
     std::vector<float> x((size_t)(n * C));
     emu::launch(8, 256, [&] { bgnn::standardize<C, 0x38d1b717u, 32>(n, x.data(), X.data()); });

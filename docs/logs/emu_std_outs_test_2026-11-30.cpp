@@ -28,7 +28,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-extern "C" uint32_t *bg_features_csr(const float *x, int64_t rows, int64_t width, uint64_t nnz, size_t *words);
 using bgnn::u32;
 
 static long fails, runs, redo_rows, mutant;
@@ -97,21 +96,14 @@ template <long long C>
 static void one(long long n, int pct, unsigned grid) {
     constexpr long long W = bgnn::words_of(C);
     const std::vector<float> X = emu_sparse_features(n, C, pct, 8, true); // emu_random.h
-    uint64_t nnz = 0;
-    for (float v : X) { u32 u; memcpy(&u, &v, 4); nnz += u != 0u; }
-    size_t words = 0;
-    u32 *blk = bg_features_csr(X.data(), n, C, nnz, &words);
+    u32 *blk = emu_features_csr(X, n, C); // emu_random.h
     if (!blk) { printf("bg_features_csr failed\n"); fails++; return; }
     std::vector<float> d((size_t)(n * C), -7.0f), aref((size_t)n, -5.0f);
     std::vector<u32> bref((size_t)(n * W), 0xabcdef01u);
     emu::launch(8, 256, [&] { bgnn::standardize<C, 0x38d1b717u, 32>(n, d.data(), X.data()); });
     emu::launch(8, 256, [&] { bgnn::bin<'F', C>(n, bref.data(), d.data()); });
     emu::launch(8, 256, [&] { bgnn::absmean<C, 32, false>(n, aref.data(), d.data(), bgnn::ProNone{}); });
-    for (long long row = 0; row < n; row++) { // rows whose every value is the same: the redo
-        bool same = true;
-        for (long long c = 1; c < C && same; c++) same = memcmp(&X[(size_t)(row * C)], &X[(size_t)(row * C + c)], 4) == 0;
-        redo_rows += same;
-    }
+    redo_rows += emu_constant_rows(X, n, C); // rows whose every value is the same: the redo
     const int which = 1 + (int)(runs % 3); // bits, absmean, both
     runs++;
     const long long b1 = check_form<C, false>(n, grid, blk, d, bref, aref, which);

@@ -457,6 +457,11 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         CHECK(w1 && w1 < end && w2 && w2 < end);
         const char *bin = k ? strstr(k, "bgnn::bin<'F', 1433>") : NULL; /* none in the group */
         CHECK(!bin || bin > end);
+        /* only there: the second layer's standardize (of a hidden layer, no CSR) keeps its bin
+         * and absmean as launches of their own group members */
+        int outs = 0;
+        for (const char *q = strstr(cu, "bgnn::StdRowOut<"); q; q = strstr(q + 1, "bgnn::StdRowOut<")) outs++;
+        CHECK_EQ_INT(outs, 1);
     }
     /* A sparse variant is emitted exactly for the launches whose variant the runtime looks up
      * (plan.h: every alt launch, and bg_plan_launch_row_csr, a bin, a rowmean or a standardize
