@@ -269,6 +269,12 @@ static void gen_fused(Model *md, BgStrBuf *b) {
      * one): its sparse variant over the features' CSR (standardize_csr) */
     o = emit(md, b, "std_x", "standardize(X) { eps: 0.001 }", BG_OP_STANDARDIZE, "");
     snprintf(o->key, sizeof o->key, "standardize of X");
+    /* its bin and absmean: in the row group of that sparse standardize, which then writes them
+     * from its registers (cg_rows.c std_outs, rowwise.cuh StdRowOut) */
+    o = emit(md, b, "std_x_bin", "bin(std_x)", BG_OP_BIN, "");
+    snprintf(o->key, sizeof o->key, "bin of a standardize of X");
+    o = emit(md, b, "std_x_am", "absmean(std_x)", BG_OP_ABSMEAN, "");
+    snprintf(o->key, sizeof o->key, "absmean of a standardize of X");
     /* absmean of the input itself, plain and with split-batchnorm's prologue (a bin of X has a
      * sparse variant over the features' CSR, bin_csr) */
     o = emit(md, b, "am_x", "absmean(X)", BG_OP_ABSMEAN, "");
