@@ -93,9 +93,9 @@ static bool emit_std_outs(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     bg_cg_range_args(m, p, l, &a);
     if (bin >= 0) bg_cg_range_args(m, p, &p->launches[bin], &ab);
     if (am >= 0) bg_cg_range_args(m, p, &p->launches[am], &aa);
-    bg_emit_line(e, "// with launch%s %s%s%s%s: the row's bin and absmean from the registers (rowwise.cuh StdRowOut)",
+    bg_emit_line(e, "// with launch%s %s%s%s: the row's bin and absmean from the registers (rowwise.cuh StdRowOut)",
                  bin >= 0 && am >= 0 ? "es" : "", bin >= 0 ? p->launches[bin].kernel : "",
-                 bin >= 0 && am >= 0 ? " and " : "", am >= 0 ? p->launches[am].kernel : "", "");
+                 bin >= 0 && am >= 0 ? " and " : "", am >= 0 ? p->launches[am].kernel : "");
     const bool ok = bg_cg_emit_sparse_std(e, m, l, a.nm, "bgnn::csr_tile(csr, n, r0)", stage, bin >= 0 ? ab.nm[0] : NULL,
                                           am >= 0 ? aa.nm[0] : NULL);
     bg_emit_indent(e, -1);
