@@ -464,17 +464,15 @@ constexpr long long STD_STAGE_MAX_BYTES = 46 * 1024;
 template <long long C>
 constexpr bool std_stage_fits = 8 * ((C + 3) / 4 * 4) * 4 <= STD_STAGE_MAX_BYTES;
 
-// A standardize's row also as the bin and the absmean of the stored values (a row group's
-// launches `bin %s` and `absmean %s` of the standardize %s: cg_rows.c), each written where its
-// pointer is not null.  v: lane l's values of columns l + 32 i (read at c < C only), the row as
-// stored.
+// A standardize's row also as the bin and the absmean of the stored values (a row group's bin
+// and absmean launches that read the standardize's output: cg_rows.c std_outs), each written
+// where its pointer is not null.  v: lane l's values of columns l + 32 i (read at c < C only),
+// the row as stored.  StdNoOut: neither (standardize_csr calls row only when active).
 // bin's bits (bin_rows with EpEnd: ep_bit of each value, a ballot a 32-column word, padding
 // bits 0) and absmean's lanes(32) sum of |v| (warp_lanes_sum_regs, as absmean reads a row of up
 // to LANES_REGS_MAX columns into the same registers): the same operations, so the same bits.
 struct StdNoOut {
     static constexpr bool active = false;
-    template <long long C>
-    __device__ __forceinline__ void row(int, long long, const float (&)[(C + 31) / 32]) const {}
 };
 template <long long C>
 struct StdRowOut {

@@ -29,29 +29,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Group g's sparse standardize (a standardize of the features over their CSR), when it has
+ * exactly one; else -1. */
+static int sparse_std_of(const BgModule *m, const BgPlan *p, const BgPlanRowGroup *g) {
+    int std = -1;
+    for (int i = g->first; g->csr >= 0 && i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep || bg_plan_sparse_tpr(p, l) <= 0 || m->insts[l->inst].op != BG_OP_STANDARDIZE) continue;
+        if (std >= 0) return -1; /* two: left alone */
+        std = i;
+    }
+    return std;
+}
+
 /* May group g's sparse standardize (of the features' CSR) take its rows through shared memory
  * (templates/rowwise.cuh standardize_csr's STAGE, 46 KB for 8 warps: Cora's 1,433 columns),
- * as in its own kernel?  Where the group's blocks are 256 threads, it is the group's one
- * sparse standardize, and no other member declares shared memory: bin, relu, scl, add,
+ * as in its own kernel?  Where the group's blocks are 256 threads, it has one (sparse_std_of),
+ * and no other member declares shared memory: bin, relu, scl, add,
  * concat, log_softmax and dense standardize have none, an absmean only with a prologue (its
  * table), so the group kernel's static shared memory stays the stage's. */
 static bool std_stage_ok(const BgModule *m, const BgPlan *p, const BgPlanRowGroup *g) {
-    if (g->block != 256 || g->csr < 0) return false;
-    int stds = 0;
+    if (g->block != 256 || sparse_std_of(m, p, g) < 0) return false;
     for (int i = g->first; i < g->first + g->count; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue;
         const BgInst *in = &m->insts[l->inst];
         const bool sparse = bg_plan_sparse_tpr(p, l) > 0;
         switch (in->op) {
-        case BG_OP_STANDARDIZE: stds += sparse; break;
+        case BG_OP_STANDARDIZE: break;
         case BG_OP_BIN: if (sparse) return false; break; /* bin_csr: a block-wide table */
         case BG_OP_ABSMEAN: if (in->npro) return false; break;
         case BG_OP_RELU: case BG_OP_SCL: case BG_OP_ADD: case BG_OP_CONCAT: case BG_OP_LOG_SOFTMAX: break;
         default: return false;
         }
     }
-    return stds == 1;
+    return true;
 }
 
 /* The launches of group g that the group's sparse standardize (std) computes as well: a plain
@@ -60,14 +72,8 @@ static bool std_stage_ok(const BgModule *m, const BgPlan *p, const BgPlanRowGrou
  * the same bits, without reading the row again).  *bin and *am: those launches, or -1; false
  * when the group has neither (or no such standardize). */
 static bool std_outs(const BgModule *m, const BgPlan *p, const BgPlanRowGroup *g, int *std, int *bin, int *am) {
-    *std = *bin = *am = -1;
-    if (g->csr < 0) return false;
-    for (int i = g->first; i < g->first + g->count; i++) {
-        const BgPlanLaunch *l = &p->launches[i];
-        if (l->prep || bg_plan_sparse_tpr(p, l) <= 0 || m->insts[l->inst].op != BG_OP_STANDARDIZE) continue;
-        if (*std >= 0) return false; /* two: left alone */
-        *std = i;
-    }
+    *bin = *am = -1;
+    *std = sparse_std_of(m, p, g);
     if (*std < 0) return false;
     const int y = p->launches[*std].args[0];
     for (int i = *std + 1; i < g->first + g->count; i++) {

@@ -78,4 +78,16 @@ static inline long emu_constant_rows(const std::vector<float> &X, long long n, l
     }
     return k;
 }
+// The CSR standardize tests' sweep: for each width C of Cs in order, X at 1, 5, 30 and 100%
+// nonzeros (300 rows, 37 when full), each on grids of 1, 3 and 64 blocks:
+// f.template operator()<C>(n, pct, grid) (a lambda []<long long C>(long long, int, unsigned)).
+template <long long... Cs, class F>
+static void emu_csr_sweep(F f) {
+    (
+        [&] {
+            for (int pct : {1, 5, 30, 100})
+                for (unsigned gr : {1u, 3u, 64u}) f.template operator()<Cs>(pct == 100 ? 37 : 300, pct, gr);
+        }(),
+        ...);
+}
 #endif

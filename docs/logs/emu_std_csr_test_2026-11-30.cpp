@@ -56,21 +56,9 @@ static void one(long long n, int pct, unsigned grid) {
     free(blk);
 }
 
-template <long long C>
-static void all() {
-    for (int pct : {1, 5, 30, 100})
-        for (unsigned gr : {1u, 3u, 64u}) one<C>(pct == 100 ? 37 : 300, pct, gr);
-}
-
 int main(int argc, char **argv) {
     emu_seed(argc, argv);
-    all<2>();
-    all<7>();
-    all<33>();
-    all<300>();
-    all<1433>();
-    all<1473>();
-    all<2000>();
+    emu_csr_sweep<2, 7, 33, 300, 1433, 1473, 2000>([]<long long C>(long long n, int pct, unsigned grid) { one<C>(n, pct, grid); });
     printf("%ld runs (%ld constant rows), %ld differ\n", runs, redo_rows, fails);
     return fails != 0;
 }
