@@ -30,14 +30,15 @@
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   rowgroups 1
- *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1 rows=n warp=0
+ *   rowgroup 0 kernel=bgnn_rows7 first=7 count=5 block=256 csr=-1 rows=n warp=0 wide=-1
  *                                    (the row groups, plan.h: launches first .. first+count-1
  *                                     in one kernel; ascending, disjoint, bg_plan_rowgroup_ok:
  *                                     row-local launches, the first maybe a gather (a bspmm,
  *                                     or a readout in a group of graph rows); csr:
  *                                     the INPUT buffer every sparse variant in it reads, or -1;
  *                                     rows: n, tiles of node rows, or g, of graph rows;
- *                                     warp: 1, the warp-rows form, csr -1)
+ *                                     warp: 1, the warp-rows form, csr -1; wide: the wide
+ *                                     form's counters buffer, -1 in every other form)
  *   outputs 1
  *   output 0 name="logits" buf=13 type=f32 shape=N,7
  *   params 5
@@ -199,8 +200,9 @@ char *bg_manifest_write(const BgPlan *p) {
     line(&e, "rowgroups %d", p->nrowgroups);
     for (int i = 0; i < p->nrowgroups; i++) {
         const BgPlanRowGroup *g = &p->rowgroups[i];
-        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d rows=%s warp=%d", i, g->kernel, g->first,
-             g->count, g->block, g->csr, g->rows == BG_ROWS_G ? "g" : "n", g->warp ? 1 : 0);
+        line(&e, "rowgroup %d kernel=%s first=%d count=%d block=%d csr=%d rows=%s warp=%d wide=%d", i, g->kernel,
+             g->first, g->count, g->block, g->csr, g->rows == BG_ROWS_G ? "g" : "n", g->warp ? 1 : 0,
+             g->wide ? g->counters : -1);
     }
     line(&e, "outputs %d", p->noutputs);
     for (int i = 0; i < p->noutputs; i++) {
@@ -585,9 +587,10 @@ static bool check_buf(Rd *r, const BgPlan *p, const BgPlanBuf *b, int i) {
             ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_SLOTS1 && b->rows.graph == b->graph && b->width == 4;
             break;
         case BG_GARR_PARTIAL:
-        case BG_GARR_DONE:
-            ok = b->kind == BG_BUF_I32 && b->rows.kind == BG_ROWS_SPLITS && b->rows.graph == b->graph &&
-                 b->width >= 1 && (b->garr == BG_GARR_PARTIAL || b->width == 1);
+        case BG_GARR_DONE: /* the fast aggregation's split rows, or (DONE) the wide form's rows */
+            ok = b->kind == BG_BUF_I32 && b->width >= 1 && (b->garr == BG_GARR_PARTIAL || b->width == 1) &&
+                 ((b->rows.kind == BG_ROWS_SPLITS && b->rows.graph == b->graph) ||
+                  (b->garr == BG_GARR_DONE && b->rows.kind == BG_ROWS_N));
             break;
         default: ok = b->kind == BG_BUF_F32 && b->rows.kind == BG_ROWS_N; break;
         }
@@ -864,12 +867,13 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->rowgroups = bg_arena_alloc(a, sizeof *p->rowgroups * (size_t)(p->nrowgroups + 1));
     for (int i = 0, next = 0; i < p->nrowgroups; i++) {
         BgPlanRowGroup *g = &p->rowgroups[i];
-        long long first, count, block, csr, warp;
-        if (!expect_item(r, "rowgroup", 9, i)) goto fail;
+        long long first, count, block, csr, warp, wide;
+        if (!expect_item(r, "rowgroup", 10, i)) goto fail;
         const char *k = val(r, 2, "kernel");
         if (!k || !parse_int_field(r, 3, "first", 0, MAX_LAUNCHES, &first) ||
             !parse_int_field(r, 4, "count", 2, MAX_LAUNCHES, &count) || !parse_int_field(r, 5, "block", 32, 1024, &block) ||
-            !parse_int_field(r, 6, "csr", -1, MAX_BUFS, &csr) || !parse_int_field(r, 8, "warp", 0, 1, &warp))
+            !parse_int_field(r, 6, "csr", -1, MAX_BUFS, &csr) || !parse_int_field(r, 8, "warp", 0, 1, &warp) ||
+            !parse_int_field(r, 9, "wide", -1, MAX_BUFS, &wide))
             goto fail;
         const char *rk = val(r, 7, "rows");
         if (!rk) goto fail;
@@ -933,6 +937,12 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         g->csr = (int)csr;
         g->rows = kind;
         g->warp = warp != 0;
+        g->wide = wide >= 0;
+        g->counters = (int)wide;
+        if (g->wide && !bg_plan_rowgroup_wide_ok(p, g)) {
+            fail(r, "row group %d: wide=%lld, but the launches or the buffer do not fit the wide form", i, wide);
+            goto fail;
+        }
         next = (int)(first + count);
     }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;

@@ -172,10 +172,39 @@ bool bg_plan_row_value(const BgPlan *p, int b) {
 int bg_plan_warp_group_of(const BgPlan *p, int b) {
     for (int i = 0; i < p->nrowgroups; i++) {
         const BgPlanRowGroup *q = &p->rowgroups[i];
+        if (q->wide && p->launches[q->first].args[0] == b) return i; /* the wide form's aggregation */
         for (int j = q->first; q->warp && j < q->first + q->count; j++)
             if (!p->launches[j].prep && p->launches[j].args[0] == b) return i;
     }
     return -1;
+}
+
+bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g) {
+    if (g->counters < 0 || g->counters >= p->nbufs || g->rows != BG_ROWS_N || g->csr >= 0 || g->warp ||
+        g->block != 256)
+        return false;
+    const BgPlanLaunch *a = &p->launches[g->first];
+    if (a->prep || !a->op || strcmp(a->op, "bspmm") != 0 || a->nargs != 7 || a->rows.kind != BG_ROWS_N ||
+        a->block_size != 256 || a->threads_per_row != 256)
+        return false;
+    const BgPlanBuf *y = &p->bufs[a->args[0]], *rp = &p->bufs[a->args[1]], *cnt = &p->bufs[g->counters];
+    if (y->kind != BG_BUF_F32 || y->cols < BG_PLAN_WIDE_MIN_COLS || y->cols > BG_PLAN_WIDE_OUTS_MAX_COLS ||
+        bg_plan_wide_threads_per_row(y->cols) != 256 || rp->role != BG_ROLE_GRAPH || rp->garr != BG_GARR_ROWPTR ||
+        p->bufs[a->args[6]].role != BG_ROLE_GRAPH || p->bufs[a->args[6]].garr != BG_GARR_ORDER)
+        return false;
+    if (cnt->role != BG_ROLE_GRAPH || cnt->garr != BG_GARR_DONE || cnt->rows.kind != BG_ROWS_N || cnt->graph != rp->graph)
+        return false;
+    int bins = 0, ams = 0;
+    for (int i = g->first + 1; i < g->first + g->count; i++) {
+        const BgPlanLaunch *l = &p->launches[i];
+        if (l->prep) continue;
+        if (!l->op || l->nargs != 2 || l->args[1] != a->args[0] || l->rows.kind != BG_ROWS_N) return false;
+        const BgPlanBuf *o = &p->bufs[l->args[0]];
+        if (strcmp(l->op, "bin") == 0 && o->kind == BG_BUF_B1 && o->cols == y->cols) bins++;
+        else if (strcmp(l->op, "absmean") == 0 && o->kind == BG_BUF_F32 && o->width == 1) ams++;
+        else return false;
+    }
+    return bins <= 1 && ams <= 1;
 }
 
 bool bg_plan_buf_kept(const BgPlan *p, int b) {
@@ -329,10 +358,20 @@ bool bg_plan_scratch_buf(const BgPlanBuf *b) {
     return b->role == BG_ROLE_GRAPH && (b->garr == BG_GARR_PARTIAL || b->garr == BG_GARR_DONE);
 }
 
+/* Is launch i a member of a row group, other than the first launch of one in the wide form
+ * (whose kernel runs at that launch's place)? */
 static bool in_rowgroup(const BgPlan *p, int i) {
     for (int g = 0; g < p->nrowgroups; g++)
-        if (i >= p->rowgroups[g].first && i < p->rowgroups[g].first + p->rowgroups[g].count) return true;
+        if (i >= p->rowgroups[g].first && i < p->rowgroups[g].first + p->rowgroups[g].count)
+            return !(p->rowgroups[g].wide && i == p->rowgroups[g].first);
     return false;
+}
+
+/* The row group in the wide form that launch i opens, or NULL. */
+static const BgPlanRowGroup *wide_group_at(const BgPlan *p, int i) {
+    for (int g = 0; g < p->nrowgroups; g++)
+        if (p->rowgroups[g].wide && p->rowgroups[g].first == i) return &p->rowgroups[g];
+    return NULL;
 }
 
 /* Does launch a write a buffer that launch b reads or writes (or b one that a reads)? */
@@ -355,7 +394,10 @@ bool bg_plan_launch_beside_prev(const BgPlan *p, int i) {
     /* j itself beside the kernel before it would not have waited for that one when it let i
      * launch: i could read that one's output unfinished */
     if (bg_plan_launch_beside_prev(p, j)) return false;
-    return !launches_conflict(p, &p->launches[i], &p->launches[j]);
+    const BgPlanRowGroup *w = wide_group_at(p, i); /* its kernel: every launch of the group */
+    for (int k = i; k < (w ? w->first + w->count : i + 1); k++)
+        if (!p->launches[k].prep && launches_conflict(p, &p->launches[k], &p->launches[j])) return false;
+    return true;
 }
 
 bool bg_plan_launch_lets_next(const BgPlan *p, int i) {

@@ -152,13 +152,23 @@
  * main operand (args[1]; a bspmm's or readout's activation is gathered) or a per-row factor
  * (an f32[N] such as an absmean, which the member takes from the register), or a model
  * output.  The others
- * exist in the separate launches, the fused and the per-graph kernels only. */
+ * exist in the separate launches, the fused and the per-graph kernels only.
+ * A group with `wide` set (node rows, no csr, not warp) is a wide float
+ * aggregation (bg_plan_bspmm_wide, 256 threads a row, blocks of 256) followed by a plain bin
+ * and/or a plain absmean of its output in the order lanes(32) (nothing else): its kernel is
+ * the aggregation with their rows as its epilogue (templates/spmm_wide_outs.cuh), launched
+ * with the aggregation's own grid, (ceil(n * 256 / block), 1, 1), the same parameters as
+ * any group's (tile unused).  Buffer `counters` (int32 [N], zeroed once when allocated, left
+ * zero by every run) counts the finished slices of each long row.  The aggregation's output
+ * is then in memory only where bg_plan_buf_kept says so (as in the warp-rows form), and
+ * always at its long rows.  The group's kernel is at its first launch's place in the run, so
+ * that launch may run beside the kernel before it (bg_plan_launch_beside_prev). */
 #ifndef BG_PLAN_H
 #define BG_PLAN_H
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 12 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 13 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
@@ -168,7 +178,8 @@
                                  * variant; 10: a row group may open with a gather (bspmm,
                                  * readout), rows=n|g; 11: warp=0|1 per row group; 12: the
                                  * graph array slots (bspmm_mm's rows in blocks, hubs first),
-                                 * rows slots1(g) */
+                                 * rows slots1(g); 13: counters= per row group (the wide
+                                 * form), a graph array done of rows n */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -336,6 +347,8 @@ typedef struct BgPlanRowGroup {
     int block;            /* threads per block */
     int csr;              /* the INPUT buffer whose CSR its sparse variants read, or -1 */
     bool warp;            /* the warp-rows form (see above): a warp a row, values in registers */
+    bool wide;            /* the wide form (see above): the aggregation with its rows' bin and absmean */
+    int counters;         /* wide: its per-row counters (a GRAPH DONE buffer of N rows) */
 } BgPlanRowGroup;
 /* Largest tile (rows a block takes at once) of a row group's kernel. */
 #define BG_PLAN_ROWGROUP_TILE_MAX 64
@@ -402,6 +415,12 @@ bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind 
  * others bg_plan_rowgroup_launch_ok, and no launch after a gather writing a buffer it reads?
  * On failure *bad is the offending launch, or -1 when there are fewer than two. */
 bool bg_plan_rowgroup_ok(const BgPlan *p, int first, int count, BgRowKind kind, int *bad);
+/* Does row group g (its first, count, rows, csr, warp, block and counters set; wide or not) fit the wide
+ * form (see above): a wide float aggregation of 256 threads a row in blocks of 256, then at
+ * most one bin and one absmean of its output, nothing else, and `counters` a DONE graph array
+ * of N rows of the aggregation's graph?  The IR-level conditions (a plain bin, a lanes(32)
+ * absmean without prologue) are the code generator's (plan_build.c). */
+bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g);
 /* The launches a row group's kernel runs: its launches that are not prep. */
 int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);
 /* The per-graph kernel's graph stage (see "The per-graph kernel"): the largest graph it
@@ -429,10 +448,11 @@ bool bg_plan_graph_row_staged(const BgPlan *p, int b);
  * of a member of a warp-rows group that nothing reads from memory (see "Row groups"). */
 bool bg_plan_buf_kept(const BgPlan *p, int b);
 /* The same for a member of warp-rows group g (a plan group, or one the per-graph kernel forms
- * itself: codegen/cg_blocks.c); g NULL: true. */
+ * itself: codegen/cg_blocks.c) or the aggregation of group g in the wide form; g NULL: true. */
 bool bg_plan_buf_kept_in(const BgPlan *p, const BgPlanRowGroup *g, int b);
-/* The warp-rows group (index into rowgroups) one of whose members (not prep) writes buffer b,
- * or -1. */
+/* The row group (index into rowgroups) that may hold buffer b in registers only: a warp-rows
+ * group one of whose members (not prep) writes b, or a group in the wide form whose
+ * aggregation does; or -1. */
 int bg_plan_warp_group_of(const BgPlan *p, int b);
 /* Is buffer b a per-row value (f32[N], rank 1: an absmean), which a warp-rows group member
  * reads at its own row from the register of the member that computed it (a RowVal)? */
@@ -497,6 +517,9 @@ int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t gr
  * columns): its threads a row, about 256 (templates/spmm.cuh SwdShape: K = ceil(cols / 256)
  * outputs a thread, T = ceil(cols / K) rounded up to a warp). */
 #define BG_PLAN_WIDE_MIN_COLS 256
+/* Widest output of a row group in the wide form: its kernel's shared memory holds two rows
+ * (templates/spmm_wide_outs.cuh, 32 KB at 4,096 columns, beside an 8 KB stage). */
+#define BG_PLAN_WIDE_OUTS_MAX_COLS 4096
 int bg_plan_wide_threads_per_row(int64_t cols);
 bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
 /* The runtime's split_min for a graph of nnz entries: rows of at least max(2048, nnz / 8192)

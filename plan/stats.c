@@ -215,7 +215,8 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         for (int i = 0; i < p->nrowgroups; i++)
             bg_sb_printf(&s, "%s%s: %d launches%s", i ? ", " : "", p->rowgroups[i].kernel,
                          bg_plan_rowgroup_members(p, &p->rowgroups[i]),
-                         p->rowgroups[i].csr >= 0 ? " (sparse features)"
+                         p->rowgroups[i].wide ? " (wide: the aggregation's kernel)"
+                         : p->rowgroups[i].csr >= 0 ? " (sparse features)"
                          : p->rowgroups[i].rows == BG_ROWS_G ? (p->rowgroups[i].warp ? " (graph rows, warp rows)" : " (graph rows)")
                          : p->rowgroups[i].warp ? " (warp rows)"
                                                 : "");
@@ -329,6 +330,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
         bg_json_int(&j, "csr", p->rowgroups[i].csr);
         bg_json_string(&j, "rows", p->rowgroups[i].rows == BG_ROWS_G ? "graphs" : "nodes");
         bg_json_bool(&j, "warp", p->rowgroups[i].warp);
+        bg_json_bool(&j, "wide", p->rowgroups[i].wide);
         bg_json_end_object(&j);
     }
     bg_json_end_array(&j);

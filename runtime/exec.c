@@ -68,14 +68,20 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
                                                         : bg_gpu_rowgroup_tile(rows, g->nsm);
     BgCUdeviceptr bar = r->bar;
     long long tiles = (nn + tile - 1) / tile;
-    unsigned gy = tiles < 65535 ? (unsigned)tiles : 65535u;
+    unsigned gx = 1, gy = tiles < 65535 ? (unsigned)tiles : 65535u;
+    if (rg->wide) { /* the aggregation's own grid: its threads a row, any grid is correct */
+        const long long th = rows * p->launches[rg->first].threads_per_row, blocks = (th + rg->block - 1) / rg->block;
+        gx = blocks < (1LL << 30) ? (unsigned)blocks : 1u << 30;
+        gy = 1;
+    }
     void **pv = model_params(p, r, &nn, &tile, &bar);
     if (rg->csr >= 0) pv[3 + p->nbufs] = &r->csr[rg->csr]; /* the features' CSR, last */
-    BgCUresult res = launch_kernel(g, gm->rowgroup_fn[gi], 1, gy, (unsigned)rg->block, stream, pv, pdl);
+    BgCUresult res = launch_kernel(g, gm->rowgroup_fn[gi], gx, gy, (unsigned)rg->block, stream, pv, pdl);
     free(pv);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
-    snprintf(what, sizeof what, "launching %s (%u blocks of %d, tiles of %lld rows)", rg->kernel, gy, rg->block, tile);
+    snprintf(what, sizeof what, "launching %s (%u x %u blocks of %d, tiles of %lld rows)", rg->kernel, gx, gy, rg->block,
+             tile);
     return bg_cuda_check(&g->cu, res, what, d);
 }
 
@@ -126,7 +132,9 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     for (int i = 0, gi = 0; i < p->nlaunches; i++) {
         while (gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
         if (gi < p->nrowgroups && p->rowgroups[gi].first == i && use_rowgroup(gm, r, gi)) {
-            if (!launch_rowgroup(g, gm, r, gi, stream, pdl && after, d)) return false;
+            /* the wide form's kernel may run beside the kernel before it, as its first launch's */
+            const bool plain = !prev_ran && bg_plan_launch_beside_prev(p, i);
+            if (!launch_rowgroup(g, gm, r, gi, stream, pdl && after && !plain, d)) return false;
             after = prev_ran = true;
             i += p->rowgroups[gi].count - 1;
             continue;

@@ -276,15 +276,12 @@ struct SwdShape {
     static constexpr int K = (int)((C + 255) / 256);
     static constexpr long long T = ((C + K - 1) / K + 31) / 32 * 32, NS = (C + SWD_SW - 1) / SWD_SW;
 };
-// Row i's outputs c0, c0 + T, ... (K of them, those below C) by one thread, U edges unrolled,
-// unless the row has more than LONG edges (then false, nothing written).
-template <long long C, int K, long long T, int U, long long LONG, class Epi>
-__device__ __forceinline__ bool swd_row_cols(long long i, long long c0, float *y, const long long *rowptr,
-                                             const int *col, const float *rowf, const float *colf, const float *x,
-                                             const Epi &epi) {
-    const long long e0 = rowptr[i], e1 = rowptr[i + 1];
-    if (e1 - e0 > LONG) return false;
-    float acc[K];
+// The K sums of one row's outputs c0, c0 + T, ... (those below C; 0 for the others) over its
+// edges e0 .. e1 - 1 in order, U of them unrolled: each neighbour's id and factor read once for
+// the K sums.
+template <long long C, int K, long long T, int U>
+__device__ __forceinline__ void swd_row_sums(long long c0, long long e0, long long e1, const int *col, const float *colf,
+                                             const float *x, float (&acc)[K]) {
 #pragma unroll
     for (int k = 0; k < K; k++) acc[k] = 0.0f;
 #pragma unroll U
@@ -297,6 +294,17 @@ __device__ __forceinline__ bool swd_row_cols(long long i, long long c0, float *y
             if (c < C) acc[k] = fadd(acc[k], fmul(cj, x[j * C + c]));
         }
     }
+}
+// Row i's outputs c0, c0 + T, ... (K of them, those below C) by one thread, U edges unrolled,
+// unless the row has more than LONG edges (then false, nothing written).
+template <long long C, int K, long long T, int U, long long LONG, class Epi>
+__device__ __forceinline__ bool swd_row_cols(long long i, long long c0, float *y, const long long *rowptr,
+                                             const int *col, const float *rowf, const float *colf, const float *x,
+                                             const Epi &epi) {
+    const long long e0 = rowptr[i], e1 = rowptr[i + 1];
+    if (e1 - e0 > LONG) return false;
+    float acc[K];
+    swd_row_sums<C, K, T, U>(c0, e0, e1, col, colf, x, acc);
     const float rf = rowf[i];
 #pragma unroll
     for (int k = 0; k < K; k++) {
@@ -304,6 +312,52 @@ __device__ __forceinline__ bool swd_row_cols(long long i, long long c0, float *y
         if (c < C) y[i * C + c] = ep_val(epi, i, c, fmul(rf, acc[k]));
     }
     return true;
+}
+// Work item `it` of the long rows (ORDER's first order[0].y rows, NS slices of SWD_SW columns
+// each): row i, its first column cs and its edges e0 .. e1 - 1.
+struct SwdSlice {
+    long long i, cs, e0, e1;
+};
+template <long long NS>
+__device__ __forceinline__ SwdSlice swd_slice(const int4 *order, long long it) {
+    const int4 o = order[1 + it / NS];
+    const long long e0 = (long long)(((unsigned long long)(unsigned)o.w << 32) | (unsigned)o.z);
+    return SwdSlice{o.x, (it % NS) * SWD_SW, e0, e0 + o.y};
+}
+// The block's sum of slice s's column cs + tid for threads tid < SWD_SW (0 for the others): SWD_SE
+// edges' terms of the slice at a time into shared memory, then added in edge order.  Every
+// thread of the block calls it (barriers inside).
+template <long long C>
+__device__ __forceinline__ float swd_slice_sum(const SwdSlice &s, const int *col, const float *colf, const float *x) {
+    __shared__ float st[SWD_SE][SWD_SW];
+    const int tid = (int)threadIdx.x;
+    float acc = 0.0f;
+    for (long long eb = s.e0; eb < s.e1; eb += SWD_SE) {
+        const int ne = (int)(s.e1 - eb < SWD_SE ? s.e1 - eb : SWD_SE);
+        // a term of the step: edge e, column cs + c (0 past the row or the columns)
+        const auto term = [&](int q) {
+            const int e = q / SWD_SW, c = q % SWD_SW;
+            if (e >= ne || s.cs + c >= C) return 0.0f;
+            const long long j = col[eb + e];
+            return fmul(colf[j], x[j * C + s.cs + c]);
+        };
+        if (blockDim.x == 256) { // every load of the step in flight before the first store
+            constexpr int Q = SWD_SE * SWD_SW / 256;
+            float v[Q];
+#pragma unroll
+            for (int u = 0; u < Q; u++) v[u] = term(tid + 256 * u);
+            __syncthreads(); // the last step's adds are done
+#pragma unroll
+            for (int u = 0; u < Q; u++) st[(tid + 256 * u) / SWD_SW][(tid + 256 * u) % SWD_SW] = v[u];
+        } else {
+            __syncthreads();
+            for (int q = tid; q < SWD_SE * SWD_SW; q += (int)blockDim.x) st[q / SWD_SW][q % SWD_SW] = term(q);
+        }
+        __syncthreads();
+        if (tid < SWD_SW)
+            for (int e = 0; e < ne; e++) acc = fadd(acc, st[e][tid]);
+    }
+    return acc;
 }
 template <long long C, long long LONG, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_wide_adjb(long long rows, float *y, const long long *rowptr, const int *col,
@@ -313,40 +367,12 @@ __device__ __forceinline__ void bspmm_wide_adjb(long long rows, float *y, const 
     constexpr long long T = S::T, NS = S::NS;
     for (long long t = thread_index(); t < rows * T; t += thread_stride()) // long rows: the second loop's
         swd_row_cols<C, S::K, T, 2, LONG>(t / T, t % T, y, rowptr, col, rowf, colf, x, epi);
-    __shared__ float st[SWD_SE][SWD_SW];
     const int tid = (int)threadIdx.x;
     const long long nlong = order[0].y;
     for (long long it = blockIdx.x; it < nlong * NS; it += gridDim.x) { // block-uniform
-        const int4 o = order[1 + it / NS];
-        const long long i = o.x, cs = (it % NS) * SWD_SW;
-        const long long e0 = (long long)(((unsigned long long)(unsigned)o.w << 32) | (unsigned)o.z), e1 = e0 + o.y;
-        float acc = 0.0f;
-        for (long long eb = e0; eb < e1; eb += SWD_SE) {
-            const int ne = (int)(e1 - eb < SWD_SE ? e1 - eb : SWD_SE);
-            // a term of the step: edge e, column cs + c (0 past the row or the columns)
-            const auto term = [&](int q) {
-                const int e = q / SWD_SW, c = q % SWD_SW;
-                if (e >= ne || cs + c >= C) return 0.0f;
-                const long long j = col[eb + e];
-                return fmul(colf[j], x[j * C + cs + c]);
-            };
-            if (blockDim.x == 256) { // every load of the step in flight before the first store
-                constexpr int Q = SWD_SE * SWD_SW / 256;
-                float v[Q];
-#pragma unroll
-                for (int u = 0; u < Q; u++) v[u] = term(tid + 256 * u);
-                __syncthreads(); // the last step's adds are done
-#pragma unroll
-                for (int u = 0; u < Q; u++) st[(tid + 256 * u) / SWD_SW][(tid + 256 * u) % SWD_SW] = v[u];
-            } else {
-                __syncthreads();
-                for (int q = tid; q < SWD_SE * SWD_SW; q += (int)blockDim.x) st[q / SWD_SW][q % SWD_SW] = term(q);
-            }
-            __syncthreads();
-            if (tid < SWD_SW)
-                for (int e = 0; e < ne; e++) acc = fadd(acc, st[e][tid]);
-        }
-        if (tid < SWD_SW && cs + tid < C) y[i * C + cs + tid] = ep_val(epi, i, cs + tid, fmul(rowf[i], acc));
+        const SwdSlice s = swd_slice<NS>(order, it);
+        const float acc = swd_slice_sum<C>(s, col, colf, x);
+        if (tid < SWD_SW && s.cs + tid < C) y[s.i * C + s.cs + tid] = ep_val(epi, s.i, s.cs + tid, fmul(rowf[s.i], acc));
     }
 }
 

@@ -873,6 +873,11 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
             bg_emit_line(&e, "#include \"warp_rows.cuh\"");
             break;
         }
+    for (int i = 0; i < p->nrowgroups; i++)
+        if (p->rowgroups[i].wide) {
+            bg_emit_line(&e, "#include \"spmm_wide_outs.cuh\"");
+            break;
+        }
     for (int i = 0; i < p->nlaunches; i++)
         if (bg_plan_bspmm_fast(m, &m->insts[p->launches[i].inst])) {
             bg_emit_line(&e, "#include \"bspmm_fast.cuh\"");

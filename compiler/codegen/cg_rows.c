@@ -109,6 +109,41 @@ static bool emit_std_outs(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     return ok;
 }
 
+/* Group g in the wide form (plan.h): the body of its kernel, the aggregation with the bin and
+ * absmean of its rows (templates/spmm_wide_outs.cuh) over all n rows, on the aggregation's own
+ * grid; like the aggregation's own kernel, it waits for the kernel before it at its end where
+ * it runs beside that one. */
+static bool emit_wide(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
+                      const BgPlanRowGroup *g, const int *phase) {
+    const BgPlanLaunch *l = &p->launches[g->first];
+    int bin = -1, am = -1;
+    for (int i = g->first + 1; i < g->first + g->count; i++) {
+        if (p->launches[i].prep) continue;
+        if (m->insts[p->launches[i].inst].op == BG_OP_BIN) bin = p->launches[i].args[0];
+        else am = p->launches[i].args[0];
+    }
+    const bool keep = bg_plan_buf_kept_in(p, g, l->args[0]); /* y stored at every row */
+    const bool beside = bg_plan_launch_beside_prev(p, g->first);
+    if (!beside) bg_emit_line(e, "bgnn::pdl_enter();");
+    bg_emit_line(e, "const long long rows = n;");
+    bg_cg_phase_open(e, m, ir, src, l, g->first, phase[g->first]);
+    for (int i = g->first + 1; i < g->first + g->count; i++)
+        if (!p->launches[i].prep)
+            bg_emit_line(e, "// with launch %d (%s): its rows from the registers", i, p->launches[i].kernel);
+    char bits[16] = "nullptr", ams[16] = "nullptr";
+    if (bin >= 0) snprintf(bits, sizeof bits, "b%d", bin);
+    if (am >= 0) snprintf(ams, sizeof ams, "b%d", am);
+    const int64_t C = p->bufs[l->args[0]].cols;
+    bg_emit_line(e, "bgnn::bspmm_wide_adjb_outs<%lld, %d, %s>(rows, b%d, b%d, b%d, b%d, b%d, b%d, (const int4 *)b%d, %s, %s, "
+                    "(unsigned *)b%d);",
+                 (long long)C, BG_PLAN_LONG_ROW_EDGES, keep ? "true" : "false", l->args[0], l->args[1], l->args[2],
+                 l->args[3], l->args[4], l->args[5], l->args[6], bits, ams, g->counters);
+    bg_emit_indent(e, -1);
+    bg_emit_line(e, "}");
+    if (beside) bg_emit_line(e, "bgnn::pdl_enter(); // at the end: this kernel reads and writes nothing of the one before it");
+    return true;
+}
+
 bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLines *ir, const char *src,
                           BgDiagSink *d) {
     int *phase = bg_xcalloc((size_t)p->nlaunches + 1, sizeof(int));
@@ -117,21 +152,32 @@ bool bg_cg_emit_rowgroups(BgEmit *e, const BgModule *m, const BgPlan *p, const I
     for (int gi = 0; gi < p->nrowgroups && ok; gi++) {
         const BgPlanRowGroup *g = &p->rowgroups[gi];
         bg_emit_line(e, "%s", "");
-        bg_emit_line(e, "// Row group %d (plan.h): launches %d..%d, tiles of `tile` %s rows a block (grid (1, Y)).", gi,
-                     g->first, g->first + g->count - 1, g->rows == BG_ROWS_G ? "graph" : "node");
+        if (g->wide)
+            bg_emit_line(e, "// Row group %d (plan.h), the wide form: launches %d..%d, a block a row (grid (X, 1), tile unused).",
+                         gi, g->first, g->first + g->count - 1);
+        else
+            bg_emit_line(e, "// Row group %d (plan.h): launches %d..%d, tiles of `tile` %s rows a block (grid (1, Y)).", gi,
+                         g->first, g->first + g->count - 1, g->rows == BG_ROWS_G ? "graph" : "node");
         bg_emit_line(e, "// Parameters as the fused kernel's, the tile in place of ngraphs (bar unused)%s.",
                      g->csr >= 0 ? ", then the features' CSR" : "");
         /* a group whose standardize stages its rows: 3 blocks an SM, as its own kernel (one wave
          * of Cora's 339 tiles; cg_cuda.c kernel_min_blocks) */
         const bool stage = std_stage_ok(m, p, g);
         char bounds[32];
-        snprintf(bounds, sizeof bounds, stage ? "%d, 3" : "%d", g->block);
+        snprintf(bounds, sizeof bounds, stage ? "%d, 3" : g->wide ? "%d, 4" : "%d", g->block);
         bg_emit_printf(e, "extern \"C\" __global__ void __launch_bounds__(%s) %s(long long n, long long tile,\n"
                           "        unsigned *__restrict__ bar",
                        bounds, g->kernel);
         bg_cg_buffer_params(e, p, g->csr >= 0 ? "const unsigned *__restrict__ csr" : NULL);
         bg_emit_indent(e, 1);
         bg_emit_line(e, "(void)bar;");
+        if (g->wide) {
+            bg_emit_line(e, "(void)tile;");
+            ok = emit_wide(e, m, p, ir, src, g, phase);
+            bg_emit_indent(e, -1);
+            bg_emit_line(e, "}");
+            continue;
+        }
         bg_emit_line(e, "bgnn::pdl_enter();");
         if (g->warp) { /* a warp a row, values in registers (cg_warp_rows.c) */
             ok = bg_cg_emit_warp_rows(e, m, p, ir, src, g, phase, true, NULL, d);

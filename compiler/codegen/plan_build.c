@@ -448,6 +448,67 @@ static bool warp_rows_ok(const PlanCtx *c, const BgPlanRowGroup *g) {
     return !lead;
 }
 
+/* The next row group of the plan: launches first .. first + count - 1 in kernel
+ * bgnn_rows<first>, blocks of BLOCK, in the tiled form (not warp, not wide). */
+static BgPlanRowGroup *new_group(PlanCtx *c, int first, int count, BgRowKind kind, int csr) {
+    BgPlanRowGroup *g = &c->p->rowgroups[c->p->nrowgroups++];
+    memset(g, 0, sizeof *g);
+    g->first = first;
+    g->count = count;
+    char name[32];
+    snprintf(name, sizeof name, "bgnn_rows%d", first);
+    g->kernel = bg_arena_strdup(c->a, name);
+    g->block = BLOCK;
+    g->csr = csr;
+    g->rows = kind;
+    g->counters = -1;
+    return g;
+}
+
+/* ---- the wide form of a row group (plan.h; templates/spmm_wide_outs.cuh) ---- */
+
+/* May launch l open a row group in the wide form: a wide float aggregation (no epilogue step)
+ * of 256 threads a row in blocks of 256, at most BG_PLAN_WIDE_OUTS_MAX_COLS wide? */
+static bool wide_lead(const PlanCtx *c, const BgPlanLaunch *l) {
+    const BgInst *in = &c->m->insts[l->inst];
+    if (l->prep || l->alt || !bg_plan_bspmm_wide(c->m, in) || in->nsteps || l->nargs != 7)
+        return false;
+    const int64_t cols = in->type.dim[1];
+    return l->block_size == 256 && l->threads_per_row == 256 && bg_plan_wide_threads_per_row(cols) == 256 &&
+           cols <= BG_PLAN_WIDE_OUTS_MAX_COLS;
+}
+
+/* Is launch l a member the wide form's kernel computes for the aggregation writing buffer y: a
+ * plain bin of y (no step: the sign), or a plain absmean of y in the order lanes(32)? */
+static bool wide_member(const PlanCtx *c, const BgPlanLaunch *l, int y) {
+    const BgInst *in = &c->m->insts[l->inst];
+    if (l->prep || l->alt || l->nargs != 2 || l->args[1] != y || in->npro || in->nsteps) return false;
+    if (in->op == BG_OP_BIN) return true;
+    if (in->op != BG_OP_ABSMEAN) return false;
+    const BgFpOrder fp = bg_inst_fp(c->m, in);
+    return fp.kind == BG_FP_LANES && fp.split == 32;
+}
+
+/* The launches from `first` (a wide_lead) that a row group in the wide form would hold: the
+ * aggregation, then its bin and absmean (one of each at most), prep launches between them;
+ * returns the end (one past the last member), or first when no member follows. */
+static int wide_group_end(const PlanCtx *c, int first) {
+    const BgPlan *p = c->p;
+    const int y = p->launches[first].args[0];
+    int end = first, bins = 0, ams = 0;
+    for (int j = first + 1; j < p->nlaunches; j++) {
+        const BgPlanLaunch *l = &p->launches[j];
+        if (l->prep) continue;
+        if (!wide_member(c, l, y)) break;
+        const bool bin = c->m->insts[l->inst].op == BG_OP_BIN;
+        if ((bin ? bins : ams) > 0) break;
+        bins += bin;
+        ams += !bin;
+        end = j + 1;
+    }
+    return end;
+}
+
 /* The row groups (plan.h): maximal runs of at least two consecutive non-prep launches that
  * may join one (prep launches between them run at binding), the first maybe a gather, all of
  * node rows or all of graph rows (the first's), their sparse variants over one features
@@ -457,6 +518,28 @@ static void row_groups(PlanCtx *c) {
     if (p->nbufs > BG_PLAN_FUSED_MAX_BUFS) return;
     p->rowgroups = bg_arena_alloc(c->a, sizeof *p->rowgroups * (size_t)(p->nlaunches / 2 + 1));
     for (int i = 0; i < p->nlaunches;) {
+        if (!p->launches[i].prep && wide_lead(c, &p->launches[i]) && p->nbufs < BG_PLAN_FUSED_MAX_BUFS) {
+            const int end = wide_group_end(c, i);
+            if (end > i) { /* its counters: a DONE array of the aggregation's graph, N rows */
+                const BgPlanBuf *rp = &p->bufs[p->launches[i].args[1]];
+                BgPlanBuf b;
+                memset(&b, 0, sizeof b);
+                b.role = BG_ROLE_GRAPH;
+                b.graph = rp->graph;
+                b.garr = BG_GARR_DONE;
+                b.kind = BG_BUF_I32;
+                b.cols = b.width = 1;
+                b.rows.kind = BG_ROWS_N;
+                b.rows.graph = -1;
+                b.inst = rp->inst;
+                const int counters = new_buf(c, b);
+                BgPlanRowGroup *g = new_group(c, i, end - i, BG_ROWS_N, -1);
+                g->wide = true;
+                g->counters = counters;
+                i = end;
+                continue;
+            }
+        }
         int first = -1, end = i, members = 0, csr = -1;
         BgRowKind kind = BG_ROWS_N;
         for (int j = i; j < p->nlaunches; j++) {
@@ -474,15 +557,7 @@ static void row_groups(PlanCtx *c) {
         }
         int bad;
         if (members >= 2 && bg_plan_rowgroup_ok(p, first, end - first, kind, &bad)) {
-            BgPlanRowGroup *g = &p->rowgroups[p->nrowgroups++];
-            g->first = first;
-            g->count = end - first;
-            char name[32];
-            snprintf(name, sizeof name, "bgnn_rows%d", first);
-            g->kernel = bg_arena_strdup(c->a, name);
-            g->block = BLOCK;
-            g->csr = csr;
-            g->rows = kind;
+            BgPlanRowGroup *g = new_group(c, first, end - first, kind, csr);
             g->warp = warp_rows_ok(c, g);
         }
         i = end > i ? end : i + 1;

@@ -90,4 +90,43 @@ static void emu_csr_sweep(F f) {
         }(),
         ...);
 }
+// The wide aggregation tests' graph of n rows (n > 4; rowptr rp from 0, columns col): a fifth
+// of the rows isolated, the others 0 to 11 random neighbours, rows 1 to 4 of exactly 32, 33, 64
+// and 65 edges (LONG = 32 and one slice step of 64 on either side) and row n / 2 a hub of 700.
+static inline void emu_wide_graph(long long n, std::vector<long long> &rp, std::vector<int> &col) {
+    rp.assign(1, 0);
+    col.clear();
+    for (long long i = 0; i < n; i++) {
+        long long d = rnd() % 5 == 0 ? 0 : rnd() % 12;
+        if (i >= 1 && i <= 4) d = i <= 2 ? 31 + i : 61 + i;
+        if (i == n / 2) d = 700;
+        for (long long k = 0; k < d; k++) col.push_back((int)(rnd() % n));
+        rp.push_back((long long)col.size());
+    }
+}
+// A wide aggregation test's case: emu_wide_graph, its work list ORDER (plan/row_order.c; link
+// row_order.o), x [n][C] of emu_rval(8, 14) and the factors: the mean's (unit) or random ones.
+// False when the order fails.
+extern "C" bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
+struct EmuWideCase {
+    std::vector<long long> rp;
+    std::vector<int> col;
+    std::vector<int32_t> order;
+    std::vector<float> x, rowf, colf;
+};
+static inline bool emu_wide_case(long long n, long long C, bool unit, EmuWideCase &w) {
+    emu_wide_graph(n, w.rp, w.col);
+    w.order.assign((size_t)(n + 1) * 4, 0);
+    if (!bg_plan_row_order((const int64_t *)w.rp.data(), n, 2048, w.order.data())) return false;
+    w.x.resize((size_t)(n * C));
+    for (auto &v : w.x) v = emu_rval(8, 14);
+    w.rowf.resize((size_t)n);
+    w.colf.resize((size_t)n);
+    for (long long i = 0; i < n; i++) {
+        const long long d = w.rp[(size_t)i + 1] - w.rp[(size_t)i];
+        w.rowf[(size_t)i] = unit ? 1.0f / (float)(d ? d : 1) : emu_rval(8, 14);
+        w.colf[(size_t)i] = unit ? 1.0f : emu_rval(8, 14);
+    }
+    return true;
+}
 #endif

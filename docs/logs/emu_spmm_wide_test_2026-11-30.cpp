@@ -22,10 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-extern "C" bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
 using bgnn::u32;
 
-static float rval() { return emu_rval(8, 14); }
 static long fails, runs;
 static bool same(const std::vector<float> &a, const std::vector<float> &b) {
     for (size_t i = 0; i < a.size(); i++)
@@ -35,26 +33,12 @@ static bool same(const std::vector<float> &a, const std::vector<float> &b) {
 
 template <long long C>
 static void one(long long n, bool unit, unsigned grid, unsigned block) {
-    std::vector<long long> rp{0};
-    std::vector<int> col;
-    for (long long i = 0; i < n; i++) {
-        long long d = rnd() % 5 == 0 ? 0 : rnd() % 12;
-        if (i == 1) d = 32;
-        if (i == 2) d = 33;
-        if (i == 3) d = 64;
-        if (i == 4) d = 65;
-        if (i == n / 2) d = 700;
-        for (long long k = 0; k < d; k++) col.push_back((int)(rnd() % n));
-        rp.push_back((long long)col.size());
-    }
-    std::vector<int32_t> order((size_t)(n + 1) * 4);
-    if (!bg_plan_row_order((const int64_t *)rp.data(), n, 2048, order.data())) { printf("row order failed\n"); fails++; return; }
-    std::vector<float> x((size_t)(n * C)), rowf((size_t)n), colf((size_t)n);
-    for (auto &v : x) v = rval();
-    for (long long i = 0; i < n; i++) {
-        rowf[(size_t)i] = unit ? 1.0f / (float)(rp[i + 1] - rp[i] ? rp[i + 1] - rp[i] : 1) : rval();
-        colf[(size_t)i] = unit ? 1.0f : rval();
-    }
+    EmuWideCase w;
+    if (!emu_wide_case(n, C, unit, w)) { printf("row order failed\n"); fails++; return; }
+    const auto &rp = w.rp;
+    const auto &col = w.col;
+    const auto &order = w.order;
+    const auto &x = w.x, &rowf = w.rowf, &colf = w.colf;
     std::vector<float> a((size_t)(n * C), -7.0f), b((size_t)(n * C), -9.0f);
     emu::launch(16, 256, [&] { bgnn::bspmm_adjb<'F', 'F', C, true, 0>(n, a.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data()); });
     emu::launch(grid, block, [&] {

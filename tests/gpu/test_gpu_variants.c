@@ -12,11 +12,12 @@
  * bmm.BBB + bias), and bmm.BBF / bmm.BBB / bmm.BBB + bias on the bit tensor cores (path: tc,
  * templates/bmm_bb_tc.cuh).  Before anything runs, each output's producer in the compiled IR is
  * checked to be the op, precisions, adjacency and method it is meant to test.
- * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33), (600, 33); concat widths
+ * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33), (600, 33), (1000, 7: the
+ * wide form of a row group, the aggregation's bin and absmean in its epilogue); concat widths
  * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
  * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
  * kernel (no epilogue) and on matmul.cuh's (with one); bmm.FF* is seq+fma everywhere.
- * A shape is (model, graph): 6 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
+ * A shape is (model, graph): 7 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
  * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 48 shapes.
  *
@@ -80,7 +81,7 @@ static const Decl decls[NDECL] = {
 typedef struct Widths {
     int k, m, fdecl;
 } Widths;
-static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}, {600, 33, 0}};
+static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}, {600, 33, 0}, {1000, 7, 2}};
 static const int quick_models[] = {0, 3};
 
 typedef enum { G_RANDOM, G_POWER, G_HUB } GraphKind;
@@ -275,6 +276,13 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     snprintf(o->key, sizeof o->key, "bin of a standardize of X");
     o = emit(md, b, "std_x_am", "absmean(std_x)", BG_OP_ABSMEAN, "");
     snprintf(o->key, sizeof o->key, "absmean of a standardize of X");
+    /* the bin and absmean of a float aggregation of X, not itself an output: at K = 1000 (a
+     * wide aggregation of 256 threads a row) a row group in the wide form, whose kernel
+     * computes them in the aggregation's epilogue (templates/spmm_wide_outs.cuh) */
+    o = emit(md, b, "agg_x_bin", "bin(bspmm.FBF(Gs0, X))", BG_OP_BIN, "");
+    snprintf(o->key, sizeof o->key, "bin of an aggregation of X");
+    o = emit(md, b, "agg_x_am", "absmean(bspmm.FBF(Gs0, X))", BG_OP_ABSMEAN, "");
+    snprintf(o->key, sizeof o->key, "absmean of an aggregation of X");
     /* absmean of the input itself, plain and with split-batchnorm's prologue (a bin of X has a
      * sparse variant over the features' CSR, bin_csr) */
     o = emit(md, b, "am_x", "absmean(X)", BG_OP_ABSMEAN, "");

@@ -61,6 +61,37 @@ static int find_line(const char *text, const char *prefix) {
     return -1;
 }
 
+/* indgcn_full's manifest (its first row group in the wide form): wide= must name the group's
+ * counters, a DONE graph array of N rows, and only a group that fits the form may have one. */
+static void hostile_wide(const char *good, const BgPlan *p) {
+    CHECK(p->nrowgroups >= 2 && p->rowgroups[0].wide && !p->rowgroups[1].wide);
+    if (p->nrowgroups < 2) return;
+    char want[64], line[256];
+    snprintf(want, sizeof want, " wide=%d", p->rowgroups[0].counters);
+    const int r0 = find_line(good, "rowgroup 0 "), r1 = find_line(good, "rowgroup 1 ");
+    CHECK(r0 > 0 && r1 > 0);
+    const BgPlanRowGroup *g = &p->rowgroups[0], *h = &p->rowgroups[1];
+    /* the aggregation's output in place of the counters */
+    snprintf(line, sizeof line, "rowgroup 0 kernel=%s first=%d count=%d block=256 csr=-1 rows=n warp=0 wide=%d", g->kernel,
+             g->first, g->count, p->launches[g->first].args[0]);
+    char *t = replace_line(good, r0, line);
+    CHECK_STR_CONTAINS(refuse(t, strlen(t)), "do not fit the wide form");
+    free(t);
+    /* the aggregation alone with a launch the form does not compute (the group ends one later) */
+    snprintf(line, sizeof line, "rowgroup 0 kernel=%s first=%d count=%d block=256 csr=-1 rows=n warp=0 wide=%d", g->kernel,
+             g->first, g->count + 1, g->counters);
+    t = replace_line(good, r0, line);
+    CHECK(strstr(refuse(t, strlen(t)), "row group 0") != NULL);
+    free(t);
+    /* a group of another form given the counters */
+    snprintf(line, sizeof line, "rowgroup 1 kernel=%s first=%d count=%d block=256 csr=-1 rows=n warp=%d wide=%d", h->kernel,
+             h->first, h->count, h->warp ? 1 : 0, g->counters);
+    t = replace_line(good, r1, line);
+    CHECK_STR_CONTAINS(refuse(t, strlen(t)), "row group 1: wide=");
+    free(t);
+    CHECK(strstr(good, want) != NULL);
+}
+
 static void hostile(const char *good) {
     size_t len = strlen(good);
     /* Truncated anywhere (at every byte: every line boundary and inside every line). */
@@ -92,36 +123,36 @@ static void hostile(const char *good) {
         /* row groups: only launches that may join one, inside the plan, at least two */
         const int rg = find_line(good, "rowgroups ");
         CHECK(rg > 0);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group"); /* gcn_bin: the bmm, then a bspmm */
         free(t);
         /* an aggregation may open a group, not follow its first launch: the bspmm, then the bspmm_mm */
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "launch 4 cannot run in a row group");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=q warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=q warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "expected n or g");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=-1 rows=g warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=-1 rows=g warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "cannot run in a row group"); /* node rows, not graph rows */
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256 csr=-1 rows=n warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=60 count=2 block=256 csr=-1 rows=n warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "runs past");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256 csr=-1 rows=n warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=1 block=256 csr=-1 rows=n warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "count");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=0 rows=n warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=0 rows=n warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "not an input buffer");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100 csr=-1 rows=n warp=0");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=0 count=2 block=100 csr=-1 rows=n warp=0 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "row group");
         free(t);
         /* the warp-rows form: no sparse variant */
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n warp=1");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=2 count=2 block=256 csr=6 rows=n warp=1 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp=1 with csr=6");
         free(t);
-        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=2");
+        t = replace_line(good, rg, "rowgroups 1\nrowgroup 0 kernel=bgnn_rows0 first=3 count=2 block=256 csr=-1 rows=n warp=2 wide=-1");
         CHECK_STR_CONTAINS(refuse(t, strlen(t)), "warp");
         free(t);
         t = replace_line(good, 1, "ELF");
@@ -303,9 +334,19 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
             CHECK(i == g->first ? bg_plan_rowgroup_lead_ok(p, l, g->rows) || bg_plan_rowgroup_launch_ok(p, l, g->rows)
                                 : bg_plan_rowgroup_launch_ok(p, l, g->rows));
             CHECK(strcmp(l->op, "bspmm_mm") != 0 && (i == g->first || strcmp(l->op, "bspmm") != 0));
-            if (strcmp(l->op, "bspmm") == 0) CHECK(bg_plan_bspmm_bits(m, &m->insts[l->inst]));
+            if (strcmp(l->op, "bspmm") == 0) /* the bit aggregation, or the wide form's float one */
+                CHECK(g->wide ? i == g->first && bg_plan_bspmm_wide(m, &m->insts[l->inst])
+                              : bg_plan_bspmm_bits(m, &m->insts[l->inst]));
             if (strcmp(l->op, "readout") == 0) CHECK(g->rows == BG_ROWS_G);
             if (bg_plan_sparse_tpr(p, l) > 0) CHECK(g->csr == l->args[1] && p->bufs[g->csr].role == BG_ROLE_INPUT);
+        }
+        if (g->wide) { /* the wide form: its aggregation, then a plain bin and a lanes(32) absmean */
+            CHECK(bg_plan_rowgroup_wide_ok(p, g) && !g->warp && g->csr < 0);
+            for (int i = g->first + 1; i < g->first + g->count; i++)
+                if (!p->launches[i].prep) {
+                    const BgInst *in = &m->insts[p->launches[i].inst];
+                    CHECK(in->nsteps == 0 && in->npro == 0 && (in->op == BG_OP_BIN || in->op == BG_OP_ABSMEAN));
+                }
         }
         next = g->first + g->count;
     }
@@ -326,15 +367,20 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
             nbeside++;
             CHECK(j >= 0 && !p->launches[i].prep);
             CHECK(!bg_plan_launch_beside_prev(p, j)); /* it waited for its own before it lets i launch */
+            int end = i + 1; /* i's kernel: launch i, or the group in the wide form that it opens */
             for (int gi = 0; gi < p->nrowgroups; gi++) {
                 const BgPlanRowGroup *g = &p->rowgroups[gi];
-                CHECK(!(i >= g->first && i < g->first + g->count) && !(j >= g->first && j < g->first + g->count));
+                if (g->wide && i == g->first) end = g->first + g->count;
+                else CHECK(!(i >= g->first && i < g->first + g->count));
+                CHECK(!(j >= g->first && j < g->first + g->count));
             }
-            const BgPlanLaunch *li = &p->launches[i], *lj = &p->launches[j];
-            for (int x = 0; x < li->nargs; x++)
-                for (int y = 0; y < lj->nargs; y++)
-                    if (li->args[x] == lj->args[y]) /* shared: read by both */
-                        CHECK(x > 0 && y > 0 && !bg_plan_scratch_buf(&p->bufs[li->args[x]]));
+            for (int k = i; k < end; k++) {
+                const BgPlanLaunch *li = &p->launches[k], *lj = &p->launches[j];
+                for (int x = 0; x < li->nargs && !li->prep; x++)
+                    for (int y = 0; y < lj->nargs; y++)
+                        if (li->args[x] == lj->args[y]) /* shared: read by both */
+                            CHECK(x > 0 && y > 0 && !bg_plan_scratch_buf(&p->bufs[li->args[x]]));
+            }
         }
         static const struct { const char *file; int beside; const char *op; } want_beside[] = {
             {"gcn_bin.bgnn", 0, NULL}, {"gcn_full.bgnn", 1, "absmean"}, {"saint_full.bgnn", 1, "bmm"}, {"sage_bin.bgnn", 0, NULL},
@@ -350,19 +396,21 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
     {
         /* groups, launches they run, groups over the features' CSR (the first layer's row mean,
          * product, bin.center of the inductive models) */
-        static const struct { const char *file; int groups, launches, sparse; } want_groups[] = {
-            {"gcn_bin.bgnn", 0, 0, 0},      {"gcn_full.bgnn", 1, 2, 0},     {"indgcn_full.bgnn", 2, 6, 0},
-            {"sage_bin.bgnn", 2, 10, 1},    {"sage_full.bgnn", 4, 13, 1},   {"saint_bin.bgnn", 3, 13, 1},
-            {"saint_full.bgnn", 3, 9, 1},   {"indgcn_bin.bgnn", 1, 2, 1},   {"mutag_gcn_bin.bgnn", 3, 8, 1},
+        static const struct { const char *file; int groups, launches, sparse, wide; } want_groups[] = {
+            {"gcn_bin.bgnn", 0, 0, 0, 0},      {"gcn_full.bgnn", 1, 2, 0, 0},     {"indgcn_full.bgnn", 2, 7, 0, 1},
+            {"sage_bin.bgnn", 2, 10, 1, 0},    {"sage_full.bgnn", 4, 14, 1, 1},   {"saint_bin.bgnn", 3, 13, 1, 0},
+            {"saint_full.bgnn", 3, 9, 1, 0},   {"indgcn_bin.bgnn", 1, 2, 1, 0},   {"mutag_gcn_bin.bgnn", 3, 8, 1, 0},
         };
         for (size_t w = 0; w < sizeof want_groups / sizeof want_groups[0]; w++) {
             if (strcmp(file, want_groups[w].file) != 0) continue;
-            int nl = 0, ns = 0;
+            int nl = 0, ns = 0, nw = 0;
             for (int gi = 0; gi < p->nrowgroups; gi++) {
                 nl += bg_plan_rowgroup_members(p, &p->rowgroups[gi]);
                 ns += p->rowgroups[gi].csr >= 0;
+                nw += p->rowgroups[gi].wide;
             }
             CHECK_EQ_INT(ns, want_groups[w].sparse);
+            CHECK_EQ_INT(nw, want_groups[w].wide);
             CHECK_EQ_INT(p->nrowgroups, want_groups[w].groups);
             CHECK_EQ_INT(nl, want_groups[w].launches);
         }
@@ -412,6 +460,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
         hostile(m1);
         *did_hostile = true;
     }
+    if (strcmp(file, "indgcn_full.bgnn") == 0) hostile_wide(m1, p);
     free(m2);
     free(m1);
 
