@@ -41,7 +41,7 @@
  * k ascending, every step rounded.  SPLITK: k cut into `split` chunks of `chunk` consecutive
  * k (the last one shorter; split = ceil(K / chunk)), each summed as SEQ from +0.0f, the partial
  * sums combined by the left fold ((p0 + p1) + p2) + ...  LANES: term k goes to lane k mod
- * `split` (32 in the IR: a warp); each lane sums its terms as SEQ from +0, and the lanes are
+ * `split` (32 in the IR: a warp; 256: a block's threads); each lane sums its terms as SEQ from +0, and the lanes are
  * combined by halves (p[i] = p[i] + p[i + h] for h = split/2, ..., 1; the result is p[0]): a
  * warp's butterfly, for the float64 row sums of absmean, standardize and bin.center.  fma: each
  * step of a product is
@@ -55,11 +55,13 @@ typedef struct BgFpOrder {
 } BgFpOrder;
 /* "-", "seq", "seq+fma", "splitk(6x256)", "splitk(6x256)+fma", "lanes(32)" into buf (returns buf; n >= 40). */
 char *bg_fp_order_str(BgFpOrder o, char *buf, size_t n);
-/* Parses that text; false when malformed (counts 1 .. 2^24; lanes 32). */
+/* Parses that text; false when malformed (counts 1 .. 2^24; lanes 32 or 256). */
 bool bg_fp_order_parse(const char *s, BgFpOrder *o);
 bool bg_fp_order_eq(BgFpOrder a, BgFpOrder b);
-/* A lane count LANES may have in the IR and the manifest: 32 (a warp), the one the kernels
- * implement (the reference's sums take any power of two up to 32). */
+/* A lane count LANES may have in the IR and the manifest: 32 (a warp), or 256 (a block of 256
+ * threads: an absmean of a wide float aggregation, computed in that aggregation's epilogue,
+ * templates/spmm_wide_outs.cuh), the ones the kernels implement (the reference's sums take any
+ * power of two up to 256). */
 bool bg_fp_lanes_ok(int32_t lanes);
 
 /* ===== arena.c: bump allocator; one per compilation ================================= */

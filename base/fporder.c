@@ -54,7 +54,7 @@ bool bg_fp_order_parse(const char *s, BgFpOrder *o) {
     return true;
 }
 
-bool bg_fp_lanes_ok(int32_t lanes) { return lanes == 32; }
+bool bg_fp_lanes_ok(int32_t lanes) { return lanes == 32 || lanes == 256; }
 
 bool bg_fp_order_eq(BgFpOrder a, BgFpOrder b) {
     return a.kind == b.kind && a.fma == b.fma && a.split == b.split && a.chunk == b.chunk;

@@ -201,7 +201,9 @@ bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g) {
         if (!l->op || l->nargs != 2 || l->args[1] != a->args[0] || l->rows.kind != BG_ROWS_N) return false;
         const BgPlanBuf *o = &p->bufs[l->args[0]];
         if (strcmp(l->op, "bin") == 0 && o->kind == BG_BUF_B1 && o->cols == y->cols) bins++;
-        else if (strcmp(l->op, "absmean") == 0 && o->kind == BG_BUF_F32 && o->width == 1) ams++;
+        else if (strcmp(l->op, "absmean") == 0 && o->kind == BG_BUF_F32 && o->width == 1 && l->fp.kind == BG_FP_LANES &&
+                 l->fp.split == 256)
+            ams++;
         else return false;
     }
     return bins <= 1 && ams <= 1;

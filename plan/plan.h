@@ -155,7 +155,7 @@
  * exist in the separate launches, the fused and the per-graph kernels only.
  * A group with `wide` set (node rows, no csr, not warp) is a wide float
  * aggregation (bg_plan_bspmm_wide, 256 threads a row, blocks of 256) followed by a plain bin
- * and/or a plain absmean of its output in the order lanes(32) (nothing else): its kernel is
+ * and/or a plain absmean of its output in the order lanes(256) (nothing else): its kernel is
  * the aggregation with their rows as its epilogue (templates/spmm_wide_outs.cuh), launched
  * with the aggregation's own grid, (ceil(n * 256 / block), 1, 1), the same parameters as
  * any group's (tile unused).  Buffer `counters` (int32 [N], zeroed once when allocated, left
@@ -417,9 +417,9 @@ bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind 
 bool bg_plan_rowgroup_ok(const BgPlan *p, int first, int count, BgRowKind kind, int *bad);
 /* Does row group g (its first, count, rows, csr, warp, block and counters set; wide or not) fit the wide
  * form (see above): a wide float aggregation of 256 threads a row in blocks of 256, then at
- * most one bin and one absmean of its output, nothing else, and `counters` a DONE graph array
- * of N rows of the aggregation's graph?  The IR-level conditions (a plain bin, a lanes(32)
- * absmean without prologue) are the code generator's (plan_build.c). */
+ * most one bin and one absmean (lanes(256)) of its output, nothing else, and `counters` a DONE graph array
+ * of N rows of the aggregation's graph?  The IR-level conditions (a plain bin, an absmean
+ * without prologue) are the code generator's (plan_build.c). */
 bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g);
 /* The launches a row group's kernel runs: its launches that are not prep. */
 int bg_plan_rowgroup_members(const BgPlan *p, const BgPlanRowGroup *g);

@@ -87,12 +87,12 @@ static double row_term(RowTerm t, float v, double mu) {
  * lane l sums c = l, l + L, ... from +0, then p[i] = p[i] + p[i + h] for h = L/2, ..., 1. */
 static double row_sum(const float *x, int64_t n, BgFpOrder fp, RowTerm t, double mu) {
     int lanes = fp.split;
-    if (fp.kind != BG_FP_LANES || lanes < 2 || lanes > 32 || (lanes & (lanes - 1))) {
+    if (fp.kind != BG_FP_LANES || lanes < 2 || lanes > 256 || (lanes & (lanes - 1))) {
         double s = 0.0;
         for (int64_t c = 0; c < n; c++) s += row_term(t, x[c], mu);
         return s;
     }
-    double p[32];
+    double p[256];
     for (int l = 0; l < lanes; l++) {
         p[l] = 0.0;
         for (int64_t c = l; c < n; c += lanes) p[l] += row_term(t, x[c], mu);

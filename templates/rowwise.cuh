@@ -67,8 +67,9 @@ __device__ __forceinline__ void warp_lanes_load(int lane, float (&v)[(C + 31) / 
 // The float64 sum of map(term(c)) over c = 0..C-1 in the order lanes(L) (docs/semantics.md,
 // section 2): lane l sums c = l, l + L, ... from +0 (loads coalesced, L dependent chains
 // instead of one), then the warp's butterfly adds lane i + h into lane i for h = L/2, ..., 1
-// (every lane ends with the same sum, bit for bit: IEEE addition commutes).  L = 32, a warp
-// (base.h bg_fp_lanes_ok).  Rows up to LANES_REGS_MAX columns load every term first.
+// (every lane ends with the same sum, bit for bit: IEEE addition commutes).  L = 32, a warp, or
+// 256 (warp_vlanes_sum; base.h bg_fp_lanes_ok).  Rows up to LANES_REGS_MAX columns load every
+// term first.
 template <long long C, int L, class T, class Map>
 __device__ __forceinline__ double warp_lanes_sum_loop(int lane, T term, Map map) {
     static_assert(L == 32, "lanes: a warp's 32");
@@ -78,10 +79,40 @@ __device__ __forceinline__ double warp_lanes_sum_loop(int lane, T term, Map map)
     for (int h = L / 2; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
     return s;
 }
+// The combine of lanes(V * 32) in a warp that holds them as q[j] = lane l + 32 j's sum: the halves
+// h = V * 16, ..., 32 within each lane (q[j] + q[j + h / 32]), then the warp's butterfly.
+template <int V>
+__device__ __forceinline__ double warp_vlanes_combine(double (&q)[V]) {
+#pragma unroll
+    for (int h = V / 2; h >= 1; h /= 2)
+#pragma unroll
+        for (int j = 0; j < h; j++) q[j] = dadd(q[j], q[j + h]);
+    double s = q[0];
+#pragma unroll
+    for (int h = 16; h >= 1; h /= 2) s = dadd(s, __shfl_xor_sync(0xffffffffu, s, h));
+    return s;
+}
+// lanes(L) for L = 256 (a block's threads: an absmean of a wide aggregation, whose row group
+// computes it from the aggregation's registers, templates/spmm_wide_outs.cuh) in one warp: lane
+// l takes the L / 32 lanes l + 32 j, each summing its columns from +0, then the same combine.
+template <long long C, int L, class T, class Map>
+__device__ __forceinline__ double warp_vlanes_sum(int lane, T term, Map map) {
+    constexpr int V = L / 32;
+    double q[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) q[j] = 0.0;
+    for (long long c0 = lane; c0 < C; c0 += L)
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            if (c0 + 32LL * j < C) q[j] = dadd(q[j], map(term(c0 + 32LL * j)));
+    return warp_vlanes_combine<V>(q);
+}
 template <long long C, int L, class T, class Map>
 __device__ __forceinline__ double warp_lanes_sum(int lane, T term, Map map) {
-    static_assert(L == 32, "lanes: a warp's 32");
-    if constexpr (C > 0 && C <= LANES_REGS_MAX) {
+    static_assert(L == 32 || L == 256, "lanes: a warp's 32, or a block's 256");
+    if constexpr (L == 256) {
+        return warp_vlanes_sum<C, L>(lane, term, map);
+    } else if constexpr (C > 0 && C <= LANES_REGS_MAX) {
         float v[(C + 31) / 32];
         warp_lanes_load<C>(lane, v, term);
         return warp_lanes_sum_regs<C>(lane, v, map);

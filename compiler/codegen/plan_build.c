@@ -479,14 +479,15 @@ static bool wide_lead(const PlanCtx *c, const BgPlanLaunch *l) {
 }
 
 /* Is launch l a member the wide form's kernel computes for the aggregation writing buffer y: a
- * plain bin of y (no step: the sign), or a plain absmean of y in the order lanes(32)? */
+ * plain bin of y (no step: the sign), or a plain absmean of y in the order lanes(256) (the
+ * order fp_order.c gives it)? */
 static bool wide_member(const PlanCtx *c, const BgPlanLaunch *l, int y) {
     const BgInst *in = &c->m->insts[l->inst];
     if (l->prep || l->alt || l->nargs != 2 || l->args[1] != y || in->npro || in->nsteps) return false;
     if (in->op == BG_OP_BIN) return true;
     if (in->op != BG_OP_ABSMEAN) return false;
     const BgFpOrder fp = bg_inst_fp(c->m, in);
-    return fp.kind == BG_FP_LANES && fp.split == 32;
+    return fp.kind == BG_FP_LANES && fp.split == 256;
 }
 
 /* The launches from `first` (a wide_lead) that a row group in the wide form would hold: the

@@ -21,8 +21,17 @@
  *                      lanes(32): the float64 row sums of a warp's 32 lanes, each over every
  *                      32nd column, combined by the warp's butterfly (templates/rowwise.cuh);
  *                      in seq a row is one dependent chain of C adds (and as many shuffles);
+ *   absmean (plain) of a wide float aggregation (256 threads a row: wide_rows)
+ *                      lanes(256): the order of the aggregation's own threads, each holding
+ *                      every 256th column of the row, so that the row group's wide form
+ *                      computes it in the aggregation's epilogue from registers
+ *                      (templates/spmm_wide_outs.cuh); in lanes(32) each lane's chain over
+ *                      every 32nd column must first gather the row from all 8 warps;
  *   everything else    seq. */
 #include "bg.h"
+#include "plan.h"
+
+#include <string.h>
 
 /* k per split-k chunk: a multiple of the tiled FB kernel's staging chunk (64), long enough
  * that the fold costs nothing (8 adds per thread per 256 k). */
@@ -32,8 +41,20 @@
  * chunk of one output (8 loads of x and of w, 8 fmas), the fold 8 adds for K = 64. */
 #define BG_FP_GRAPH_CHUNK 8
 
-/* Lanes of a row sum: one warp's. */
+/* Lanes of a row sum: one warp's; of a plain absmean of a wide aggregation, its block's. */
 #define BG_FP_ROW_LANES 32
+#define BG_FP_WIDE_LANES 256
+
+/* Is in a plain absmean (no prologue or step) of a float aggregation over 256 threads a row
+ * (plan.h: bg_plan_wide_threads_per_row, within the row group's wide form's widths)? */
+static bool absmean_of_wide(const BgModule *m, const BgInst *in) {
+    if (in->op != BG_OP_ABSMEAN || in->npro || in->nsteps) return false;
+    const BgInst *a = &m->insts[in->args[0]];
+    if (a->op != BG_OP_BSPMM || strcmp(a->prec, "FBF") != 0 || a->nsteps || a->type.rank != 2) return false;
+    const int64_t c = a->type.dim[1];
+    return c >= BG_PLAN_WIDE_MIN_COLS && c <= BG_PLAN_WIDE_OUTS_MAX_COLS &&
+           bg_plan_wide_threads_per_row(c) == BG_FP_WIDE_LANES;
+}
 
 static BgFpOrder choose(const BgModule *m, const BgInst *in) {
     BgFpOrder o = {BG_FP_SEQ, false, 0, 0};
@@ -42,7 +63,7 @@ static BgFpOrder choose(const BgModule *m, const BgInst *in) {
         const BgType *t = &m->insts[in->args[0]].type;
         if (t->rank == 2 && t->dim[1] > BG_FP_ROW_LANES) {
             o.kind = BG_FP_LANES;
-            o.split = BG_FP_ROW_LANES;
+            o.split = absmean_of_wide(m, in) ? BG_FP_WIDE_LANES : BG_FP_ROW_LANES;
         }
         return o;
     }

@@ -1,8 +1,8 @@
 // emu_spmm_wide_outs_test_2026-11-30.cpp - host emulation check of templates/spmm_wide_outs.cuh
 // bspmm_wide_adjb_outs (a row group's wide form: the wide float aggregation with the bin and the
 // absmean of its rows) against spmm.cuh bspmm_wide_adjb, then bin_ops.cuh bin<'F', C> and
-// rowwise.cuh absmean<C, 32> over its output, every word, float and row, bit for bit; with STORE
-// also y.  A bit is the value's sign (bit_of), and the host's arithmetic NaNs take their sign
+// rowwise.cuh absmean<C, 256> (the order lanes(256) fp_order.c gives it) over its output, every word, float and row, bit for bit; with STORE
+// also y; and absmean<C, 256> against lanes(256) as docs/semantics.md defines it.  A bit is the value's sign (bit_of), and the host's arithmetic NaNs take their sign
 // from the operand order the host compiler picks (x86's default NaN is negative), where the
 // GPU's are canonical (positive): the bits of NaN values are not compared.  Graphs: isolated nodes, short rows, rows of exactly 32 and 33 edges (LONG = 32), hubs
 // of 64, 65 and 700 edges; x with NaN, inf, -0 (emu_rval); unit and random colf / rowf; C = 256,
@@ -51,7 +51,22 @@ static void one(long long n, bool unit, unsigned grid, bool store, bool with_bit
         bgnn::bspmm_wide_adjb<C, 32>(n, ya.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data(), (const int4 *)order.data());
     });
     emu::launch(5, 256, [&] { bgnn::bin<'F', C>(n, ba.data(), ya.data()); });
-    emu::launch(5, 256, [&] { bgnn::absmean<C, 32, false>(n, ama.data(), ya.data(), bgnn::ProNone{}); });
+    emu::launch(5, 256, [&] { bgnn::absmean<C, 256, false>(n, ama.data(), ya.data(), bgnn::ProNone{}); });
+    for (long long i = 0; i < n; i++) { // absmean's lanes(256) as docs/semantics.md defines it (ref_ops.c row_sum)
+        double p[256];
+        for (int l = 0; l < 256; l++) {
+            p[l] = 0.0;
+            for (long long c = l; c < C; c += 256) p[l] += std::fabs((double)ya[(size_t)(i * C + c)]);
+        }
+        for (int h = 128; h >= 1; h /= 2)
+            for (int l = 0; l < h; l++) p[l] = p[l] + p[l + h];
+        const float want = (float)(p[0] / (double)C);
+        if (differ(&want, &ama[(size_t)i], 1)) {
+            fails++;
+            printf("C=%lld row %lld: absmean<C, 256> %a, lanes(256) by definition %a\n", C, i, ama[(size_t)i], want);
+            break;
+        }
+    }
     std::vector<unsigned> done((size_t)n, 0u);
     for (int rep = 0; rep < 2; rep++) {
         std::vector<float> yb((size_t)(n * C), -9.0f), amb((size_t)n, -9.0f);
@@ -93,8 +108,39 @@ static void one(long long n, bool unit, unsigned grid, bool store, bool with_bit
     }
 }
 
+// rowwise.cuh warp_lanes_sum<C, 256>'s float64 sum itself against lanes(256) as defined: signed
+// terms of exponents from -40 to 40, so that a wrong order shows in the sum's bits (an absmean's
+// sums of |x| rarely round to a different float in any order).
+template <long long C>
+static void lanes256() {
+    std::vector<float> x((size_t)C);
+    for (int rep = 0; rep < 20; rep++) {
+        for (auto &v : x) v = std::ldexp((float)((int)(rnd() % 2001) - 1000) / 997.0f, (int)(rnd() % 81) - 40);
+        double got = 0.0;
+        emu::launch(1, 32, [&] {
+            const int lane = (int)(threadIdx.x & 31u);
+            const double s = bgnn::warp_lanes_sum<C, 256>(lane, [&](long long c) { return x[(size_t)c]; },
+                                                          [](float v) { return (double)v; });
+            if (lane == 0) got = s;
+        });
+        double p[256];
+        for (int l = 0; l < 256; l++) {
+            p[l] = 0.0;
+            for (long long c = l; c < C; c += 256) p[l] += (double)x[(size_t)c];
+        }
+        for (int h = 128; h >= 1; h /= 2)
+            for (int l = 0; l < h; l++) p[l] = p[l] + p[l + h];
+        runs++;
+        if (memcmp(&got, &p[0], 8) != 0) {
+            fails++;
+            printf("C=%lld: warp_lanes_sum<C, 256> %a, lanes(256) by definition %a\n", C, got, p[0]);
+        }
+    }
+}
+
 template <long long C>
 static void all() {
+    lanes256<C>();
     const unsigned grids[] = {1, 3, 64};
     const long long n = C > 1000 ? 300 : 700;
     for (int store = 0; store < 2; store++)

@@ -340,7 +340,7 @@ static void one_example(const char *dir, const char *file, const BgNvrtc *nv, bo
             if (strcmp(l->op, "readout") == 0) CHECK(g->rows == BG_ROWS_G);
             if (bg_plan_sparse_tpr(p, l) > 0) CHECK(g->csr == l->args[1] && p->bufs[g->csr].role == BG_ROLE_INPUT);
         }
-        if (g->wide) { /* the wide form: its aggregation, then a plain bin and a lanes(32) absmean */
+        if (g->wide) { /* the wide form: its aggregation, then a plain bin and a lanes(256) absmean */
             CHECK(bg_plan_rowgroup_wide_ok(p, g) && !g->warp && g->csr < 0);
             for (int i = g->first + 1; i < g->first + g->count; i++)
                 if (!p->launches[i].prep) {

@@ -4,12 +4,14 @@
  *    and B results) on awkward K (1, 31, 33, 1000, 1433, K not divisible by the chunk) against
  *    an independent scalar computation of the same order, bit for bit.
  *    The float64 row sums of absmean, rowmean, standardize and bin.center in seq and lanes(L) (L = 2 ..
- *    32; C = 1, 5, 31, 32, 33, 64, 1000, 1433) against a recursive scalar formulation of the
+ *    256; C = 1, 5, 31, 32, 33, 64, 1000, 1433) against a recursive scalar formulation of the
  *    same orders, bit for bit.
  * 2. What fp-order records: --fp-strict gives seq without fma on every instruction; the
  *    default gives bmm.FF* seq+fma (of a graph's row with K >= 16 splitk(ceil(K/8)x8)+fma),
  *    bmm.FB* with K > 256 splitk(ceil(K/256)x256), and absmean,
- *    standardize, bin.center over more than 32 columns lanes(32); the text form round-trips;
+ *    standardize, bin.center over more than 32 columns lanes(32), but lanes(256) for a plain
+ *    absmean of a float aggregation of 256 threads a row (indgcn_full's and sage_full's first
+ *    layers: exactly one each); the text form round-trips;
  *    the verifier refuses orders no kernel implements.
  * 3. The differential test of the pass (the default against --fp-strict, the same
  *    instructions): every example model (random weights on an awkward graph), 150 random
@@ -29,6 +31,7 @@
 #include "bgtest.h"
 #include "difftest.h"
 #include "gen_model.h"
+#include "plan.h"
 
 #include <dirent.h>
 
@@ -197,7 +200,7 @@ static void check_row_sums(void) {
         BgTensor x;
         fill(&x, 'F', 4, cs[ci], &s);
         BgTensor seq_am = {0};
-        for (int lanes = 1; lanes <= 32; lanes *= 2) {
+        for (int lanes = 1; lanes <= 256; lanes *= 2) {
             BgFpOrder fp = {lanes == 1 ? BG_FP_SEQ : BG_FP_LANES, false, lanes == 1 ? 0 : lanes, 0};
             int bad = row_ops_against_scalar(&x, fp);
             if (bad) fprintf(stderr, "row sums C=%lld lanes %d: %d outputs differ from the scalar order\n", (long long)cs[ci], lanes, bad);
@@ -230,7 +233,7 @@ static void check_row_sums(void) {
     bg_tensor_free(&bx);
     printf("row sums: %d cases (absmean, rowmean, standardize, bin.center) bit-identical to the scalar orders "
            "(C=1433: lanes changed %d absmean values)\n", cases, differ);
-    CHECK(cases == 48);
+    CHECK(cases == 72);
 }
 
 /* fold-standardize-mm's own operations: signsum against the seq product of a row of ones (a
@@ -320,7 +323,7 @@ static BgModule *compile_model(BgArena *a, const char *path, const char *text, b
 }
 
 /* Every float reduction of m recorded as the rule of fp-order says. */
-static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nsplit) {
+static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nsplit, int *nwide) {
     for (int i = 0; i < m->ninsts; i++) {
         const BgInst *in = &m->insts[i];
         BgFpOrder fp = bg_inst_fp(m, in);
@@ -335,7 +338,14 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         CHECK((fp.kind == BG_FP_SPLITK) == (split || gsplit));
         bool lanes = !strict && bg_op_row_sum(in->op) && m->insts[in->args[0]].type.dim[1] > 32;
         CHECK((fp.kind == BG_FP_LANES) == lanes);
-        if (lanes) CHECK(fp.split == 32 && fp.chunk == 0 && !fp.fma);
+        /* a plain absmean of a float aggregation of 256 threads a row: lanes(256) */
+        const BgInst *a = &m->insts[in->args[0]];
+        const int64_t ac = a->type.dim[1];
+        const bool wide = lanes && in->op == BG_OP_ABSMEAN && !in->npro && !in->nsteps && a->op == BG_OP_BSPMM &&
+                          strcmp(a->prec, "FBF") == 0 && !a->nsteps && ac >= 256 && ac <= 4096 &&
+                          bg_plan_wide_threads_per_row(ac) == 256;
+        if (lanes) CHECK(fp.split == (wide ? 256 : 32) && fp.chunk == 0 && !fp.fma);
+        if (nwide) *nwide += wide;
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
         if (gsplit) CHECK(fp.chunk == 8 && fp.split == (int32_t)((k + 7) / 8));
         *nfma += fp.fma;
@@ -344,7 +354,7 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
 }
 
 static void check_text(void) {
-    static const char *const good[] = {"-", "seq", "seq+fma", "splitk(6x256)", "splitk(2x1)+fma", "lanes(32)"};
+    static const char *const good[] = {"-", "seq", "seq+fma", "splitk(6x256)", "splitk(2x1)+fma", "lanes(32)", "lanes(256)"};
     static const char *const bad[] = {"", "se", "seq+", "seqfma", "splitk(1x5)", "splitk(2x0)", "splitk(02x5)",
                                       "splitk(2x5", "splitk(2x5)fma", "splitk(99999999x1)", "SEQ",
                                       "lanes(16)", "lanes(64)", "lanes(0)", "lanes(32", "lanes(032)", "lanes()"};
@@ -401,6 +411,20 @@ static void check_verifier(const char *src) {
         CHECK(!verifies(m));
         bg_arena_free(a);
     }
+    /* lanes(256) only on an absmean: indgcn_full's first standardize given it is refused */
+    snprintf(path, sizeof path, "%s/examples/indgcn_full.bgnn", src);
+    BgArena *a = bg_arena_new();
+    BgModule *m = compile_model(a, path, NULL, false, false);
+    CHECK(m && verifies(m));
+    int std = -1;
+    for (int i = 0; m && i < m->ninsts && std < 0; i++)
+        if (m->insts[i].op == BG_OP_STANDARDIZE) std = i;
+    CHECK(std >= 0);
+    if (std >= 0) {
+        m->insts[std].attrs.fp = (BgFpOrder){BG_FP_LANES, false, 256, 0};
+        CHECK(!verifies(m));
+    }
+    bg_arena_free(a);
 }
 
 /* ---- 3. the differential test -------------------------------------------------------------- */
@@ -852,10 +876,11 @@ static void check_examples(const char *dir, BgGraph *g, Tally *t) {
         BgModule *m0 = compile_model(a, path, NULL, true, true);
         CHECK(ms && md && m0);
         if (ms && md && m0) {
-            int nf = 0, ns = 0;
-            check_recorded(ms, true, &nf, &ns);
+            int nf = 0, ns = 0, nwide = 0;
+            check_recorded(ms, true, &nf, &ns, NULL);
             CHECK(nf == 0 && ns == 0);
-            check_recorded(md, false, &nf, &ns);
+            check_recorded(md, false, &nf, &ns, &nwide);
+            if (strstr(e->d_name, "indgcn_full") || strstr(e->d_name, "sage_full")) CHECK(nwide == 1);
             BgTensor feat = {0};
             random_features(ms, g->n, 4242, &feat);
             CHECK(write_weights(m0, wpath, 99));
