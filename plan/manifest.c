@@ -945,6 +945,20 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         }
         next = (int)(first + count);
     }
+    /* a DONE array of N rows is the counters of exactly one group in the wide form, and no
+     * launch's argument (a fast aggregation's has SPLITS rows) */
+    for (int b = 0; b < p->nbufs; b++) {
+        const BgPlanBuf *pb = &p->bufs[b];
+        if (pb->role != BG_ROLE_GRAPH || pb->garr != BG_GARR_DONE || pb->rows.kind != BG_ROWS_N) continue;
+        int owners = 0;
+        for (int i = 0; i < p->nrowgroups; i++) owners += p->rowgroups[i].wide && p->rowgroups[i].counters == b;
+        for (int i = 0; i < p->nlaunches; i++)
+            for (int k = 0; k < p->launches[i].nargs; k++) owners += 2 * (p->launches[i].args[k] == b);
+        if (owners != 1) {
+            fail(r, "buffer %d: a done array of N rows must be one wide row group's counters (wide=) and no launch's", b);
+            goto fail;
+        }
+    }
     if (!parse_count(r, "outputs", MAX_OUTPUTS, &p->noutputs)) goto fail;
     p->outputs = bg_arena_alloc(a, sizeof *p->outputs * (size_t)(p->noutputs + 1));
     for (int i = 0; i < p->noutputs; i++) {

@@ -187,11 +187,18 @@ bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g) {
     if (a->prep || !a->op || strcmp(a->op, "bspmm") != 0 || a->nargs != 7 || a->rows.kind != BG_ROWS_N ||
         a->block_size != 256 || a->threads_per_row != 256)
         return false;
-    const BgPlanBuf *y = &p->bufs[a->args[0]], *rp = &p->bufs[a->args[1]], *cnt = &p->bufs[g->counters];
-    if (y->kind != BG_BUF_F32 || y->cols < BG_PLAN_WIDE_MIN_COLS || y->cols > BG_PLAN_WIDE_OUTS_MAX_COLS ||
-        bg_plan_wide_threads_per_row(y->cols) != 256 || rp->role != BG_ROLE_GRAPH || rp->garr != BG_GARR_ROWPTR ||
-        p->bufs[a->args[6]].role != BG_ROLE_GRAPH || p->bufs[a->args[6]].garr != BG_GARR_ORDER)
+    const BgPlanBuf *y = &p->bufs[a->args[0]], *rp = &p->bufs[a->args[1]], *x = &p->bufs[a->args[5]],
+                    *cnt = &p->bufs[g->counters];
+    if (y->kind != BG_BUF_F32 || y->rows.kind != BG_ROWS_N || y->cols < BG_PLAN_WIDE_MIN_COLS ||
+        y->cols > BG_PLAN_WIDE_OUTS_MAX_COLS || y->width != y->cols || bg_plan_wide_threads_per_row(y->cols) != 256 ||
+        x->kind != BG_BUF_F32 || x->rows.kind != BG_ROWS_N || x->width != y->cols || rp->role != BG_ROLE_GRAPH ||
+        rp->garr != BG_GARR_ROWPTR)
         return false;
+    static const BgGraphArr garr[7] = {0, BG_GARR_ROWPTR, BG_GARR_COL, BG_GARR_ROWF, BG_GARR_COLF, 0, BG_GARR_ORDER};
+    for (int k = 1; k < 7; k++) /* the aggregation's arrays, all of its graph */
+        if (k != 5 && (p->bufs[a->args[k]].role != BG_ROLE_GRAPH || p->bufs[a->args[k]].garr != garr[k] ||
+                       p->bufs[a->args[k]].graph != rp->graph))
+            return false;
     if (cnt->role != BG_ROLE_GRAPH || cnt->garr != BG_GARR_DONE || cnt->rows.kind != BG_ROWS_N || cnt->graph != rp->graph)
         return false;
     int bins = 0, ams = 0;
@@ -200,7 +207,9 @@ bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g) {
         if (l->prep) continue;
         if (!l->op || l->nargs != 2 || l->args[1] != a->args[0] || l->rows.kind != BG_ROWS_N) return false;
         const BgPlanBuf *o = &p->bufs[l->args[0]];
-        if (strcmp(l->op, "bin") == 0 && o->kind == BG_BUF_B1 && o->cols == y->cols) bins++;
+        if (o->rows.kind != BG_ROWS_N) return false;
+        if (strcmp(l->op, "bin") == 0 && o->kind == BG_BUF_B1 && o->cols == y->cols && o->width == (y->cols + 31) / 32)
+            bins++;
         else if (strcmp(l->op, "absmean") == 0 && o->kind == BG_BUF_F32 && o->width == 1 && l->fp.kind == BG_FP_LANES &&
                  l->fp.split == 256)
             ams++;

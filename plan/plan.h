@@ -51,7 +51,8 @@
  *                items), or a group item {first row, rows, 0, -1} (BG_PLAN_GROUP); and, one pair per launch (never shared: launches of one phase of
  *                the fused kernel may run at once), PARTIAL i32 [SPLITS(g)][C] and DONE i32
  *                [SPLITS(g)], zeroed by the runtime once after allocation (each launch
- *                leaves them zero again).  The bit aggregation with float factors
+ *                leaves them zero again; a row group in the wide form has a DONE i32 [N] of
+ *                its own, zeroed and left zero the same way, that no launch takes).  The bit aggregation with float factors
  *                (bg_plan_bspmm_bits, templates/spmm_bits.cuh) reads ORDER i32 [N+1][4], the
  *                rows by edges (bg_plan_row_order, built by the runtime at binding);
  *                bspmm_mm (templates/mm_spmm.cuh) and a bspmm of float activations (a warp a
@@ -178,8 +179,8 @@
                                  * variant; 10: a row group may open with a gather (bspmm,
                                  * readout), rows=n|g; 11: warp=0|1 per row group; 12: the
                                  * graph array slots (bspmm_mm's rows in blocks, hubs first),
-                                 * rows slots1(g); 13: counters= per row group (the wide
-                                 * form), a graph array done of rows n */
+                                 * rows slots1(g); 13: wide= per row group (the wide form's
+                                 * counters), a graph array done of rows n */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -218,7 +219,8 @@ typedef enum {
     BG_GARR_W,
     BG_GARR_ITEMS,   /* the schedule (see GRAPH above) */
     BG_GARR_PARTIAL, /* split-row partial sums of one launch, zeroed once */
-    BG_GARR_DONE,    /* split-row counters of one launch, zeroed once */
+    BG_GARR_DONE,    /* split-row counters of one launch (rows SPLITS), or the per-row counters of
+                      * a row group in the wide form (rows N); zeroed once */
     BG_GARR_ORDER,   /* the rows by their edges, most first (bg_plan_row_order) */
     BG_GARR_SLOTS,   /* bspmm_mm's rows in blocks' slots, hub rows first (bg_plan_mm_slots) */
 } BgGraphArr;
@@ -517,8 +519,8 @@ int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t gr
  * columns): its threads a row, about 256 (templates/spmm.cuh SwdShape: K = ceil(cols / 256)
  * outputs a thread, T = ceil(cols / K) rounded up to a warp). */
 #define BG_PLAN_WIDE_MIN_COLS 256
-/* Widest output of a row group in the wide form: its kernel's shared memory holds two rows
- * (templates/spmm_wide_outs.cuh, 32 KB at 4,096 columns, beside an 8 KB stage). */
+/* Widest output of a row group in the wide form (templates/spmm_wide_outs.cuh: a thread's
+ * outputs in registers, 16 at 4,096 columns, as the aggregation's own kernel). */
 #define BG_PLAN_WIDE_OUTS_MAX_COLS 4096
 int bg_plan_wide_threads_per_row(int64_t cols);
 bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);

@@ -147,10 +147,11 @@ static int graph_kernels(const BgPlan *p, int64_t n, int64_t g) {
 }
 
 /* The compulsory bytes of a run on n nodes in g graphs: each launch's, except that a warp-rows
- * group that runs in the warp-rows form there moves each buffer its members read and none of
+ * group or one in the wide form that runs there moves each buffer its members read and none of
  * them writes once (each such group, again), and each result it keeps (bg_plan_buf_kept) once: its other values never
- * leave registers.  Such a group runs in a CUDA-graph run where the runtime runs its kernel
- * (plan.h; group_runs), and in the per-graph kernel (per_graph) where it is of node rows. */
+ * leave registers (the wide form's aggregation: but for its long rows, not counted).  Such a group
+ * runs in a CUDA-graph run where the runtime runs its kernel (plan.h; group_runs), and a
+ * warp-rows group in the per-graph kernel (per_graph) where it is of node rows. */
 static Cost run_cost(const BgPlan *p, int64_t n, int64_t g, bool per_graph) {
     Cost k = {0, 0, 0, 0};
     int *seen = bg_xcalloc((size_t)p->nbufs + 1, sizeof(int)); /* 1 + the group that moved it */
@@ -158,11 +159,13 @@ static Cost run_cost(const BgPlan *p, int64_t n, int64_t g, bool per_graph) {
         const BgPlanLaunch *l = &p->launches[i];
         if (l->prep) continue;
         const BgPlanRowGroup *wg = NULL;
-        for (int q = 0; q < p->nrowgroups; q++)
-            if (p->rowgroups[q].warp && i >= p->rowgroups[q].first &&
-                i < p->rowgroups[q].first + p->rowgroups[q].count &&
-                (per_graph ? p->rowgroups[q].rows == BG_ROWS_N : group_runs(p, q, n, g)))
-                wg = &p->rowgroups[q];
+        for (int q = 0; q < p->nrowgroups; q++) {
+            const BgPlanRowGroup *rg = &p->rowgroups[q];
+            if (i < rg->first || i >= rg->first + rg->count) continue;
+            if (rg->warp ? (per_graph ? rg->rows == BG_ROWS_N : group_runs(p, q, n, g))
+                         : rg->wide && !per_graph && group_runs(p, q, n, g))
+                wg = rg;
+        }
         if (!wg) {
             Cost b = launch_cost(p, l);
             k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
@@ -273,7 +276,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
                      r->gpu, r->bytes_per_s / 1e12, r->launch_us, r->node_us, r->sync_us, fl.bytes_us);
         bg_sb_printf(&s, " CUDA graph of %d kernels %.1f us", nk, fl.graph_us);
         if (gb != eval(total, n, e, g))
-            bg_sb_printf(&s, " (its bytes %.0f: the warp-rows groups' register values not counted)", gb);
+            bg_sb_printf(&s, " (its bytes %.0f: the register values of the warp-rows and wide groups not counted)", gb);
         if (fl.fused_us >= 0) bg_sb_printf(&s, "; fused kernel (%d grid syncs) %.1f us", nsyncs, fl.fused_us);
         if (fl.blocks_us >= 0) bg_sb_printf(&s, "; per-graph kernel %.1f us", fl.blocks_us);
         if (fl.blocks_us >= 0 && bb != eval(total, n, e, g)) bg_sb_printf(&s, " (its bytes %.0f)", bb);

@@ -56,7 +56,8 @@ static BgCUresult launch_kernel(BgGpu *g, BgCUfunction fn, unsigned gx, unsigned
 }
 
 /* Row group gi's kernel (plan.h) in place of its launches: grid (1, Y), tiles of node rows (n
- * = the graph's nodes) or of graph rows (n = the batch's graphs). */
+ * = the graph's nodes) or of graph rows (n = the batch's graphs); in the wide form grid (X, 1),
+ * its aggregation's (a block a row, at most its grid= blocks an SM). */
 static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi, BgCUstream stream, bool pdl,
                             BgDiagSink *d) {
     const BgPlan *p = gm->plan;
@@ -70,7 +71,10 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     long long tiles = (nn + tile - 1) / tile;
     unsigned gx = 1, gy = tiles < 65535 ? (unsigned)tiles : 65535u;
     if (rg->wide) { /* the aggregation's own grid: its threads a row, any grid is correct */
-        const long long th = rows * p->launches[rg->first].threads_per_row, blocks = (th + rg->block - 1) / rg->block;
+        const BgPlanLaunch *a = &p->launches[rg->first];
+        long long blocks = (rows * a->threads_per_row + rg->block - 1) / rg->block;
+        const long long sms = g->nsm > 0 ? g->nsm : 1;
+        if (a->grid_per_sm > 0 && blocks > (long long)a->grid_per_sm * sms) blocks = (long long)a->grid_per_sm * sms;
         gx = blocks < (1LL << 30) ? (unsigned)blocks : 1u << 30;
         gy = 1;
     }
@@ -108,7 +112,8 @@ bool bg_gpu_run_buf_in_memory(const BgGpuModel *gm, const BgGpuRun *r, int b) {
     if (r->used == BG_EXEC_BLOCKS && (bg_plan_graph_staged_buf(p, b) || bg_plan_graph_row_staged(p, b)))
         return false; /* shared memory: staged graphs, graph rows */
     if (bg_plan_buf_kept(p, b) || gi < 0 || r->used == BG_EXEC_COOP) return true;
-    if (r->used == BG_EXEC_BLOCKS) return p->rowgroups[gi].rows != BG_ROWS_N;
+    if (r->used == BG_EXEC_BLOCKS) /* the per-graph kernel holds a node-row warp group's values in registers */
+        return p->rowgroups[gi].wide || p->rowgroups[gi].rows != BG_ROWS_N;
     return !use_rowgroup(gm, r, gi);
 }
 

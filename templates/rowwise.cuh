@@ -68,8 +68,8 @@ __device__ __forceinline__ void warp_lanes_load(int lane, float (&v)[(C + 31) / 
 // section 2): lane l sums c = l, l + L, ... from +0 (loads coalesced, L dependent chains
 // instead of one), then the warp's butterfly adds lane i + h into lane i for h = L/2, ..., 1
 // (every lane ends with the same sum, bit for bit: IEEE addition commutes).  L = 32, a warp, or
-// 256 (warp_vlanes_sum; base.h bg_fp_lanes_ok).  Rows up to LANES_REGS_MAX columns load every
-// term first.
+// 256 (warp_vlanes_sum; base.h bg_fp_lanes_ok).  In lanes(32) rows up to LANES_REGS_MAX columns
+// load every term first.
 template <long long C, int L, class T, class Map>
 __device__ __forceinline__ double warp_lanes_sum_loop(int lane, T term, Map map) {
     static_assert(L == 32, "lanes: a warp's 32");

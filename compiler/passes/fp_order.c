@@ -21,7 +21,7 @@
  *                      lanes(32): the float64 row sums of a warp's 32 lanes, each over every
  *                      32nd column, combined by the warp's butterfly (templates/rowwise.cuh);
  *                      in seq a row is one dependent chain of C adds (and as many shuffles);
- *   absmean (plain) of a wide float aggregation (256 threads a row: wide_rows)
+ *   absmean (plain) of a wide float aggregation (256 threads a row: absmean_of_wide)
  *                      lanes(256): the order of the aggregation's own threads, each holding
  *                      every 256th column of the row, so that the row group's wide form
  *                      computes it in the aggregation's epilogue from registers

@@ -83,6 +83,12 @@ static void hostile_wide(const char *good, const BgPlan *p) {
     t = replace_line(good, r0, line);
     CHECK(strstr(refuse(t, strlen(t)), "row group 0") != NULL);
     free(t);
+    /* the group no longer in the wide form: its counters belong to no one */
+    snprintf(line, sizeof line, "rowgroup 0 kernel=%s first=%d count=%d block=256 csr=-1 rows=n warp=0 wide=-1", g->kernel,
+             g->first, g->count);
+    t = replace_line(good, r0, line);
+    CHECK_STR_CONTAINS(refuse(t, strlen(t)), "done array of N rows");
+    free(t);
     /* a group of another form given the counters */
     snprintf(line, sizeof line, "rowgroup 1 kernel=%s first=%d count=%d block=256 csr=-1 rows=n warp=%d wide=%d", h->kernel,
              h->first, h->count, h->warp ? 1 : 0, g->counters);

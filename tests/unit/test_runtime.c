@@ -882,7 +882,7 @@ static void test_exec_fake(void) {
                 run.used = BG_EXEC_BLOCKS;
                 const bool staged = bg_plan_graph_staged_buf(p, k), grow = bg_plan_graph_row_staged(p, k);
                 CHECK(bg_gpu_run_buf_in_memory(&gm, &run, k) ==
-                      (!staged && !grow && (kept || gi < 0 || p->rowgroups[gi].rows != BG_ROWS_N)));
+                      (!staged && !grow && (kept || gi < 0 || p->rowgroups[gi].wide || p->rowgroups[gi].rows != BG_ROWS_N)));
                 in_stage += staged;
                 in_rows += grow;
                 run.used = BG_EXEC_GRAPH;
