@@ -189,8 +189,7 @@ bool bg_plan_rowgroup_wide_ok(const BgPlan *p, const BgPlanRowGroup *g) {
         return false;
     const BgPlanBuf *y = &p->bufs[a->args[0]], *rp = &p->bufs[a->args[1]], *x = &p->bufs[a->args[5]],
                     *cnt = &p->bufs[g->counters];
-    if (y->kind != BG_BUF_F32 || y->rows.kind != BG_ROWS_N || y->cols < BG_PLAN_WIDE_MIN_COLS ||
-        y->cols > BG_PLAN_WIDE_OUTS_MAX_COLS || y->width != y->cols || bg_plan_wide_threads_per_row(y->cols) != 256 ||
+    if (y->kind != BG_BUF_F32 || y->rows.kind != BG_ROWS_N || !bg_plan_wide_outs_cols(y->cols) || y->width != y->cols ||
         x->kind != BG_BUF_F32 || x->rows.kind != BG_ROWS_N || x->width != y->cols || rp->role != BG_ROLE_GRAPH ||
         rp->garr != BG_GARR_ROWPTR)
         return false;
@@ -435,6 +434,10 @@ int bg_plan_launch_slots_graph(const BgPlan *p, const BgPlanLaunch *l) {
 int bg_plan_wide_threads_per_row(int64_t cols) {
     const int64_t k = (cols + 255) / 256;
     return k > 0 ? (int)(((cols + k - 1) / k + 31) / 32 * 32) : 32;
+}
+
+bool bg_plan_wide_outs_cols(int64_t cols) {
+    return cols >= BG_PLAN_WIDE_MIN_COLS && cols <= BG_PLAN_WIDE_OUTS_MAX_COLS && bg_plan_wide_threads_per_row(cols) == 256;
 }
 
 int bg_plan_sparse_tpr(const BgPlan *p, const BgPlanLaunch *l) {

@@ -523,6 +523,10 @@ int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t gr
  * outputs in registers, 16 at 4,096 columns, as the aggregation's own kernel). */
 #define BG_PLAN_WIDE_OUTS_MAX_COLS 4096
 int bg_plan_wide_threads_per_row(int64_t cols);
+/* Does a wide float aggregation of `cols` columns fit the row group's wide form (and so its
+ * absmean the order lanes(256)): BG_PLAN_WIDE_MIN_COLS .. BG_PLAN_WIDE_OUTS_MAX_COLS columns
+ * on 256 threads a row (bg_plan_wide_threads_per_row)? */
+bool bg_plan_wide_outs_cols(int64_t cols);
 bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int32_t *out);
 /* The runtime's split_min for a graph of nnz entries: rows of at least max(2048, nnz / 8192)
  * edges.  A row's words split over warps cost each edge's column, factor and loop again per

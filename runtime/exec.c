@@ -55,6 +55,15 @@ static BgCUresult launch_kernel(BgGpu *g, BgCUfunction fn, unsigned gx, unsigned
     return g->cu.cuLaunchKernelEx(&c, fn, pv, NULL);
 }
 
+/* A launch's grid of `grid` blocks clamped: at most 2^30, and at most its grid= blocks an SM
+ * (its kernel grid-strides over the rest). */
+static int64_t grid_clamp(const BgGpu *g, const BgPlanLaunch *L, int64_t grid) {
+    if (grid > (1 << 30)) grid = 1 << 30;
+    const int64_t sms = g->nsm > 0 ? g->nsm : 1; /* (a device that did not say) */
+    if (L->grid_per_sm > 0 && grid > (int64_t)L->grid_per_sm * sms) grid = (int64_t)L->grid_per_sm * sms;
+    return grid;
+}
+
 /* Row group gi's kernel (plan.h) in place of its launches: grid (1, Y), tiles of node rows (n
  * = the graph's nodes) or of graph rows (n = the batch's graphs); in the wide form grid (X, 1),
  * its aggregation's (a block a row, at most its grid= blocks an SM). */
@@ -72,10 +81,7 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     unsigned gx = 1, gy = tiles < 65535 ? (unsigned)tiles : 65535u;
     if (rg->wide) { /* the aggregation's own grid: its threads a row, any grid is correct */
         const BgPlanLaunch *a = &p->launches[rg->first];
-        long long blocks = (rows * a->threads_per_row + rg->block - 1) / rg->block;
-        const long long sms = g->nsm > 0 ? g->nsm : 1;
-        if (a->grid_per_sm > 0 && blocks > (long long)a->grid_per_sm * sms) blocks = (long long)a->grid_per_sm * sms;
-        gx = blocks < (1LL << 30) ? (unsigned)blocks : 1u << 30;
+        gx = (unsigned)grid_clamp(g, a, (rows * a->threads_per_row + rg->block - 1) / rg->block);
         gy = 1;
     }
     void **pv = model_params(p, r, &nn, &tile, &bar);
@@ -448,9 +454,7 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
                    : gm->slots_graph                         ? gm->slots_graph[i] /* found at load */
                                                              : bg_plan_launch_slots_graph(gm->plan, L);
     if (sg >= 0 && r->gsz[sg].nslots > grid) grid = r->gsz[sg].nslots;
-    if (grid > (1 << 30)) grid = 1 << 30;
-    const int64_t sms = g->nsm > 0 ? g->nsm : 1; /* (a device that did not say) */
-    if (L->grid_per_sm > 0 && grid > (int64_t)L->grid_per_sm * sms) grid = (int64_t)L->grid_per_sm * sms;
+    grid = grid_clamp(g, L, grid);
     long long nn = r->n, ng = r->ngraphs;
     BgCUdeviceptr a[BG_PLAN_MAX_ARGS];
     void *pv[2 + BG_PLAN_MAX_ARGS] = {&nn, &ng};

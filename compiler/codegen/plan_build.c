@@ -189,8 +189,10 @@ static int use_garr(PlanCtx *c, BgRef adj, BgGraphArr ga) {
     return c->garr_buf[g][ga];
 }
 
-/* The split-row buffers of one fast aggregation launch (PARTIAL [SPLITS][width], DONE). */
-static int split_buf(PlanCtx *c, BgRef adj, BgGraphArr ga, int64_t width) {
+/* A scratch array of graph adj that the runtime zeroes once, its own (never shared): one fast
+ * aggregation launch's split-row buffers (PARTIAL [SPLITS][width], DONE, rows SPLITS), or a row
+ * group's counters in the wide form (DONE [N], rows N). */
+static int scratch_buf(PlanCtx *c, BgRef adj, BgGraphArr ga, int64_t width, BgRowKind rows) {
     BgPlanBuf b;
     memset(&b, 0, sizeof b);
     b.role = BG_ROLE_GRAPH;
@@ -198,8 +200,8 @@ static int split_buf(PlanCtx *c, BgRef adj, BgGraphArr ga, int64_t width) {
     b.garr = ga;
     b.kind = BG_BUF_I32;
     b.cols = b.width = width;
-    b.rows.kind = BG_ROWS_SPLITS;
-    b.rows.graph = b.graph;
+    b.rows.kind = rows;
+    b.rows.graph = rows == BG_ROWS_SPLITS ? b.graph : -1;
     b.inst = (int)adj;
     return new_buf(c, b);
 }
@@ -468,14 +470,12 @@ static BgPlanRowGroup *new_group(PlanCtx *c, int first, int count, BgRowKind kin
 /* ---- the wide form of a row group (plan.h; templates/spmm_wide_outs.cuh) ---- */
 
 /* May launch l open a row group in the wide form: a wide float aggregation (no epilogue step)
- * of 256 threads a row in blocks of 256, at most BG_PLAN_WIDE_OUTS_MAX_COLS wide? */
+ * of 256 threads a row in blocks of 256, of the form's widths (bg_plan_wide_outs_cols)? */
 static bool wide_lead(const PlanCtx *c, const BgPlanLaunch *l) {
     const BgInst *in = &c->m->insts[l->inst];
     if (l->prep || l->alt || !bg_plan_bspmm_wide(c->m, in) || in->nsteps || l->nargs != 7)
         return false;
-    const int64_t cols = in->type.dim[1];
-    return l->block_size == 256 && l->threads_per_row == 256 && bg_plan_wide_threads_per_row(cols) == 256 &&
-           cols <= BG_PLAN_WIDE_OUTS_MAX_COLS;
+    return l->block_size == 256 && l->threads_per_row == 256 && bg_plan_wide_outs_cols(in->type.dim[1]);
 }
 
 /* Is launch l a member the wide form's kernel computes for the aggregation writing buffer y: a
@@ -522,18 +522,8 @@ static void row_groups(PlanCtx *c) {
         if (!p->launches[i].prep && wide_lead(c, &p->launches[i]) && p->nbufs < BG_PLAN_FUSED_MAX_BUFS) {
             const int end = wide_group_end(c, i);
             if (end > i) { /* its counters: a DONE array of the aggregation's graph, N rows */
-                const BgPlanBuf *rp = &p->bufs[p->launches[i].args[1]];
-                BgPlanBuf b;
-                memset(&b, 0, sizeof b);
-                b.role = BG_ROLE_GRAPH;
-                b.graph = rp->graph;
-                b.garr = BG_GARR_DONE;
-                b.kind = BG_BUF_I32;
-                b.cols = b.width = 1;
-                b.rows.kind = BG_ROWS_N;
-                b.rows.graph = -1;
-                b.inst = rp->inst;
-                const int counters = new_buf(c, b);
+                const BgRef adj = c->m->insts[p->launches[i].inst].args[0];
+                const int counters = scratch_buf(c, adj, BG_GARR_DONE, 1, BG_ROWS_N);
                 BgPlanRowGroup *g = new_group(c, i, end - i, BG_ROWS_N, -1);
                 g->wide = true;
                 g->counters = counters;
@@ -735,8 +725,8 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
                 arg(l, use_garr(&c, adj, BG_GARR_ROWF));
                 arg(l, use_value(&c, in->args[1]));
                 arg(l, use_garr(&c, adj, BG_GARR_ITEMS));
-                arg(l, split_buf(&c, adj, BG_GARR_PARTIAL, cols));
-                arg(l, split_buf(&c, adj, BG_GARR_DONE, 1));
+                arg(l, scratch_buf(&c, adj, BG_GARR_PARTIAL, cols, BG_ROWS_SPLITS));
+                arg(l, scratch_buf(&c, adj, BG_GARR_DONE, 1, BG_ROWS_SPLITS));
                 l->rows.kind = BG_ROWS_ITEMS;
                 l->rows.graph = c.graph_of[adj];
                 l->threads_per_row = 32;

@@ -29,9 +29,7 @@
  *                      every 32nd column must first gather the row from all 8 warps;
  *   everything else    seq. */
 #include "bg.h"
-#include "plan.h"
-
-#include <string.h>
+#include "codegen.h"
 
 /* k per split-k chunk: a multiple of the tiled FB kernel's staging chunk (64), long enough
  * that the fold costs nothing (8 adds per thread per 256 k). */
@@ -43,17 +41,14 @@
 
 /* Lanes of a row sum: one warp's; of a plain absmean of a wide aggregation, its block's. */
 #define BG_FP_ROW_LANES 32
-#define BG_FP_WIDE_LANES 256
+#define BG_FP_WIDE_LANES 256 /* bg_plan_wide_outs_cols: the aggregation's threads a row */
 
-/* Is in a plain absmean (no prologue or step) of a float aggregation over 256 threads a row
- * (plan.h: bg_plan_wide_threads_per_row, within the row group's wide form's widths)? */
+/* Is in a plain absmean (no prologue or step) of a wide float aggregation (no step either) of
+ * the row group's wide form's widths (plan.h bg_plan_wide_outs_cols: 256 threads a row)? */
 static bool absmean_of_wide(const BgModule *m, const BgInst *in) {
     if (in->op != BG_OP_ABSMEAN || in->npro || in->nsteps) return false;
     const BgInst *a = &m->insts[in->args[0]];
-    if (a->op != BG_OP_BSPMM || strcmp(a->prec, "FBF") != 0 || a->nsteps || a->type.rank != 2) return false;
-    const int64_t c = a->type.dim[1];
-    return c >= BG_PLAN_WIDE_MIN_COLS && c <= BG_PLAN_WIDE_OUTS_MAX_COLS &&
-           bg_plan_wide_threads_per_row(c) == BG_FP_WIDE_LANES;
+    return bg_plan_bspmm_wide(m, a) && !a->nsteps && bg_plan_wide_outs_cols(a->type.dim[1]);
 }
 
 static BgFpOrder choose(const BgModule *m, const BgInst *in) {
