@@ -142,19 +142,18 @@ static bool launch_each(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, BgCUstream 
     bool prev_ran = true; /* the launch before launched a kernel (launch_one skips empty ones) */
     for (int i = 0, gi = 0; i < p->nlaunches; i++) {
         while (gi < p->nrowgroups && p->rowgroups[gi].first < i) gi++;
+        /* a kernel that waits for the one before it only at its end (plan.h
+         * bg_plan_launch_beside_prev; the wide form's row-group kernel too, as its first
+         * launch's) goes plainly after a skipped launch: programmatically it would run beside
+         * the kernel before that one, which it may read */
+        const bool plain = !prev_ran && bg_plan_launch_beside_prev(p, i);
         if (gi < p->nrowgroups && p->rowgroups[gi].first == i && use_rowgroup(gm, r, gi)) {
-            /* the wide form's kernel may run beside the kernel before it, as its first launch's */
-            const bool plain = !prev_ran && bg_plan_launch_beside_prev(p, i);
             if (!launch_rowgroup(g, gm, r, gi, stream, pdl && after && !plain, d)) return false;
             after = prev_ran = true;
             i += p->rowgroups[gi].count - 1;
             continue;
         }
         if (p->launches[i].prep) continue;
-        /* a kernel that waits for the one before it only at its end (plan.h
-         * bg_plan_launch_beside_prev) goes plainly after a skipped launch: programmatically
-         * it would run beside the kernel before that one, which it may read */
-        const bool plain = !prev_ran && bg_plan_launch_beside_prev(p, i);
         if (!launch_one(g, gm, r, i, stream, pdl && after && !plain, &prev_ran, d)) return false;
         after = true;
     }

@@ -40,10 +40,7 @@ static void one(long long n, bool unit, unsigned grid, bool store, bool with_bit
     constexpr long long W = bgnn::words_of(C);
     EmuWideCase w;
     if (!emu_wide_case(n, C, unit, w)) { printf("row order failed\n"); fails++; return; }
-    const auto &rp = w.rp;
-    const auto &col = w.col;
-    const auto &order = w.order;
-    const auto &x = w.x, &rowf = w.rowf, &colf = w.colf;
+    const auto &[rp, col, order, x, rowf, colf] = w;
     // the reference: the aggregation's own kernel, then bin and absmean of its rows
     std::vector<float> ya((size_t)(n * C), -7.0f), ama((size_t)n, -7.0f);
     std::vector<u32> ba((size_t)(n * W), 0xdeadbeefu);

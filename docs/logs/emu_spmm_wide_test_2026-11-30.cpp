@@ -35,10 +35,7 @@ template <long long C>
 static void one(long long n, bool unit, unsigned grid, unsigned block) {
     EmuWideCase w;
     if (!emu_wide_case(n, C, unit, w)) { printf("row order failed\n"); fails++; return; }
-    const auto &rp = w.rp;
-    const auto &col = w.col;
-    const auto &order = w.order;
-    const auto &x = w.x, &rowf = w.rowf, &colf = w.colf;
+    const auto &[rp, col, order, x, rowf, colf] = w;
     std::vector<float> a((size_t)(n * C), -7.0f), b((size_t)(n * C), -9.0f);
     emu::launch(16, 256, [&] { bgnn::bspmm_adjb<'F', 'F', C, true, 0>(n, a.data(), rp.data(), col.data(), rowf.data(), colf.data(), x.data()); });
     emu::launch(grid, block, [&] {
