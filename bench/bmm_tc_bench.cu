@@ -6,14 +6,17 @@
 // a bare wgmma loop; and the benchmark-only multistage mma.sync kernel (kernels/bmm_bb_ms.cuh:
 // cp.async stages of 512 bits in dynamic shared memory), plain (MS), with the popcounts of the w
 // rows given (MSW: a table made once, as a parameter's could be at binding) and of both operands'
-// rows given (MSC: what the counting costs).  Build and run: bench/run_bmm_tc_bench.sh.
+// rows given (MSC: what the counting costs); and on sm_90a the warp-specialized wgmma kernel
+// (kernels/bmm_bb_wgp.cuh, WGS: a producer warpgroup, cp.async stages in the 64-byte swizzle,
+// mbarriers; for K a multiple of 128, the shapes wgp_on marks).  Build and run:
+// bench/run_bmm_tc_bench.sh.
 //
 // Shapes [R, K] x [K, M]: the BB products of every example model (Cora 2708 rows, CiteSeer
 // 3327, the Reddit-size benchmark graph 232965: K = input width, M = output width), two large
 // BNN-style shapes (65536 x 4096 x 4096 and 232965 x 1024 x 1024), and check-only shapes with
 // K not a multiple of 256, N = 1, M = 1, M not a multiple of 8 or 32.
 //
-// Checks, every shape: each tensor-core result (mma.sync, wgmma, multistage) equals the popcount kernel's, every word of the
+// Checks, every shape: each tensor-core result (mma.sync, wgmma, multistage, warp-specialized) equals the popcount kernel's, every word of the
 // output (f32 bits and b1 words, padding bits included), plain and with Bi-GCN's epilogue (row
 // and column scales and a bias, operands sized exactly, so a read past them is a sanitizer error); the popcount kernel equals the CPU
 // reference (reference/ref_ops.c bg_ref_bmm) on all rows (R <= 4096) or 64 sampled rows; on
@@ -50,6 +53,7 @@ extern "C" {
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_bb_tc.cuh"
 #include "kernels/bmm_bb_wg.cuh"
+#include "kernels/bmm_bb_wgp.cuh"
 #include "kernels/bmm_bb_ms.cuh"
 #include "bench_util.cuh"
 #include "rmat.h"
@@ -181,11 +185,17 @@ __global__ void __launch_bounds__(256) k_popc(long long n, void *y, const u32 *x
 // benchmark-only wgmma kernel (kernels/bmm_bb_wg.cuh; built for sm_90a only, and instantiated
 // for the shapes wg_on marks: the large ones, Reddit's first layer and three awkward ones, which
 // keeps the build short).
-enum Path { POPC, TC, WG, MS, MSW, MSC };
+enum Path { POPC, TC, WG, MS, MSW, MSC, WGS };
 template <long long K, long long M>
 constexpr bool wg_on() {
     return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 602 && M == 128) || (K == 257 && M == 7) ||
            (K == 100 && M == 130) || (K == 2049 && M == 129);
+}
+// The warp-specialized wgmma kernel (kernels/bmm_bb_wgp.cuh; sm_90a, K a multiple of 128).
+template <long long K, long long M>
+__host__ __device__ constexpr bool wgp_on() {
+    return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 128 && M == 41) || (K == 256 && M == 1) ||
+           (K == 4096 && M == 257) || (K == 1024 && M == 130);
 }
 // The multistage kernel (kernels/bmm_bb_ms.cuh): MS counts the w rows by mma as bmm_bb_tc does,
 // MSW reads their popcounts from wc (computed once before, as parameters' tables are at binding),
@@ -202,7 +212,11 @@ __device__ __forceinline__ void run_path(long long n, void *y, const u32 *x, con
     else if constexpr (PATH == MS) bgnn::bmm_bb_ms<Z, K, M, 0>(n, y, x, w, nullptr, nullptr, e);
     else if constexpr (PATH == MSW) bgnn::bmm_bb_ms<Z, K, M, 1>(n, y, x, w, wc, nullptr, e);
     else if constexpr (PATH == MSC) bgnn::bmm_bb_ms<Z, K, M, 3>(n, y, x, w, wc, g_xc_dev, e);
-    else {
+    else if constexpr (PATH == WGS) {
+#if BGNN_TC_WGMMA
+        if constexpr (wgp_on<K, M>()) bgnn::bmm_bb_wgs<Z, K, M>(n, y, x, w, e);
+#endif
+    } else {
 #if BGNN_TC_WGMMA
         bgnn::bmm_bb_wg<Z, K, M>(n, y, x, w, e);
 #endif
@@ -212,12 +226,22 @@ template <int PATH, char Z, long long K, long long M>
 __global__ void __launch_bounds__(256) k_bmm(long long n, void *y, const u32 *x, const u32 *w, const int *wc) {
     run_path<PATH, Z, K, M>(n, y, x, w, wc, bgnn::EpEnd());
 }
+// The warp-specialized wgmma kernel: 384 threads (two consumer warpgroups and a producer warpgroup).
+template <int PATH, char Z, long long K, long long M>
+__global__ void __launch_bounds__(384, 1) k_bmm_ws(long long n, void *y, const u32 *x, const u32 *w, const int *wc) {
+    run_path<PATH, Z, K, M>(n, y, x, w, wc, bgnn::EpEnd());
+}
 // With Bi-GCN's epilogue (row and column scales, then a bias), which reads per-row and
 // per-column operands: every kernel must read them for real outputs only.
 template <long long M> using EpBiGcn = bgnn::EpScl<true, true, bgnn::EpAdd<M, false, bgnn::EpEnd>>;
 template <int PATH, char Z, long long K, long long M>
 __global__ void __launch_bounds__(256) k_epi(long long n, void *y, const u32 *x, const u32 *w, const int *wc,
                                              const float *rf, const float *cf, const float *b) {
+    run_path<PATH, Z, K, M>(n, y, x, w, wc, EpBiGcn<M>{rf, cf, {b, {}}});
+}
+template <int PATH, char Z, long long K, long long M>
+__global__ void __launch_bounds__(384, 1) k_epi_ws(long long n, void *y, const u32 *x, const u32 *w, const int *wc,
+                                                   const float *rf, const float *cf, const float *b) {
     run_path<PATH, Z, K, M>(n, y, x, w, wc, EpBiGcn<M>{rf, cf, {b, {}}});
 }
 // popc of each row of a b1 operand [n][kw] (the tables MSW and MSC read)
@@ -257,6 +281,8 @@ static void launch(int path, long long n, void *y, const u32 *x, const u32 *w) {
         if constexpr (msw_on<K, M>()) k_bmm<MSW, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc);
     } else if (path == MSC) {
         if constexpr (msw_on<K, M>()) k_bmm<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc);
+    } else if (path == WGS) {
+        if constexpr (wgp_on<K, M>()) k_bmm_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc);
     } else if constexpr (wg_on<K, M>()) k_bmm<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc);
     CK(cudaGetLastError());
 }
@@ -274,6 +300,9 @@ static void launch_epi(int path, long long n, void *y, const u32 *x, const u32 *
         if constexpr (msw_on<K, M>()) k_epi<MSW, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
     } else if (path == MSC) {
         if constexpr (msw_on<K, M>()) k_epi<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
+    } else if (path == WGS) {
+        if constexpr (wgp_on<K, M>())
+            k_epi_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
     } else if constexpr (wg_on<K, M>()) k_epi<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc, rf, cf, bias);
     CK(cudaGetLastError());
 }
@@ -338,6 +367,10 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
         if constexpr (msw_on<K, M>())
             allow(k_bmm<MSW, 'F', K, M>, k_bmm<MSW, 'B', K, M>, k_epi<MSW, 'F', K, M>, k_epi<MSW, 'B', K, M>,
                   k_bmm<MSC, 'F', K, M>, k_bmm<MSC, 'B', K, M>, k_epi<MSC, 'F', K, M>, k_epi<MSC, 'B', K, M>);
+        if constexpr (wgp_on<K, M>())
+            for (const void *f : {(const void *)k_bmm_ws<WGS, 'F', K, M>, (const void *)k_bmm_ws<WGS, 'B', K, M>,
+                                  (const void *)k_epi_ws<WGS, 'F', K, M>, (const void *)k_epi_ws<WGS, 'B', K, M>})
+                CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bgnn::wgs_smem_bytes<M>()));
     }
     u32 *x = dalloc<u32>((size_t)(R * KW)), *w = dalloc<u32>((size_t)(M * KW));
     g_wc = dalloc<int>((size_t)M);
@@ -366,8 +399,8 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     u32 *yb_p = dalloc<u32>((size_t)(R * MW)), *yb_t = dalloc<u32>((size_t)(R * MW));
     CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
     CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
-    const char *pname[6] = {"popcount", "tensor cores (mma.sync)", "wgmma", "multistage", "multistage, w counts given",
-                            "multistage, x and w counts given"};
+    const char *pname[7] = {"popcount", "tensor cores (mma.sync)", "wgmma", "multistage", "multistage, w counts given",
+                            "multistage, x and w counts given", "wgmma warp-specialized"};
     float *rf = dalloc<float>((size_t)std::max(1LL, R)), *cf = dalloc<float>((size_t)M), *bias = dalloc<float>((size_t)M);
     k_fill_f32<<<64, 256>>>(rf, R, 11);
     k_fill_f32<<<64, 256>>>(cf, M, 12);
@@ -391,8 +424,9 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     };
     // Each tensor-core path against the popcount kernel, plain and with Bi-GCN's epilogue (the
     // outputs poisoned first: every word must be written).
-    for (int path : {TC, WG, MS, MSW, MSC}) {
+    for (int path : {TC, WG, MS, MSW, MSC, WGS}) {
         if (path == WG && (!g_has_wg || !wg_on<K, M>())) continue;
+        if (path == WGS && (!g_has_wg || !wgp_on<K, M>())) continue;
         if ((path == MSW || path == MSC) && !msw_on<K, M>()) continue;
         const std::string pn = pname[path];
         CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
@@ -484,6 +518,10 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
         add("bgnn tensor cores BBB", median_ms([&](int) { launch<'B', K, M>(TC, R, yb_t, x, w); }, 3, g_reps));
         if (g_has_wg && wg_on<K, M>())
             add("bench-only wgmma BBB", median_ms([&](int) { launch<'B', K, M>(WG, R, yb_t, x, w); }, 3, g_reps));
+        if (g_has_wg && wgp_on<K, M>()) {
+            add("wgmma warp-specialized BBF", median_ms([&](int) { launch<'F', K, M>(WGS, R, yf_t, x, w); }, 3, g_reps));
+            add("wgmma warp-specialized BBB", median_ms([&](int) { launch<'B', K, M>(WGS, R, yb_t, x, w); }, 3, g_reps));
+        }
         add("bench-only multistage BBF", median_ms([&](int) { launch<'F', K, M>(MS, R, yf_t, x, w); }, 3, g_reps));
         add("bench-only multistage BBB", median_ms([&](int) { launch<'B', K, M>(MS, R, yb_t, x, w); }, 3, g_reps));
         if (msw_on<K, M>()) {
@@ -510,7 +548,7 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
 #define BG_TC_SHAPES(X)                                                                               \
     X(1433, 64) X(64, 64) X(64, 7) X(3703, 64) X(64, 6) X(602, 128) X(128, 41) X(4096, 4096)           \
     X(1024, 1024) X(1, 1) X(256, 1) X(255, 8) X(257, 7) X(300, 33) X(513, 64) X(100, 130) X(1000, 65)  \
-    X(4096, 257) X(64, 300) X(32, 256) X(96, 96) X(2049, 129) X(31, 31) X(769, 40) X(200, 500) X(7, 2)
+    X(4096, 257) X(64, 300) X(32, 256) X(96, 96) X(2049, 129) X(31, 31) X(769, 40) X(200, 500) X(7, 2) X(1024, 130)
 #endif
 static void dispatch(const Shape &s, cublasHandle_t cb) {
 #define X(KK, MM) \
@@ -579,6 +617,7 @@ int main(int argc, char **argv) {
         {"awk", 513, 2049, 129, false}, {"awk", 2, 31, 31, false},     {"awk", 17, 769, 40, false},
         {"awk", 300, 200, 500, false}, {"awk", 1, 7, 2, false},        {"awk", 1, 1024, 1024, false},
         {"awk", 4097, 64, 7, false},   {"awk", 1001, 1433, 64, false}, {"awk", 0, 64, 64, false},
+        {"awk", 1000, 1024, 130, false},
     };
     for (const Shape &s : shapes)
         if ((!quick || !s.timed || s.R < 100000) && (!g_check_only || !s.timed) && strstr(s.name, g_only.c_str()))

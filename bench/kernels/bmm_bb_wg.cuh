@@ -167,6 +167,31 @@ __device__ __forceinline__ void wgmma_b1(int (&d)[128], u64 da, u64 db, int acc)
                  : "l"(da), "l"(db), "r"(acc));
 }
 
+// The outputs of a warp's 16 rows (wr ..) of a BM x BN tile at (r0, c0) from wgmma accumulators
+// (acc[4 j + 2 h + e]: row wr + g + 8 h, column 8 j + 2 tq + e): t = (K - 2 popc(x)) + (-2 popc(w))
+// + 4 popc(x AND w), folded in place with the tile's popcounts cnt (its x rows at [0, BM), its w
+// rows at [BM, ..)), then stored by tc_store (bmm_bb_wg here, bmm_bb_wgs in bmm_bb_wgp.cuh).
+template <char Z, long long K, long long M, int BM, int BN, class Epi>
+__device__ __forceinline__ void wg_store(long long rows, void *yp, long long r0, long long c0, int wr, int lane,
+                                         int (&acc)[BN / 2], const int *cnt, const Epi &epi) {
+    constexpr int NJ = BN / 8;
+    const int g = lane >> 2, tq = lane & 3;
+    const int rt0 = (int)K - 2 * cnt[wr + g], rt1 = (int)K - 2 * cnt[wr + g + 8];
+#pragma unroll
+    for (int j = 0; j < NJ; j++) {
+        const int2 cw = *reinterpret_cast<const int2 *>(&cnt[BM + 8 * j + 2 * tq]);
+        acc[4 * j] = rt0 - 2 * cw.x + 4 * acc[4 * j];
+        acc[4 * j + 1] = rt0 - 2 * cw.y + 4 * acc[4 * j + 1];
+        acc[4 * j + 2] = rt1 - 2 * cw.x + 4 * acc[4 * j + 2];
+        acc[4 * j + 3] = rt1 - 2 * cw.y + 4 * acc[4 * j + 3];
+    }
+    auto tint = [&](int, int h, int j, int e) { return acc[4 * j + 2 * h + e]; };
+    if (r0 + BM <= rows && c0 + BN <= M)
+        tc_store<Z, M, 1, NJ, true>(rows, yp, r0, c0, wr, 0, lane, epi, tint);
+    else
+        tc_store<Z, M, 1, NJ, false>(rows, yp, r0, c0, wr, 0, lane, epi, tint);
+}
+
 template <char Z, long long K, long long M, class Epi>
 __device__ __forceinline__ void bmm_bb_wg(long long rows, void *yp, const void *xp, const void *wp, Epi epi) {
     using S = WgShape<M>;
@@ -178,7 +203,7 @@ __device__ __forceinline__ void bmm_bb_wg(long long rows, void *yp, const void *
     WgSmem<S> &sm = *reinterpret_cast<WgSmem<S> *>(&fbt_smem());
     const u32 *x = (const u32 *)xp, *w = (const u32 *)wp;
     const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
-    const int g = lane >> 2, tq = lane & 3, row0 = tid >> 1;
+    const int row0 = tid >> 1;
     const int wr = 16 * warp; // the warp's first tile row (warpgroup wg: rows 64 wg ..)
     const long long ntiles = (rows + S::BM - 1) / S::BM * NTN;
     u32 nsm;
@@ -229,21 +254,7 @@ __device__ __forceinline__ void bmm_bb_wg(long long rows, void *yp, const void *
                 if (live(c)) sm.cnt[row0 + 128 * c] = done[c];
         }
         __syncthreads();
-        // t = (K - 2 popc(x)) + (-2 popc(w)) + 4 popc(x AND w), in place.
-        const int rt0 = (int)K - 2 * sm.cnt[wr + g], rt1 = (int)K - 2 * sm.cnt[wr + g + 8];
-#pragma unroll
-        for (int j = 0; j < NJ; j++) {
-            const int2 cw = *reinterpret_cast<const int2 *>(&sm.cnt[S::BM + 8 * j + 2 * tq]);
-            acc[4 * j] = rt0 - 2 * cw.x + 4 * acc[4 * j];
-            acc[4 * j + 1] = rt0 - 2 * cw.y + 4 * acc[4 * j + 1];
-            acc[4 * j + 2] = rt1 - 2 * cw.x + 4 * acc[4 * j + 2];
-            acc[4 * j + 3] = rt1 - 2 * cw.y + 4 * acc[4 * j + 3];
-        }
-        auto tint = [&](int, int h, int j, int e) { return acc[4 * j + 2 * h + e]; };
-        if (r0 + S::BM <= rows && c0 + S::BN <= M)
-            tc_store<Z, M, 1, NJ, true>(rows, yp, r0, c0, wr, 0, lane, epi, tint);
-        else
-            tc_store<Z, M, 1, NJ, false>(rows, yp, r0, c0, wr, 0, lane, epi, tint);
+        wg_store<Z, K, M, S::BM, S::BN>(rows, yp, r0, c0, wr, lane, acc, sm.cnt, epi);
     };
     // One k-step s (parity P = s % 2: stage P; the next step's registers are rb when P = 0).
     auto step = [&](long long s, auto p_c) {

@@ -1,0 +1,278 @@
+// bmm_bb_wgp.cuh - bmm.BB{B,F} on Hopper's warpgroup tensor cores (wgmma .b1, AND form), fed by
+// a warp-specialized cp.async pipeline (sm_90a).  Benchmark-only for now (bench/bmm_tc_bench.cu
+// times it as "wgmma warp-specialized"); include after kernels/bmm_bb_wg.cuh, whose wgmma
+// wrappers it uses.  The result is the mma.sync kernel's, bit for bit: t[r,o] = K - 2 popc(x_r) -
+// 2 popc(w_o) + 4 popc(x_r AND w_o), exact integers, through the same stores (tc_store,
+// tc_store_sign).
+//
+// What differs from bmm_bb_wg.cuh (register-staged, two stages, two barriers a step):
+// * 384 threads: two consumer warpgroups (64 rows each of a 128 x BN tile, BN = WgShape<M>::BN,
+//   one m64nBNk256 wgmma a k-step each, accumulators in registers) and a producer warpgroup that
+//   alone copies the operands global -> shared by cp.async (16 bytes, zero-filled past the rows
+//   and K) into WGP_NS stages of 512 bits (two k-steps) of dynamic shared memory.  setmaxnreg
+//   moves registers from the producer (40) to the consumers (232).  Stages are handed over by
+//   mbarriers: full[slot] (128 arrivals, each producer thread's cp.async.mbarrier.arrive.noinc,
+//   which fires when that thread's copies have landed) and empty[slot] (8 arrivals, each
+//   consumer warp once its wgmma of the stage are done).  The consumers' proxy fence
+//   (fence.proxy.async, a MEMBAR in machine code) has no copies of their own to wait for: in a
+//   form where every thread copied and computed, it waited for the copies of the stages ahead,
+//   and the kernel ran at the speed of one L2 round trip a stage;
+// * the popcounts are counted by the tensor cores too, by small wgmma against an all-ones
+//   operand (8 rows of 256 set bits in shared memory): popc of the warpgroup's 64 x rows (m64n8,
+//   x as A) and of 64-row blocks of the tile's w rows (m64n8, w as A), so no CUDA-core work and
+//   no branch sits in the loop;
+// * shared layout: a stage is the tile's x rows, then its w rows, each row's 512 bits as 64
+//   bytes in wgmma's 64-byte swizzle (16-byte chunk c of row r at 64 r + 16 (c ^ ((r >> 1) & 3)),
+//   atoms of 8 rows 512 bytes apart, the block 1024-aligned): a global 32-byte sector lands in one
+//   32-byte piece of shared memory, and a quarter warp's copies (2 rows) on distinct banks.  (A
+//   chunk-major layout without swizzle, each core matrix's 8 rows x 16 bytes contiguous, read
+//   every sector from L2 twice: its two 16-byte halves went to different places.)
+// Tiles: blockIdx.x, + nblk, ... (nblk = min(grid, tiles, %nsmid)), the stages of a block's tiles
+// one sequence.  Needs K a multiple of 128 (whole 16-byte chunks: the rows' starts are then
+// 16-byte aligned), blockDim.x == 384 and the dynamic shared memory of wgs_smem_bytes<M>().
+#ifndef BGNN_BMM_BB_WGP_CUH
+#define BGNN_BMM_BB_WGP_CUH
+
+#ifndef BGNN_WGP_NS
+#define BGNN_WGP_NS 6
+#endif
+#ifndef BGNN_WGP_DIAG
+#define BGNN_WGP_DIAG 0 // benchmark diagnosis only (wrong results): 1 no epilogue, 3 no proxy fence
+#endif
+
+namespace bgnn {
+
+constexpr int WGP_NS = BGNN_WGP_NS;
+template <long long M>
+struct WgsShape {
+    static constexpr int BM = 128, BN = WgShape<M>::BN;
+    static constexpr int RB = BN < 64 ? 64 : BN;         // w rows a stage (64 at least: the count wgmma's m64)
+    static constexpr int NQ = RB / 64;                   // 64-row count blocks of w (each warpgroup counts all)
+    static constexpr int NUA = BM / 32, NUB = RB / 32;   // copies a producer thread a stage (x, w)
+    static constexpr u32 AB = BM * 64;                   // the x rows of a stage (64 bytes each), then the w rows
+    static constexpr u32 STAGE = (BM + RB) * 64;         // a multiple of 1024: the swizzle atoms stay aligned
+    static constexpr u32 ONES = WGP_NS * STAGE;          // 256 bytes of set bits
+    static constexpr u32 CNT = ONES + 256;               // int cnt[2 warpgroups][2][BM + RB]
+    static constexpr u32 BARS = CNT + 4 * 4 * (BM + RB); // u64 full[NS], empty[NS]
+    static constexpr u32 BYTES = BARS + 16 * WGP_NS + 1024; // + the slack that aligns the base to 1024
+};
+template <long long M>
+constexpr unsigned wgs_smem_bytes() { return WgsShape<M>::BYTES; }
+
+#if BGNN_TC_WGMMA
+// A shared-memory matrix descriptor, no swizzle: rows from `addr`, core matrices lbo bytes apart
+// along K and sbo bytes apart down the rows.
+__device__ __forceinline__ u64 wgp_desc(u32 addr, u32 lbo, u32 sbo) {
+    return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32);
+}
+// The same for rows of 64 bytes in the 64-byte swizzle (layout type 2): 8-row groups 512 bytes
+// apart; a k-step j of the row adds 32 j bytes to the start.
+__device__ __forceinline__ u64 wgp_desc_sw64(u32 addr) {
+    return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(512 >> 4) << 32) | ((u64)2 << 62);
+}
+// Byte offset of 16-byte chunk c of row r in an operand region (rows of 64 bytes, swizzled).
+__device__ __forceinline__ u32 wgp_off(int r, int c) { return (u32)(64 * r + 16 * (c ^ ((r >> 1) & 3))); }
+// The dynamic shared block, its base rounded up to 1024 bytes (the swizzle is of address bits).
+__device__ __forceinline__ unsigned char *wgp_block() {
+    extern __shared__ __align__(1024) unsigned char wgp_dyn[];
+    const u32 raw = smem_addr(wgp_dyn);
+    return wgp_dyn + (((raw + 1023u) & ~1023u) - raw);
+}
+
+__device__ __forceinline__ void mbar_init(u32 a, u32 n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(n)); }
+__device__ __forceinline__ void mbar_arrive(u32 a) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cp(u32 a) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(a) : "memory");
+}
+// The spin is inside the asm (a scoped label), so that the compiler sees no divergent loop
+// around the wgmma in flight.
+__device__ __forceinline__ void mbar_wait(u32 a, u32 parity) {
+    asm volatile("{\n.reg .pred p;\nWGS_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra WGS_WAIT;\n}\n" ::"r"(a),
+                 "r"(parity)
+                 : "memory");
+}
+
+// Each consumer warpgroup counts all the w rows itself and keeps its own count table (double-
+// buffered, its own named barrier), so the two are independent but for the stages (and, with
+// short K, the ping-pong order of their stage loops).
+template <char Z, long long K, long long M, class Epi>
+__device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void *xp, const void *wp, Epi epi) {
+    using S = WgsShape<M>;
+    constexpr long long KW = words_of(K), KST = (KW + 15) / 16, NTN = (M + S::BN - 1) / S::BN;
+    constexpr int NJ = S::BN / 8, NA = S::BN / 2;
+    static_assert(KW % 4 == 0, "bmm_bb_wgs: K a multiple of 128");
+    static_assert(Z == 'F' || Z == 'B', "bmm_bb_wgs: the output is F or B");
+    unsigned char *wgp_dyn = wgp_block();
+    const int tid = (int)threadIdx.x, lane = tid & 31;
+    const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0); // warp-uniform, as the compiler sees it
+    const long long ntiles = (rows + S::BM - 1) / S::BM * NTN;
+    u32 nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    const long long nblk = min(min((long long)gridDim.x, ntiles), (long long)nsm);
+    if ((long long)blockIdx.x >= nblk) return;
+    const long long total = ((ntiles - 1 - (long long)blockIdx.x) / nblk + 1) * KST; // stages
+    const u32 base = smem_addr(wgp_dyn);
+    const u32 full0 = base + S::BARS, empty0 = full0 + 8 * WGP_NS;
+    if (tid < 64) reinterpret_cast<u32 *>(wgp_dyn + S::ONES)[tid] = 0xffffffffu;
+    if (tid == 0)
+        for (int i = 0; i < WGP_NS; i++) {
+            mbar_init(full0 + 8 * i, 128);
+            mbar_init(empty0 + 8 * i, 8);
+        }
+    __syncthreads();
+
+    if (warp >= 8) { // ---- the producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        const u32 *x = (const u32 *)xp, *w = (const u32 *)wp;
+        const int lr = (tid - 256) >> 2, ch = tid & 3;
+        long long tile = blockIdx.x;
+        long long ks = 0;
+        const u32 *pa = nullptr, *pb = nullptr;
+        int na = 0, nb = 0; // this lane's live x rows lr + 8 u (u < na) and w rows (u < nb) of the tile
+        auto point = [&]() {
+            const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
+            pa = x + (r0 + lr) * KW + 4 * ch;
+            pb = w + (c0 + lr) * KW + 4 * ch;
+            na = (int)max(0LL, min((long long)S::NUA, (rows - r0 - lr + 31) / 32));
+            nb = (int)max(0LL, min((long long)S::NUB, (M - c0 - lr + 31) / 32));
+        };
+        point();
+#pragma unroll 1
+        for (long long s = 0; s < total; s++) {
+            const int slot = (int)(s % WGP_NS);
+            if (s >= WGP_NS) {
+                mbar_wait(empty0 + 8 * slot, (u32)((s / WGP_NS - 1) & 1));
+                // The slot's last copies (stage s - NS) have landed: the consumers waited for them
+                // before they released it.  Waiting for them here as well costs nothing and states
+                // the order to tools that do not follow cp.async.mbarrier.arrive (racecheck).
+                cp_async_wait<WGP_NS - 1>();
+            }
+            const u32 sa = base + (u32)slot * S::STAGE + wgp_off(lr, ch), sb = sa + S::AB;
+            const bool kok = ks * 16 + 4 * ch < KW;
+            const u32 *qa = pa + ks * 16, *qb = pb + ks * 16;
+#pragma unroll
+            for (int u = 0; u < S::NUA; u++) {
+                const bool ok = kok && u < na;
+                cp_async16(sa + 2048u * (u32)u, ok ? (const void *)(qa + 32 * u * KW) : xp, ok ? 16 : 0);
+            }
+#pragma unroll
+            for (int u = 0; u < S::NUB; u++) {
+                const bool ok = kok && u < nb;
+                cp_async16(sb + 2048u * (u32)u, ok ? (const void *)(qb + 32 * u * KW) : xp, ok ? 16 : 0);
+            }
+            mbar_arrive_cp(full0 + 8 * slot);
+            cp_async_commit();
+            if (++ks == KST) {
+                ks = 0;
+                tile += nblk;
+                if (s + 1 < total) point();
+            }
+        }
+        cp_async_wait<0>();
+        return;
+    }
+
+    // ---- the consumers
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int wg = warp >> 2, g = lane >> 2, tq = lane & 3;
+    const int wr = 16 * warp;
+    int *cnt_sm = reinterpret_cast<int *>(wgp_dyn + S::CNT);
+    const u32 a0 = base + (u32)wg * 64u * 64u, b0 = base + S::AB;
+    const u64 da = wgp_desc_sw64(a0), db = wgp_desc_sw64(b0);
+    const u64 d1 = wgp_desc(base + S::ONES, 128, 256);
+    u64 dq[S::NQ];
+#pragma unroll
+    for (int q = 0; q < S::NQ; q++) dq[q] = wgp_desc_sw64(b0 + (u32)q * 64u * 64u);
+    int acc[NA], cx[4] = {0, 0, 0, 0}, cw[S::NQ][4] = {};
+    auto pin_all = [&]() {
+        wg_pin(acc);
+        wg_pin(cx);
+#pragma unroll
+        for (int q = 0; q < S::NQ; q++) wg_pin(cw[q]);
+    };
+    long long tile = blockIdx.x;
+    int par = 0;
+    auto epilogue = [&]() {
+        const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
+#if BGNN_WGP_DIAG == 1 // timing only: no epilogue (the accumulators kept live)
+        int z = cx[0];
+#pragma unroll
+        for (int i = 0; i < NA; i++) z ^= acc[i];
+        if (z == 0x7fffffff) ((int *)yp)[r0 + c0] = z;
+        return;
+#endif
+        int *cnt = cnt_sm + (2 * wg + par) * (S::BM + S::RB);
+        if (tq == 0) {
+            cnt[wr + g] = cx[0];
+            cnt[wr + g + 8] = cx[2];
+#pragma unroll
+            for (int q = 0; q < S::NQ; q++) {
+                cnt[S::BM + 64 * q + 16 * (warp & 3) + g] = cw[q][0];
+                cnt[S::BM + 64 * q + 16 * (warp & 3) + g + 8] = cw[q][2];
+            }
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); // this warpgroup's table is written
+        if constexpr (Z == 'B' && Epi::identity && NJ % 4 == 0) {
+            if (r0 + S::BM <= rows && c0 + S::BN <= M) {
+                tc_store_sign<K, M, S::BM, 1, NJ>(yp, r0, c0, wr, 0, lane, *reinterpret_cast<const int(*)[1][NJ][4]>(acc),
+                                                  cnt);
+                return;
+            }
+        }
+        wg_store<Z, K, M, S::BM, S::BN>(rows, yp, r0, c0, wr, lane, acc, cnt, epi);
+    };
+    // Tile by tile; a tile's stages in a loop of their own, so that between two stages only wgmma
+    // touch the accumulators (an epilogue inside the stage loop made ptxas wait for every wgmma
+    // at each stage's end).
+    long long s = 0; // the block's stage sequence
+    // Ping-pong where two tiles' stages fit in the ring (short K): the warpgroups' stage loops
+    // alternate (named barriers 3 and 4), so that each one's epilogue runs while the other's wgmma
+    // keep the tensor cores busy; the two share nothing but the stages.  With long K the ring
+    // cannot hold a tile for one warpgroup while the other waits, and both run each stage together.
+    constexpr bool PP = 2 * KST <= WGP_NS;
+#pragma unroll 1
+    for (; s < total; tile += nblk, par ^= 1) {
+        if constexpr (PP) {
+            if (wg == 1) asm volatile("bar.sync 3, 256;\n" ::: "memory");        // the other's stage loop of this tile is done
+            else if (s > 0) asm volatile("bar.sync 4, 256;\n" ::: "memory");     // ... of the tile before
+        }
+#pragma unroll 1
+        for (int ks = 0; ks < (int)KST; ks++, s++) {
+            const int slot = (int)(s % WGP_NS);
+            mbar_wait(full0 + 8 * slot, (u32)((s / WGP_NS) & 1)); // the stage has landed
+            if (BGNN_WGP_DIAG != 3) wg_fence_smem();              // ... and is visible to the tensor cores
+            const u64 so = (u64)((u32)slot * S::STAGE >> 4);
+            wg_fence();
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                const int more = ks > 0 || j > 0;
+                const u64 k = so + (u64)(2 * j);
+                wgmma_b1(acc, da + k, db + k, more);
+                wgmma_b1(cx, da + k, d1, more);
+#pragma unroll
+                for (int q = 0; q < S::NQ; q++) wgmma_b1(cw[q], dq[q] + k, d1, more);
+            }
+            wg_commit();
+            if (ks > 0) {
+                wg_wait<1>(); // the previous stage's wgmma are done: its slot is free
+                if (lane == 0) mbar_arrive(empty0 + 8 * ((s - 1) % WGP_NS));
+            }
+        }
+        if constexpr (PP) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + wg) : "memory");
+        wg_wait<0>();
+        pin_all(); // what follows reads the accumulators as plain registers
+        if (lane == 0) mbar_arrive(empty0 + 8 * ((s - 1) % WGP_NS));
+        epilogue();
+    }
+    if constexpr (PP)
+        if (wg == 0) asm volatile("bar.sync 4, 256;\n" ::: "memory"); // the other's last arrival
+}
+#endif // BGNN_TC_WGMMA
+
+} // namespace bgnn
+
+#endif // BGNN_BMM_BB_WGP_CUH
