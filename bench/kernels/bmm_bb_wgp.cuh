@@ -36,6 +36,9 @@
 #ifndef BGNN_WGP_NS
 #define BGNN_WGP_NS 6
 #endif
+#ifndef BGNN_WGP_SIGN
+#define BGNN_WGP_SIGN 1 // 1: wgs_store_sign's reduce-scatter; 0: tc_store_sign
+#endif
 #ifndef BGNN_WGP_DIAG
 #define BGNN_WGP_DIAG 0 // benchmark diagnosis only (wrong results): 1 no epilogue, 3 no proxy fence
 #endif
@@ -94,6 +97,46 @@ __device__ __forceinline__ void mbar_wait(u32 a, u32 parity) {
                  "@!p bra WGS_WAIT;\n}\n" ::"r"(a),
                  "r"(parity)
                  : "memory");
+}
+
+// The plain sign of a warp's 16 rows of a whole tile (bmm.BBB, no epilogue), as tc_store_sign
+// computes it (t = 4 acc + (K - 2 popc(x)) - 2 popc(w), each sign bit funnel-shifted into its
+// word), but the 4 lanes of a row group combine their words 4 at a time by a reduce-scatter (3
+// shuffles for 4 words instead of 8) and each lane stores one of the 4.
+template <long long K, long long M, int BM, int NJ>
+__device__ __forceinline__ void wgs_store_sign(void *yp, long long r0, long long c0, int wr, int lane,
+                                               const int (&acc)[NJ * 4], const int *cnt) {
+    constexpr long long MW = words_of(M);
+    const int g = lane >> 2, tq = lane & 3;
+    const bool odd = tq & 1, high = tq & 2;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int rt = (int)K - 2 * cnt[wr + g + 8 * h];
+        u32 *yr = (u32 *)yp + (r0 + wr + g + 8 * h) * MW + c0 / 32;
+#pragma unroll
+        for (int k = 0; k < NJ / 16; k++) {
+            u32 p[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                u32 bits = 0u; // sign bits: column 8 jj + 2 tq + e at bit 8 jj + e
+#pragma unroll
+                for (int jj = 3; jj >= 0; jj--) {
+                    const int j = 16 * k + 4 * q + jj;
+                    const int2 cw = *reinterpret_cast<const int2 *>(&cnt[BM + 8 * j + 2 * tq]);
+                    if (jj < 3) bits <<= 6;
+                    bits = __funnelshift_l((u32)(4 * acc[4 * j + 2 * h + 1] + rt - 2 * cw.y), bits, 1);
+                    bits = __funnelshift_l((u32)(4 * acc[4 * j + 2 * h] + rt - 2 * cw.x), bits, 1);
+                }
+                p[q] = (~bits & 0x03030303u) << (2 * tq);
+            }
+            // lane tq ends with word 4 k + tq, OR-ed over the row group's 4 lanes
+            const u32 r0w = __shfl_xor_sync(0xffffffffu, odd ? p[0] : p[1], 1);
+            const u32 r1w = __shfl_xor_sync(0xffffffffu, odd ? p[2] : p[3], 1);
+            const u32 q0 = (odd ? p[1] : p[0]) | r0w, q1 = (odd ? p[3] : p[2]) | r1w; // words (tq & 1), (tq & 1) + 2
+            const u32 r = __shfl_xor_sync(0xffffffffu, high ? q0 : q1, 2);
+            yr[4 * k + tq] = (high ? q1 : q0) | r;
+        }
+    }
 }
 
 // Each consumer warpgroup counts all the w rows itself and keeps its own count table (double-
@@ -218,8 +261,12 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); // this warpgroup's table is written
         if constexpr (Z == 'B' && Epi::identity && NJ % 4 == 0) {
             if (r0 + S::BM <= rows && c0 + S::BN <= M) {
-                tc_store_sign<K, M, S::BM, 1, NJ>(yp, r0, c0, wr, 0, lane, *reinterpret_cast<const int(*)[1][NJ][4]>(acc),
-                                                  cnt);
+#if BGNN_WGP_SIGN
+                if constexpr (NJ % 16 == 0) wgs_store_sign<K, M, S::BM, NJ>(yp, r0, c0, wr, lane, acc, cnt);
+                else
+#endif
+                    tc_store_sign<K, M, S::BM, 1, NJ>(yp, r0, c0, wr, 0, lane,
+                                                      *reinterpret_cast<const int(*)[1][NJ][4]>(acc), cnt);
                 return;
             }
         }
