@@ -2,8 +2,8 @@
 // a warp-specialized cp.async pipeline (sm_90a).  Benchmark-only for now (bench/bmm_tc_bench.cu
 // times it as "wgmma warp-specialized"); include after kernels/bmm_bb_wg.cuh, whose wgmma
 // wrappers it uses.  The result is the mma.sync kernel's, bit for bit: t[r,o] = K - 2 popc(x_r) -
-// 2 popc(w_o) + 4 popc(x_r AND w_o), exact integers, through the same stores (tc_store,
-// tc_store_sign).
+// 2 popc(w_o) + 4 popc(x_r AND w_o), exact integers, through the same stores (tc_store; a whole
+// tile of a plain BBB through wgs_store_sign, tc_store_sign's bits with fewer shuffles).
 //
 // What differs from bmm_bb_wg.cuh (register-staged, two stages, two barriers a step):
 // * 384 threads: two consumer warpgroups (64 rows each of a 128 x BN tile, BN = WgShape<M>::BN,
@@ -21,6 +21,9 @@
 //   operand (8 rows of 256 set bits in shared memory): popc of the warpgroup's 64 x rows (m64n8,
 //   x as A) and of 64-row blocks of the tile's w rows (m64n8, w as A), so no CUDA-core work and
 //   no branch sits in the loop;
+// * each consumer warpgroup keeps its own counts and count table; where two tiles' stages fit in
+//   the ring (short K), their stage loops alternate (ping-pong), so that one's epilogue runs
+//   while the other's wgmma keep the tensor cores busy;
 // * shared layout: a stage is the tile's x rows, then its w rows, each row's 512 bits as 64
 //   bytes in wgmma's 64-byte swizzle (16-byte chunk c of row r at 64 r + 16 (c ^ ((r >> 1) & 3)),
 //   atoms of 8 rows 512 bytes apart, the block 1024-aligned): a global 32-byte sector lands in one
@@ -175,7 +178,7 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         long long tile = blockIdx.x;
         long long ks = 0;
         const u32 *pa = nullptr, *pb = nullptr;
-        int na = 0, nb = 0; // this lane's live x rows lr + 8 u (u < na) and w rows (u < nb) of the tile
+        int na = 0, nb = 0; // this thread's live x rows lr + 32 u (u < na) and w rows (u < nb) of the tile
         auto point = [&]() {
             const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
             pa = x + (r0 + lr) * KW + 4 * ch;
