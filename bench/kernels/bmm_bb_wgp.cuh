@@ -39,9 +39,6 @@
 #ifndef BGNN_WGP_NS
 #define BGNN_WGP_NS 6
 #endif
-#ifndef BGNN_WGP_SIGN
-#define BGNN_WGP_SIGN 1 // 1: wgs_store_sign's reduce-scatter; 0: tc_store_sign
-#endif
 #ifndef BGNN_WGP_DIAG
 #define BGNN_WGP_DIAG 0 // benchmark diagnosis only (wrong results): 1 no epilogue, 3 no proxy fence
 #endif
@@ -66,13 +63,9 @@ template <long long M>
 constexpr unsigned wgs_smem_bytes() { return WgsShape<M>::BYTES; }
 
 #if BGNN_TC_WGMMA
-// A shared-memory matrix descriptor, no swizzle: rows from `addr`, core matrices lbo bytes apart
-// along K and sbo bytes apart down the rows.
-__device__ __forceinline__ u64 wgp_desc(u32 addr, u32 lbo, u32 sbo) {
-    return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32);
-}
-// The same for rows of 64 bytes in the 64-byte swizzle (layout type 2): 8-row groups 512 bytes
-// apart; a k-step j of the row adds 32 j bytes to the start.
+// A shared-memory matrix descriptor (bmm_bb_wg.cuh's wg_desc: no swizzle) for rows of 64 bytes in
+// the 64-byte swizzle (layout type 2): 8-row groups 512 bytes apart; a k-step j of the row adds
+// 32 j bytes to the start.
 __device__ __forceinline__ u64 wgp_desc_sw64(u32 addr) {
     return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)1 << 16) | ((u64)(512 >> 4) << 32) | ((u64)2 << 62);
 }
@@ -229,7 +222,7 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
     int *cnt_sm = reinterpret_cast<int *>(wgp_dyn + S::CNT);
     const u32 a0 = base + (u32)wg * 64u * 64u, b0 = base + S::AB;
     const u64 da = wgp_desc_sw64(a0), db = wgp_desc_sw64(b0);
-    const u64 d1 = wgp_desc(base + S::ONES, 128, 256);
+    const u64 d1 = wg_desc(base + S::ONES); // the all-ones operand: one 8-row group, no swizzle
     u64 dq[S::NQ];
 #pragma unroll
     for (int q = 0; q < S::NQ; q++) dq[q] = wgp_desc_sw64(b0 + (u32)q * 64u * 64u);
@@ -264,10 +257,8 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); // this warpgroup's table is written
         if constexpr (Z == 'B' && Epi::identity && NJ % 4 == 0) {
             if (r0 + S::BM <= rows && c0 + S::BN <= M) {
-#if BGNN_WGP_SIGN
                 if constexpr (NJ % 16 == 0) wgs_store_sign<K, M, S::BM, NJ>(yp, r0, c0, wr, lane, acc, cnt);
                 else
-#endif
                     tc_store_sign<K, M, S::BM, 1, NJ>(yp, r0, c0, wr, 0, lane,
                                                       *reinterpret_cast<const int(*)[1][NJ][4]>(acc), cnt);
                 return;
