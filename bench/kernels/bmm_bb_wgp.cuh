@@ -3,13 +3,15 @@
 // times it as "wgmma warp-specialized"); include after kernels/bmm_bb_wg.cuh, whose wgmma
 // wrappers it uses.  The result is the mma.sync kernel's, bit for bit: t[r,o] = K - 2 popc(x_r) -
 // 2 popc(w_o) + 4 popc(x_r AND w_o), exact integers, through the same stores (tc_store; a whole
-// tile of a plain BBB through wgs_store_sign, tc_store_sign's bits with fewer shuffles).
+// tile of a plain BBB through wgs_store_sign, tc_store_sign's bits without shuffles: its w rows
+// are copied in a permuted order, so that each thread's accumulators are whole output words).
 //
 // What differs from bmm_bb_wg.cuh (register-staged, two stages, two barriers a step):
 // * 384 threads: two consumer warpgroups (64 rows each of a 128 x BN tile, BN = WgShape<M>::BN,
 //   one m64nBNk256 wgmma a k-step each, accumulators in registers) and a producer warpgroup that
 //   alone copies the operands global -> shared by cp.async (16 bytes, zero-filled past the rows
-//   and K) into WGP_NS stages of 512 bits (two k-steps) of dynamic shared memory.  setmaxnreg
+//   and K; a whole tile's copies without the fill and its select, cp_async16_at) into WGP_NS
+//   stages of 512 bits (two k-steps) of dynamic shared memory.  setmaxnreg
 //   moves registers from the producer (40) to the consumers (232).  Stages are handed over by
 //   mbarriers: full[slot] (128 arrivals, each producer thread's cp.async.mbarrier.arrive.noinc,
 //   which fires when that thread's copies have landed) and empty[slot] (8 arrivals, each
@@ -55,8 +57,9 @@ struct WgsShape {
     static constexpr u32 AB = BM * 64;                   // the x rows of a stage (64 bytes each), then the w rows
     static constexpr u32 STAGE = (BM + RB) * 64;         // a multiple of 1024: the swizzle atoms stay aligned
     static constexpr u32 ONES = WGP_NS * STAGE;          // 256 bytes of set bits
-    static constexpr u32 CNT = ONES + 256;               // int cnt[2 warpgroups][2][BM + RB]
-    static constexpr u32 BARS = CNT + 4 * 4 * (BM + RB); // u64 full[NS], empty[NS]
+    static constexpr int CT = BM + RB;                   // a count table: the x rows' popcounts, then the w rows'
+    static constexpr u32 CNT = ONES + 256;               // int cnt[2 warpgroups][2][CT]
+    static constexpr u32 BARS = CNT + 4 * 4 * CT;        // u64 full[NS], empty[NS]
     static constexpr u32 BYTES = BARS + 16 * WGP_NS + 1024; // + the slack that aligns the base to 1024
 };
 template <long long M>
@@ -78,6 +81,20 @@ __device__ __forceinline__ unsigned char *wgp_block() {
     return wgp_dyn + (((raw + 1023u) & ~1023u) - raw);
 }
 
+// A 16-byte cp.async from src + OFF bytes, all of it in bounds (no zero fill); the offset an
+// immediate of the instruction, so that a row set's copies share one address register pair.
+template <long long OFF>
+__device__ __forceinline__ void cp_async16_at(u32 dst, const void *src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1+%2], 16;\n" ::"r"(dst), "l"(src), "n"(OFF));
+}
+// f(std::integral_constant<int, u>) for u < N, in order.
+template <int N, int U = 0, class F>
+__device__ __forceinline__ void wgs_unroll(F &&f) {
+    if constexpr (U < N) {
+        f(std::integral_constant<int, U>());
+        wgs_unroll<N, U + 1>(f);
+    }
+}
 __device__ __forceinline__ void mbar_init(u32 a, u32 n) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(n)); }
 __device__ __forceinline__ void mbar_arrive(u32 a) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
@@ -95,42 +112,73 @@ __device__ __forceinline__ void mbar_wait(u32 a, u32 parity) {
                  : "memory");
 }
 
-// The plain sign of a warp's 16 rows of a whole tile (bmm.BBB, no epilogue), as tc_store_sign
-// computes it (t = 4 acc + (K - 2 popc(x)) - 2 popc(w), each sign bit funnel-shifted into its
-// word), but the 4 lanes of a row group combine their words 4 at a time by a reduce-scatter (3
-// shuffles for 4 words instead of 8) and each lane stores one of the 4.
+// A whole tile of a plain bmm.BBB (no epilogue) takes its w rows in a permuted order, so that
+// each thread's accumulators are whole output words and the sign needs no shuffle.  wgmma gives
+// thread tq of a row group the columns 8 j + 2 tq + e (j < NJ, e < 2): the w row of tile column
+// l = 2 NJ tq + 2 j + e is copied to the operand's row 8 j + 2 tq + e, so that tq holds the
+// columns [2 NJ tq, 2 NJ (tq + 1)): NJ / 16 words of its two rows.
+template <int NJ>
+__device__ __forceinline__ int wgs_phys(int l) { // operand row of tile column l
+    return 8 * ((l % (2 * NJ)) >> 1) + 2 * (l / (2 * NJ)) + (l & 1);
+}
+// The same for tile column lr + 32 u, lr < 32 (a producer thread's w row u).
+template <int NJ>
+__device__ __forceinline__ int wgs_phys_lr(int lr, int u) {
+    if constexpr (NJ == 16) return 8 * (lr >> 1) + 2 * u + (lr & 1);
+    else if constexpr (NJ == 32) return 8 * ((lr + 32 * (u & 1)) >> 1) + 2 * (u >> 1) + (lr & 1);
+    else return wgs_phys<NJ>(lr + 32 * u); // (not a permuted tile's width)
+}
+
+// wgs_store_sign's table of the w rows' popcounts, interleaved: thread tq's column 2 j + e (tile
+// column 2 NJ tq + 2 j + e) at 16 (j / 2) + 4 tq + 2 (j % 2) + e, so that the four threads of a
+// row group read 16 consecutive bytes each, side by side (in tile-column order, 256 bytes apart,
+// every 16-byte read of a quarter warp was a 4-way bank conflict: 10% slower on both large
+// shapes than the shuffled store).
+__device__ __forceinline__ int wgs_tab(int tq, int j, int e) { return 16 * (j >> 1) + 4 * tq + 2 * (j & 1) + e; }
+
+// The plain sign of a warp's 16 rows of a whole tile (bmm.BBB, no epilogue) from accumulators in
+// the permuted column order (wgs_phys): the output bit is set where t = 4 acc + (K - 2 popc(x)) -
+// 2 popc(w) >= 0, as tc_store_sign computes it, each sign bit funnel-shifted into its word.
+// cnt: the x rows' popcounts at [0, BM), the w rows' at BM + wgs_tab.  Each word is built as two
+// 16-bit halves (shorter dependency chains), and each lane stores its row's NJ / 16 words at once.
 template <long long K, long long M, int BM, int NJ>
 __device__ __forceinline__ void wgs_store_sign(void *yp, long long r0, long long c0, int wr, int lane,
                                                const int (&acc)[NJ * 4], const int *cnt) {
+    static_assert(NJ % 16 == 0, "wgs_store_sign: whole words a thread");
     constexpr long long MW = words_of(M);
+    constexpr int NW = NJ / 16; // words a thread a row
     const int g = lane >> 2, tq = lane & 3;
-    const bool odd = tq & 1, high = tq & 2;
+    const int4 *cw = reinterpret_cast<const int4 *>(cnt + BM + wgs_tab(tq, 0, 0));
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int rt = (int)K - 2 * cnt[wr + g + 8 * h];
-        u32 *yr = (u32 *)yp + (r0 + wr + g + 8 * h) * MW + c0 / 32;
+        auto bit = [&](int a, int c) { return (u32)(4 * a + rt - 2 * c); };
+        u32 wd[NW];
 #pragma unroll
-        for (int k = 0; k < NJ / 16; k++) {
-            u32 p[4];
+        for (int k = 0; k < NW; k++) {
+            u32 half[2];
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                u32 bits = 0u; // sign bits: column 8 jj + 2 tq + e at bit 8 jj + e
+            for (int hb = 0; hb < 2; hb++) {
+                u32 bits = 0u; // column 2 jj + e of the half at bit 2 jj + e
 #pragma unroll
-                for (int jj = 3; jj >= 0; jj--) {
-                    const int j = 16 * k + 4 * q + jj;
-                    const int2 cw = *reinterpret_cast<const int2 *>(&cnt[BM + 8 * j + 2 * tq]);
-                    if (jj < 3) bits <<= 6;
-                    bits = __funnelshift_l((u32)(4 * acc[4 * j + 2 * h + 1] + rt - 2 * cw.y), bits, 1);
-                    bits = __funnelshift_l((u32)(4 * acc[4 * j + 2 * h] + rt - 2 * cw.x), bits, 1);
+                for (int jp = 3; jp >= 0; jp--) { // columns 4 jp .. 4 jp + 3 of the half
+                    const int j = 16 * k + 8 * hb + 2 * jp;
+                    const int4 c = cw[j / 2 * 4]; // its columns 2 j .. 2 j + 3
+                    bits = __funnelshift_l(bit(acc[4 * (j + 1) + 2 * h + 1], c.w), bits, 1);
+                    bits = __funnelshift_l(bit(acc[4 * (j + 1) + 2 * h], c.z), bits, 1);
+                    bits = __funnelshift_l(bit(acc[4 * j + 2 * h + 1], c.y), bits, 1);
+                    bits = __funnelshift_l(bit(acc[4 * j + 2 * h], c.x), bits, 1);
                 }
-                p[q] = (~bits & 0x03030303u) << (2 * tq);
+                half[hb] = bits;
             }
-            // lane tq ends with word 4 k + tq, OR-ed over the row group's 4 lanes
-            const u32 r0w = __shfl_xor_sync(0xffffffffu, odd ? p[0] : p[1], 1);
-            const u32 r1w = __shfl_xor_sync(0xffffffffu, odd ? p[2] : p[3], 1);
-            const u32 q0 = (odd ? p[1] : p[0]) | r0w, q1 = (odd ? p[3] : p[2]) | r1w; // words (tq & 1), (tq & 1) + 2
-            const u32 r = __shfl_xor_sync(0xffffffffu, high ? q0 : q1, 2);
-            yr[4 * k + tq] = (high ? q1 : q0) | r;
+            wd[k] = ~__byte_perm(half[0], half[1], 0x5410);
+        }
+        u32 *yr = (u32 *)yp + (r0 + wr + g + 8 * h) * MW + c0 / 32 + NW * tq;
+        if constexpr (NW == 2 && MW % 2 == 0) {
+            *reinterpret_cast<uint2 *>(yr) = make_uint2(wd[0], wd[1]);
+        } else {
+#pragma unroll
+            for (int k = 0; k < NW; k++) yr[k] = wd[k];
         }
     }
 }
@@ -145,6 +193,9 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
     constexpr int NJ = S::BN / 8, NA = S::BN / 2;
     static_assert(KW % 4 == 0, "bmm_bb_wgs: K a multiple of 128");
     static_assert(Z == 'F' || Z == 'B', "bmm_bb_wgs: the output is F or B");
+    // whole tiles of a plain BBB: w rows in the permuted order of wgs_store_sign
+    constexpr bool PERM = Z == 'B' && Epi::identity && NJ % 16 == 0;
+    auto permuted = [&](long long r0, long long c0) { return PERM && r0 + S::BM <= rows && c0 + S::BN <= M; };
     unsigned char *wgp_dyn = wgp_block();
     const int tid = (int)threadIdx.x, lane = tid & 31;
     const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0); // warp-uniform, as the compiler sees it
@@ -172,8 +223,10 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         long long ks = 0;
         const u32 *pa = nullptr, *pb = nullptr;
         int na = 0, nb = 0; // this thread's live x rows lr + 32 u (u < na) and w rows (u < nb) of the tile
+        bool perm = false;  // the tile's w rows in wgs_phys order
         auto point = [&]() {
             const long long r0 = tile / NTN * S::BM, c0 = tile % NTN * S::BN;
+            perm = permuted(r0, c0);
             pa = x + (r0 + lr) * KW + 4 * ch;
             pb = w + (c0 + lr) * KW + 4 * ch;
             na = (int)max(0LL, min((long long)S::NUA, (rows - r0 - lr + 31) / 32));
@@ -190,9 +243,37 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
                 // the order to tools that do not follow cp.async.mbarrier.arrive (racecheck).
                 cp_async_wait<WGP_NS - 1>();
             }
-            const u32 sa = base + (u32)slot * S::STAGE + wgp_off(lr, ch), sb = sa + S::AB;
-            const bool kok = ks * 16 + 4 * ch < KW;
+            const u32 sa = base + (u32)slot * S::STAGE + wgp_off(lr, ch), sb = base + (u32)slot * S::STAGE + S::AB;
             const u32 *qa = pa + ks * 16, *qb = pb + ks * 16;
+            if (KW % 16 == 0 && na == S::NUA && nb == S::NUB) {
+                // a whole tile, every chunk in K: one base address a row set and constant
+                // offsets, no zero fill (no select a copy: with 40 registers the selected
+                // addresses held up each copy until the one before had read its registers)
+                constexpr long long ROW32 = 32 * KW * 4; // bytes from a row to the one 32 further
+                wgs_unroll<S::NUA>([&](auto uc) {
+                    constexpr int u = decltype(uc)::value;
+                    cp_async16_at<u * ROW32>(sa + 2048u * u, qa);
+                });
+                if (perm)
+                    wgs_unroll<S::NUB>([&](auto uc) {
+                        constexpr int u = decltype(uc)::value;
+                        cp_async16_at<u * ROW32>(sb + wgp_off(wgs_phys_lr<NJ>(lr, u), ch), qb);
+                    });
+                else
+                    wgs_unroll<S::NUB>([&](auto uc) {
+                        constexpr int u = decltype(uc)::value;
+                        cp_async16_at<u * ROW32>(sb + wgp_off(lr, ch) + 2048u * u, qb);
+                    });
+                mbar_arrive_cp(full0 + 8 * slot);
+                cp_async_commit();
+                if (++ks == KST) {
+                    ks = 0;
+                    tile += nblk;
+                    if (s + 1 < total) point();
+                }
+                continue;
+            }
+            const bool kok = ks * 16 + 4 * ch < KW;
 #pragma unroll
             for (int u = 0; u < S::NUA; u++) {
                 const bool ok = kok && u < na;
@@ -201,7 +282,8 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
 #pragma unroll
             for (int u = 0; u < S::NUB; u++) {
                 const bool ok = kok && u < nb;
-                cp_async16(sb + 2048u * (u32)u, ok ? (const void *)(qb + 32 * u * KW) : xp, ok ? 16 : 0);
+                const int n = perm ? wgs_phys<NJ>(lr + 32 * u) : lr + 32 * u; // its operand row
+                cp_async16(sb + wgp_off(n, ch), ok ? (const void *)(qb + 32 * u * KW) : xp, ok ? 16 : 0);
             }
             mbar_arrive_cp(full0 + 8 * slot);
             cp_async_commit();
@@ -244,23 +326,33 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         if (z == 0x7fffffff) ((int *)yp)[r0 + c0] = z;
         return;
 #endif
-        int *cnt = cnt_sm + (2 * wg + par) * (S::BM + S::RB);
+        int *cnt = cnt_sm + (2 * wg + par) * S::CT;
+        const bool perm = permuted(r0, c0); // the w counts go in tile-column order
         if (tq == 0) {
             cnt[wr + g] = cx[0];
             cnt[wr + g + 8] = cx[2];
 #pragma unroll
             for (int q = 0; q < S::NQ; q++) {
-                cnt[S::BM + 64 * q + 16 * (warp & 3) + g] = cw[q][0];
-                cnt[S::BM + 64 * q + 16 * (warp & 3) + g + 8] = cw[q][2];
+                const int p = 64 * q + 16 * (warp & 3) + g; // operand rows p and p + 8
+                if (perm) { // operand row p = 8 j + 2 tq + e: thread tq's column 2 j + e
+                    cnt[S::BM + wgs_tab((p >> 1) & 3, p >> 3, p & 1)] = cw[q][0];
+                    cnt[S::BM + wgs_tab((p >> 1) & 3, (p >> 3) + 1, p & 1)] = cw[q][2];
+                } else {
+                    cnt[S::BM + p] = cw[q][0];
+                    cnt[S::BM + p + 8] = cw[q][2];
+                }
             }
         }
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); // this warpgroup's table is written
-        if constexpr (Z == 'B' && Epi::identity && NJ % 4 == 0) {
+        if constexpr (PERM) {
+            if (perm) {
+                wgs_store_sign<K, M, S::BM, NJ>(yp, r0, c0, wr, lane, acc, cnt);
+                return;
+            }
+        } else if constexpr (Z == 'B' && Epi::identity && NJ % 4 == 0) {
             if (r0 + S::BM <= rows && c0 + S::BN <= M) {
-                if constexpr (NJ % 16 == 0) wgs_store_sign<K, M, S::BM, NJ>(yp, r0, c0, wr, lane, acc, cnt);
-                else
-                    tc_store_sign<K, M, S::BM, 1, NJ>(yp, r0, c0, wr, 0, lane,
-                                                      *reinterpret_cast<const int(*)[1][NJ][4]>(acc), cnt);
+                tc_store_sign<K, M, S::BM, 1, NJ>(yp, r0, c0, wr, 0, lane,
+                                                  *reinterpret_cast<const int(*)[1][NJ][4]>(acc), cnt);
                 return;
             }
         }
