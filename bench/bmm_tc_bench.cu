@@ -8,7 +8,8 @@
 // rows given (MSW: a table made once, as a parameter's could be at binding) and of both operands'
 // rows given (MSC: what the counting costs); and on sm_90a the warp-specialized wgmma kernel
 // (kernels/bmm_bb_wgp.cuh, WGS: a producer warpgroup, cp.async stages in the 64-byte swizzle,
-// mbarriers; for K a multiple of 128, the shapes wgp_on marks).  Build and run:
+// mbarriers; for K a multiple of 128, the shapes wgp_on marks; WGSW the same with the w rows'
+// popcounts given).  Build and run:
 // bench/run_bmm_tc_bench.sh.
 //
 // Shapes [R, K] x [K, M]: the BB products of every example model (Cora 2708 rows, CiteSeer
@@ -185,7 +186,7 @@ __global__ void __launch_bounds__(256) k_popc(long long n, void *y, const u32 *x
 // benchmark-only wgmma kernel (kernels/bmm_bb_wg.cuh; built for sm_90a only, and instantiated
 // for the shapes wg_on marks: the large ones, Reddit's first layer and three awkward ones, which
 // keeps the build short).
-enum Path { POPC, TC, WG, MS, MSW, MSC, WGS };
+enum Path { POPC, TC, WG, MS, MSW, MSC, WGS, WGSW };
 template <long long K, long long M>
 constexpr bool wg_on() {
     return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 602 && M == 128) || (K == 257 && M == 7) ||
@@ -215,6 +216,10 @@ __device__ __forceinline__ void run_path(long long n, void *y, const u32 *x, con
     else if constexpr (PATH == WGS) {
 #if BGNN_TC_WGMMA
         if constexpr (wgp_on<K, M>()) bgnn::bmm_bb_wgs<Z, K, M>(n, y, x, w, e);
+#endif
+    } else if constexpr (PATH == WGSW) {
+#if BGNN_TC_WGMMA
+        if constexpr (wgp_on<K, M>()) bgnn::bmm_bb_wgs<Z, K, M, true>(n, y, x, w, e, wc);
 #endif
     } else {
 #if BGNN_TC_WGMMA
@@ -283,6 +288,8 @@ static void launch(int path, long long n, void *y, const u32 *x, const u32 *w) {
         if constexpr (msw_on<K, M>()) k_bmm<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc);
     } else if (path == WGS) {
         if constexpr (wgp_on<K, M>()) k_bmm_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc);
+    } else if (path == WGSW) {
+        if constexpr (wgp_on<K, M>()) k_bmm_ws<WGSW, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc);
     } else if constexpr (wg_on<K, M>()) k_bmm<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc);
     CK(cudaGetLastError());
 }
@@ -300,9 +307,11 @@ static void launch_epi(int path, long long n, void *y, const u32 *x, const u32 *
         if constexpr (msw_on<K, M>()) k_epi<MSW, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
     } else if (path == MSC) {
         if constexpr (msw_on<K, M>()) k_epi<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
-    } else if (path == WGS) {
-        if constexpr (wgp_on<K, M>())
-            k_epi_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
+    } else if (path == WGS || path == WGSW) {
+        if constexpr (wgp_on<K, M>()) {
+            if (path == WGS) k_epi_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
+            else k_epi_ws<WGSW, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
+        }
     } else if constexpr (wg_on<K, M>()) k_epi<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc, rf, cf, bias);
     CK(cudaGetLastError());
 }
@@ -369,7 +378,9 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
                   k_bmm<MSC, 'F', K, M>, k_bmm<MSC, 'B', K, M>, k_epi<MSC, 'F', K, M>, k_epi<MSC, 'B', K, M>);
         if constexpr (wgp_on<K, M>())
             for (const void *f : {(const void *)k_bmm_ws<WGS, 'F', K, M>, (const void *)k_bmm_ws<WGS, 'B', K, M>,
-                                  (const void *)k_epi_ws<WGS, 'F', K, M>, (const void *)k_epi_ws<WGS, 'B', K, M>})
+                                  (const void *)k_epi_ws<WGS, 'F', K, M>, (const void *)k_epi_ws<WGS, 'B', K, M>,
+                                  (const void *)k_bmm_ws<WGSW, 'F', K, M>, (const void *)k_bmm_ws<WGSW, 'B', K, M>,
+                                  (const void *)k_epi_ws<WGSW, 'F', K, M>, (const void *)k_epi_ws<WGSW, 'B', K, M>})
                 CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bgnn::wgs_smem_bytes<M>()));
     }
     u32 *x = dalloc<u32>((size_t)(R * KW)), *w = dalloc<u32>((size_t)(M * KW));
@@ -399,8 +410,9 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     u32 *yb_p = dalloc<u32>((size_t)(R * MW)), *yb_t = dalloc<u32>((size_t)(R * MW));
     CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
     CK(cudaMemset(yb_t, 0xA5, sizeof(u32) * (size_t)std::max(1LL, R * MW)));
-    const char *pname[7] = {"popcount", "tensor cores (mma.sync)", "wgmma", "multistage", "multistage, w counts given",
-                            "multistage, x and w counts given", "wgmma warp-specialized"};
+    const char *pname[8] = {"popcount", "tensor cores (mma.sync)", "wgmma", "multistage", "multistage, w counts given",
+                            "multistage, x and w counts given", "wgmma warp-specialized",
+                            "wgmma warp-specialized, w counts given"};
     float *rf = dalloc<float>((size_t)std::max(1LL, R)), *cf = dalloc<float>((size_t)M), *bias = dalloc<float>((size_t)M);
     k_fill_f32<<<64, 256>>>(rf, R, 11);
     k_fill_f32<<<64, 256>>>(cf, M, 12);
@@ -424,9 +436,9 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
     };
     // Each tensor-core path against the popcount kernel, plain and with Bi-GCN's epilogue (the
     // outputs poisoned first: every word must be written).
-    for (int path : {TC, WG, MS, MSW, MSC, WGS}) {
+    for (int path : {TC, WG, MS, MSW, MSC, WGS, WGSW}) {
         if (path == WG && (!g_has_wg || !wg_on<K, M>())) continue;
-        if (path == WGS && (!g_has_wg || !wgp_on<K, M>())) continue;
+        if ((path == WGS || path == WGSW) && (!g_has_wg || !wgp_on<K, M>())) continue;
         if ((path == MSW || path == MSC) && !msw_on<K, M>()) continue;
         const std::string pn = pname[path];
         CK(cudaMemset(yf_t, 0xA5, sizeof(float) * (size_t)std::max(1LL, R * M)));
@@ -521,6 +533,7 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
         if (g_has_wg && wgp_on<K, M>()) {
             add("wgmma warp-specialized BBF", median_ms([&](int) { launch<'F', K, M>(WGS, R, yf_t, x, w); }, 3, g_reps));
             add("wgmma warp-specialized BBB", median_ms([&](int) { launch<'B', K, M>(WGS, R, yb_t, x, w); }, 3, g_reps));
+            add("wgmma w-s, w counts given BBB", median_ms([&](int) { launch<'B', K, M>(WGSW, R, yb_t, x, w); }, 3, g_reps));
         }
         add("bench-only multistage BBF", median_ms([&](int) { launch<'F', K, M>(MS, R, yf_t, x, w); }, 3, g_reps));
         add("bench-only multistage BBB", median_ms([&](int) { launch<'B', K, M>(MS, R, yb_t, x, w); }, 3, g_reps));

@@ -22,7 +22,8 @@
 // * the popcounts are counted by the tensor cores too, by small wgmma against an all-ones
 //   operand (8 rows of 256 set bits in shared memory): popc of the warpgroup's 64 x rows (m64n8,
 //   x as A) and of 64-row blocks of the tile's w rows (m64n8, w as A), so no CUDA-core work and
-//   no branch sits in the loop;
+//   no branch sits in the loop (with WC, the w rows' popcounts are given instead: a table
+//   computed once, w being a weight, and 4 of the 6 wgmma a k-step are gone);
 // * each consumer warpgroup keeps its own counts and count table; where two tiles' stages fit in
 //   the ring (short K), their stage loops alternate (ping-pong), so that one's epilogue runs
 //   while the other's wgmma keep the tensor cores busy;
@@ -186,8 +187,11 @@ __device__ __forceinline__ void wgs_store_sign(void *yp, long long r0, long long
 // Each consumer warpgroup counts all the w rows itself and keeps its own count table (double-
 // buffered, its own named barrier), so the two are independent but for the stages (and, with
 // short K, the ping-pong order of their stage loops).
-template <char Z, long long K, long long M, class Epi>
-__device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void *xp, const void *wp, Epi epi) {
+// WC: the w rows' popcounts given (wc[o] = popc of w row o, computed once: w is a parameter), in
+// place of the four count wgmma a k-step (and a warpgroup's table entries written from them).
+template <char Z, long long K, long long M, bool WC = false, class Epi>
+__device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void *xp, const void *wp, Epi epi,
+                                           const int *wc = nullptr) {
     using S = WgsShape<M>;
     constexpr long long KW = words_of(K), KST = (KW + 15) / 16, NTN = (M + S::BN - 1) / S::BN;
     constexpr int NJ = S::BN / 8, NA = S::BN / 2;
@@ -313,7 +317,8 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         wg_pin(acc);
         wg_pin(cx);
 #pragma unroll
-        for (int q = 0; q < S::NQ; q++) wg_pin(cw[q]);
+        for (int q = 0; q < S::NQ; q++)
+            if constexpr (!WC) wg_pin(cw[q]);
     };
     long long tile = blockIdx.x;
     int par = 0;
@@ -328,7 +333,17 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
 #endif
         int *cnt = cnt_sm + (2 * wg + par) * S::CT;
         const bool perm = permuted(r0, c0); // the w counts go in tile-column order
-        if (tq == 0) {
+        if constexpr (WC) { // the warpgroup's 128 threads copy the tile's w counts
+            if (tq == 0) {
+                cnt[wr + g] = cx[0];
+                cnt[wr + g + 8] = cx[2];
+            }
+#pragma unroll
+            for (int l = tid - 128 * wg; l < S::RB; l += 128) {
+                const int v = c0 + l < M ? wc[c0 + l] : 0;
+                cnt[S::BM + (perm ? wgs_tab(l / (2 * NJ), (l % (2 * NJ)) >> 1, l & 1) : l)] = v;
+            }
+        } else if (tq == 0) {
             cnt[wr + g] = cx[0];
             cnt[wr + g + 8] = cx[2];
 #pragma unroll
@@ -387,7 +402,8 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
                 wgmma_b1(acc, da + k, db + k, more);
                 wgmma_b1(cx, da + k, d1, more);
 #pragma unroll
-                for (int q = 0; q < S::NQ; q++) wgmma_b1(cw[q], dq[q] + k, d1, more);
+                for (int q = 0; q < S::NQ; q++)
+                    if constexpr (!WC) wgmma_b1(cw[q], dq[q] + k, d1, more);
             }
             wg_commit();
             if (ks > 0) {
