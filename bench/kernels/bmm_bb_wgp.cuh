@@ -82,8 +82,9 @@ __device__ __forceinline__ unsigned char *wgp_block() {
     return wgp_dyn + (((raw + 1023u) & ~1023u) - raw);
 }
 
-// A 16-byte cp.async from src + OFF bytes, all of it in bounds (no zero fill); the offset an
-// immediate of the instruction, so that a row set's copies share one address register pair.
+// A 16-byte cp.async from src + OFF bytes, all of it in bounds (no zero fill); the offset a
+// constant of the PTX instruction, so that a row set's copies start from one base address
+// (ptxas still forms each copy's address with an add: LDGSTS takes no global offset).
 template <long long OFF>
 __device__ __forceinline__ void cp_async16_at(u32 dst, const void *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1+%2], 16;\n" ::"r"(dst), "l"(src), "n"(OFF));
@@ -251,8 +252,9 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
             const u32 *qa = pa + ks * 16, *qb = pb + ks * 16;
             if (KW % 16 == 0 && na == S::NUA && nb == S::NUB) {
                 // a whole tile, every chunk in K: one base address a row set and constant
-                // offsets, no zero fill (no select a copy: with 40 registers the selected
-                // addresses held up each copy until the one before had read its registers)
+                // offsets, no zero fill and no select a copy (with them, Nsight Compute counted
+                // about 600 producer instructions a warp a tile, and long-scoreboard stalls where
+                // a copy's address registers were reused; the consumers waited for stages)
                 constexpr long long ROW32 = 32 * KW * 4; // bytes from a row to the one 32 further
                 wgs_unroll<S::NUA>([&](auto uc) {
                     constexpr int u = decltype(uc)::value;
