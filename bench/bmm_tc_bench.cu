@@ -307,11 +307,10 @@ static void launch_epi(int path, long long n, void *y, const u32 *x, const u32 *
         if constexpr (msw_on<K, M>()) k_epi<MSW, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
     } else if (path == MSC) {
         if constexpr (msw_on<K, M>()) k_epi<MSC, Z, K, M><<<g, b, ms>>>(n, y, x, w, g_wc, rf, cf, bias);
-    } else if (path == WGS || path == WGSW) {
-        if constexpr (wgp_on<K, M>()) {
-            if (path == WGS) k_epi_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
-            else k_epi_ws<WGSW, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
-        }
+    } else if (path == WGS) {
+        if constexpr (wgp_on<K, M>()) k_epi_ws<WGS, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
+    } else if (path == WGSW) {
+        if constexpr (wgp_on<K, M>()) k_epi_ws<WGSW, Z, K, M><<<g_sms, 384, bgnn::wgs_smem_bytes<M>()>>>(n, y, x, w, g_wc, rf, cf, bias);
     } else if constexpr (wg_on<K, M>()) k_epi<WG, Z, K, M><<<g, b>>>(n, y, x, w, g_wc, rf, cf, bias);
     CK(cudaGetLastError());
 }

@@ -270,6 +270,8 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
                         constexpr int u = decltype(uc)::value;
                         cp_async16_at<u * ROW32>(sb + wgp_off(lr, ch) + 2048u * u, qb);
                     });
+                // the stage's tail, as at the loop's end (written twice: an if/else or a shared
+                // lambda changed the machine code that was measured)
                 mbar_arrive_cp(full0 + 8 * slot);
                 cp_async_commit();
                 if (++ks == KST) {
