@@ -238,11 +238,12 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
             nb = (int)max(0LL, min((long long)S::NUB, (M - c0 - lr + 31) / 32));
         };
         point();
+        int slot = 0;     // s % WGP_NS, stepped
+        u32 phase = 1u;   // (s / WGP_NS - 1) & 1: the parity of the slot's release awaited
 #pragma unroll 1
         for (long long s = 0; s < total; s++) {
-            const int slot = (int)(s % WGP_NS);
             if (s >= WGP_NS) {
-                mbar_wait(empty0 + 8 * slot, (u32)((s / WGP_NS - 1) & 1));
+                mbar_wait(empty0 + 8 * slot, phase);
                 // The slot's last copies (stage s - NS) have landed: the consumers waited for them
                 // before they released it.  Waiting for them here as well costs nothing and states
                 // the order to tools that do not follow cp.async.mbarrier.arrive (racecheck).
@@ -279,6 +280,7 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
                     tile += nblk;
                     if (s + 1 < total) point();
                 }
+                if (++slot == WGP_NS) slot = 0, phase ^= 1u;
                 continue;
             }
             const bool kok = ks * 16 + 4 * ch < KW;
@@ -300,6 +302,7 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
                 tile += nblk;
                 if (s + 1 < total) point();
             }
+            if (++slot == WGP_NS) slot = 0, phase ^= 1u;
         }
         cp_async_wait<0>();
         return;
@@ -381,6 +384,8 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
     // touch the accumulators (an epilogue inside the stage loop made ptxas wait for every wgmma
     // at each stage's end).
     long long s = 0; // the block's stage sequence
+    int slot = 0, prev = 0; // s % WGP_NS and (s - 1) % WGP_NS, stepped (no 64-bit division a stage)
+    u32 phase = 0u;         // (s / WGP_NS) & 1
     // Ping-pong where two tiles' stages fit in the ring (short K): the warpgroups' stage loops
     // alternate (named barriers 3 and 4), so that each one's epilogue runs while the other's wgmma
     // keep the tensor cores busy; the two share nothing but the stages.  With long K the ring
@@ -394,8 +399,7 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
         }
 #pragma unroll 1
         for (int ks = 0; ks < (int)KST; ks++, s++) {
-            const int slot = (int)(s % WGP_NS);
-            mbar_wait(full0 + 8 * slot, (u32)((s / WGP_NS) & 1)); // the stage has landed
+            mbar_wait(full0 + 8 * slot, phase);                   // the stage has landed
             if (BGNN_WGP_DIAG != 3) wg_fence_smem();              // ... and is visible to the tensor cores
             const u64 so = (u64)((u32)slot * S::STAGE >> 4);
             wg_fence();
@@ -412,13 +416,15 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
             wg_commit();
             if (ks > 0) {
                 wg_wait<1>(); // the previous stage's wgmma are done: its slot is free
-                if (lane == 0) mbar_arrive(empty0 + 8 * ((s - 1) % WGP_NS));
+                if (lane == 0) mbar_arrive(empty0 + 8 * prev);
             }
+            prev = slot;
+            if (++slot == WGP_NS) slot = 0, phase ^= 1u;
         }
         if constexpr (PP) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + wg) : "memory");
         wg_wait<0>();
         pin_all(); // what follows reads the accumulators as plain registers
-        if (lane == 0) mbar_arrive(empty0 + 8 * ((s - 1) % WGP_NS));
+        if (lane == 0) mbar_arrive(empty0 + 8 * prev);
         epilogue();
     }
     if constexpr (PP)
