@@ -36,7 +36,9 @@ bool bg_jit_cubin(const BgModule *m, const char *arch, const BgNvrtc *nv, const 
     }
     bool ok = false;
     double t0 = now_ms();
-    char *src = bg_codegen_cuda(m, arch, d);
+    char carch[16]; /* the plan's: sm_90a where it has a wgmma product */
+    char *src = bg_codegen_cuda_arch(m, arch, carch, sizeof carch, d);
+    if (src) arch = carch;
     int nh = 0;
     BgCodeHeader *hdr = NULL;
     char *opts = NULL;

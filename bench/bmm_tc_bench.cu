@@ -7,7 +7,7 @@
 // cp.async stages of 512 bits in dynamic shared memory), plain (MS), with the popcounts of the w
 // rows given (MSW: a table made once, as a parameter's could be at binding) and of both operands'
 // rows given (MSC: what the counting costs); and on sm_90a the warp-specialized wgmma kernel
-// (kernels/bmm_bb_wgp.cuh, WGS: a producer warpgroup, cp.async stages in the 64-byte swizzle,
+// (templates/bmm_bb_wgs.cuh, WGS: a producer warpgroup, cp.async stages in the 64-byte swizzle,
 // mbarriers; for K a multiple of 128, the shapes wgp_on marks; WGSW the same with the w rows'
 // popcounts given).  Build and run:
 // bench/run_bmm_tc_bench.sh.
@@ -54,7 +54,7 @@ extern "C" {
 #include "../templates/matmul.cuh"
 #include "../templates/bmm_bb_tc.cuh"
 #include "kernels/bmm_bb_wg.cuh"
-#include "kernels/bmm_bb_wgp.cuh"
+#include "../templates/bmm_bb_wgs.cuh"
 #include "kernels/bmm_bb_ms.cuh"
 #include "bench_util.cuh"
 #include "rmat.h"
@@ -192,7 +192,7 @@ constexpr bool wg_on() {
     return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 602 && M == 128) || (K == 257 && M == 7) ||
            (K == 100 && M == 130) || (K == 2049 && M == 129);
 }
-// The warp-specialized wgmma kernel (kernels/bmm_bb_wgp.cuh; sm_90a, K a multiple of 128).
+// The warp-specialized wgmma kernel (templates/bmm_bb_wgs.cuh; sm_90a, K a multiple of 128).
 template <long long K, long long M>
 __host__ __device__ constexpr bool wgp_on() {
     return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 128 && M == 41) || (K == 256 && M == 1) ||

@@ -16,6 +16,7 @@
 # performance_models.png (GCN), performance_models_inductive.png.
 # Data: $BGNN_DATA_DIR (default .carry/data, with cora/ and pubmed/graph.mtx).
 #   OUT=/some/dir bench/run_models.sh --kernels gcn_bin   # per-kernel times, Reddit size (ncu)
+#   OUT=/some/dir bench/run_models.sh --wide-bmm [ROUNDS]  # issue 18's large BB products end to end
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -70,6 +71,50 @@ if [[ ${1:-} == --kernels ]]; then
         "$ROOT/bench/${model}_reddit.bgnn" --csr "$csr" --features-random 602 --random-weights 1 --repeat 1 \
         >"$OUT/kernels_$model.log" 2>&1 || { tail -n 20 "$OUT/kernels_$model.log"; exit 1; }
     grep -E "^  bgnn_k|Duration|DRAM Throughput|Stall|Occupancy|Registers|Warp Cycles|Issued|Local" "$OUT/kernels_$model.log"
+    exit 0
+fi
+
+# --wide-bmm [ROUNDS]: issue 18's two large BB products through libbgnn end to end: the models
+# bench/bnn_wide_1024.bgnn (232965 rows, two 1024 x 1024 products) and bnn_wide_4096.bgnn (65536
+# rows, one 4096 x 4096 product), random weights and features, over graphs of that many nodes and
+# 1024 random edges (nothing aggregates them), each beside its twin with { path: tc } on the wide
+# products (the plan's mma.sync kernel; the model as written lets the plan choose, wgmma on
+# sm_90), alternating, ROUNDS rounds (default 3) of bgnn_time's median of 50 runs.  Log:
+# $OUT/wide_bmm.log (the RESULT lines); a table of the medians last.
+if [[ ${1:-} == --wide-bmm ]]; then
+    rounds=${2:-3}
+    : >"$OUT/wide_bmm.log"
+    for spec in "1024 232965" "4096 65536"; do
+        read -r k n <<<"$spec"
+        csr=$OUT/edges1024_$n.csr
+        [[ -f $csr ]] || "$BUILD/bgnn_time" --gen-rmat "$csr" --nodes "$n" --edges 1024 >/dev/null
+        sed -E 's/^(h[12] = bmm\.BBB\(.*\))$/\1 { path: tc }/' "$ROOT/bench/bnn_wide_$k.bgnn" >"$OUT/bnn_wide_${k}_tc.bgnn"
+        for r in $(seq "$rounds"); do
+            for v in auto tc; do
+                model=$ROOT/bench/bnn_wide_$k.bgnn
+                [[ $v == tc ]] && model=$OUT/bnn_wide_${k}_tc.bgnn
+                line=$("$BUILD/bgnn_time" "$model" --csr "$csr" --features-random "$k" --random-weights 1 --repeat 50 |
+                       grep '^RESULT') || line="RESULT {\"error\": \"bgnn_time failed\"}"
+                echo "$k $n $v $r $line" >>"$OUT/wide_bmm.log"
+            done
+        done
+    done
+    python3 - "$OUT/wide_bmm.log" <<'PY'
+import json, statistics, sys
+rows = {}
+for ln in open(sys.argv[1]):
+    k, n, v, r, _, js = ln.split(" ", 5)
+    d = json.loads(js)
+    rows.setdefault((int(k), int(n)), {}).setdefault(v, []).append(d.get("median_ms", float("nan")))
+    dev = d.get("device", "?")
+print(f"issue 18's large BB products end to end through libbgnn ({dev}); medians of 50 runs, per round")
+print("| model | rows | plan's choice (wgmma on sm_90) ms | { path: tc } ms | speedup |")
+print("|---|---|---|---|---|")
+for (k, n), t in sorted(rows.items()):
+    a, b = t.get("auto", []), t.get("tc", [])
+    sp = statistics.median(b) / statistics.median(a) if a and b else float("nan")
+    print(f"| bnn_wide_{k} | {n} | {' / '.join(f'{x:.3f}' for x in a)} | {' / '.join(f'{x:.3f}' for x in b)} | {sp:.2f}x |")
+PY
     exit 0
 fi
 

@@ -121,9 +121,11 @@ typedef enum { BG_RED_SUM, BG_RED_MEAN, BG_RED_MAX } BgReduce;
  * section 4); the result is the same, the kernels differ. */
 typedef enum { BG_METHOD_AUTO, BG_METHOD_IFELSE, BG_METHOD_ANDNOT, BG_METHOD_POPC2 } BgMethod;
 /* Which kernel computes a bmm.BB* (the result is the same): AUTO lets the plan choose by shape
- * (codegen/plan_build.c bg_plan_bmm_tc), POPC the popcount kernel (templates/matmul.cuh), TC
- * the bit tensor cores (templates/bmm_bb_tc.cuh, sm_80 and later). */
-typedef enum { BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC } BgBmmPath;
+ * (codegen/plan_build.c bg_plan_bmm_tc, bg_plan_bmm_wgs), POPC the popcount kernel
+ * (templates/matmul.cuh), TC the bit tensor cores by mma.sync (templates/bmm_bb_tc.cuh, sm_80
+ * and later), WGMMA the warpgroup tensor cores (templates/bmm_bb_wgs.cuh: sm_90, compiled for
+ * sm_90a, K a multiple of 128). */
+typedef enum { BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC, BG_BMM_PATH_WGMMA } BgBmmPath;
 
 /* The schedule of a graph or matrix op's launch (docs/tuning.md): how its work is spread over
  * the GPU.  Every point gives the same bits (the sums keep their recorded order); only the

@@ -102,7 +102,7 @@ char *bg_ir_print(const BgModule *m) {
             if (a->method != BG_METHOD_AUTO) put(&o, " method=%s", method_name(a->method));
             break;
         case BG_OP_BMM:
-            if (a->path != BG_BMM_PATH_AUTO) put(&o, " path=%s", a->path == BG_BMM_PATH_TC ? "tc" : "popc");
+            if (a->path != BG_BMM_PATH_AUTO) put(&o, " path=%s", a->path == BG_BMM_PATH_TC ? "tc" : a->path == BG_BMM_PATH_WGMMA ? "wgmma" : "popc");
             break;
         case BG_OP_BATCHNORM:
         case BG_OP_BN_SCALE:

@@ -543,7 +543,7 @@ static Val call_op(Sema *s, Call *c) {
 
     if (strcmp(n, "bmm") == 0) {
         if (!variant_ok(s, c, true) || !check_arity(s, c, 2, 2, "(x, W)")) return POISON;
-        static const char *const paths[] = {"auto", "popc", "tc", NULL};
+        static const char *const paths[] = {"auto", "popc", "tc", "wgmma", NULL};
         int path = attr_choice(s, c, "path", paths, 0);
         check_attrs_used(s, c, "path");
         Val x = operand(s, c, 0), w = param_operand(s, c, 1);
@@ -557,6 +557,11 @@ static Val call_op(Sema *s, Call *c) {
         if (x.type.rank != 2 || w.type.rank != 2 || x.type.dim[1] != w.type.dim[0]) {
             err(s, BG_E_SHAPE_MISMATCH, loc, "%s: cannot multiply %s by %s", c->what, tystr(s, x.type),
                 tystr(s, w.type));
+            return POISON;
+        }
+        if (path == BG_BMM_PATH_WGMMA && x.type.dim[1] % 128 != 0) {
+            err(s, BG_E_BAD_ATTR, loc, "%s: path=wgmma needs K a multiple of 128 (K = %lld)", c->what,
+                (long long)x.type.dim[1]);
             return POISON;
         }
         BgType t = bg_type_make(e->variant[2] == 'B' ? BG_TY_B1 : BG_TY_F32, 2, x.type.dim[0], w.type.dim[1]);

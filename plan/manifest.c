@@ -19,14 +19,16 @@
  *            transposed=false graph=-1 garr=- inst=2          (one line)
  *   launches 9
  *   launch 0 kernel=bgnn_k8_batchnorm inst=8 op=batchnorm rows=N tpr=1433 block=256 args=3,0,1,2 fp=-
- *            prep=false alt=- alt_tpr=0 grid=0 fb=auto
+ *            prep=false alt=- alt_tpr=0 grid=0 fb=auto smem=0
  *                                    (one line; fp: the float order, base.h bg_fp_order_str: "-"
  *                                     none, seq, seq+fma, splitk(SxL), splitk(SxL)+fma; prep: run
  *                                     once after binding, plan.h: constant rows, reads only
  *                                     parameters and earlier prep outputs; alt: a second kernel
  *                                     of the same launch and its threads per row, plan.h; grid:
  *                                     blocks per SM at most, 0 none; fb: auto, rows, tiled or
- *                                     sparse, only with alt; docs/tuning.md)
+ *                                     sparse, only with alt; docs/tuning.md; smem: dynamic
+ *                                     shared bytes a block, 0 none, at most
+ *                                     BG_PLAN_SMEM_MAX)
  *   fused 1 kernel=bgnn_model block=256   (the one-kernel form; "fused 0 kernel=- block=0")
  *   blocks 1 kernel=bgnn_graphs block=256 (the per-graph kernel; "blocks 0 kernel=- block=0")
  *   rowgroups 1
@@ -190,8 +192,8 @@ char *bg_manifest_write(const BgPlan *p) {
         bg_sb_printf(&e, " tpr=%d block=%d args=", l->threads_per_row, l->block_size);
         for (int k = 0; k < l->nargs; k++) bg_sb_printf(&e, k ? ",%d" : "%d", l->args[k]);
         char fb[48];
-        bg_sb_printf(&e, " fp=%s prep=%s alt=%s alt_tpr=%d grid=%d fb=%s\n", bg_fp_order_str(l->fp, fb, sizeof fb),
-                     bool_name(l->prep), l->alt ? l->alt : "-", l->alt_tpr, l->grid_per_sm, fbs[l->fb]);
+        bg_sb_printf(&e, " fp=%s prep=%s alt=%s alt_tpr=%d grid=%d fb=%s smem=%d\n", bg_fp_order_str(l->fp, fb, sizeof fb),
+                     bool_name(l->prep), l->alt ? l->alt : "-", l->alt_tpr, l->grid_per_sm, fbs[l->fb], l->smem);
     }
     if (p->fused) line(&e, "fused 1 kernel=%s block=%d", p->fused_kernel, p->fused_block);
     else line(&e, "fused 0 kernel=- block=0");
@@ -726,7 +728,7 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
     p->launches = bg_arena_alloc(a, sizeof *p->launches * (size_t)(p->nlaunches + 1));
     for (int i = 0; i < p->nlaunches; i++) {
         BgPlanLaunch *l = &p->launches[i];
-        if (!expect_item(r, "launch", 15, i)) goto fail;
+        if (!expect_item(r, "launch", 16, i)) goto fail;
         const char *kv = val(r, 2, "kernel");
         if (!kv) goto fail;
         if (!ident_ok(kv, false)) {
@@ -806,6 +808,9 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
         long long gps;
         if (!parse_int_field(r, 13, "grid", 0, 1024, &gps) || !parse_enum(r, 14, "fb", fbs, 4, &l->fb)) goto fail;
         l->grid_per_sm = (int)gps;
+        long long smem;
+        if (!parse_int_field(r, 15, "smem", 0, BG_PLAN_SMEM_MAX, &smem)) goto fail;
+        l->smem = (int)smem;
         if (l->fb != BG_PLAN_FB_AUTO && !l->alt) {
             fail(r, "fb=%s without an alternative kernel", fbs[l->fb]);
             goto fail;

@@ -97,6 +97,23 @@ int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols) {
     return (256 * ((cols + bn - 1) / bn) + bm - 1) / bm;
 }
 
+int bg_plan_wgs_tile_cols(int64_t cols) { /* wgmma_b1.cuh WgShape<M>::BN */
+    return cols > 128 ? 256 : cols > 64 ? 128 : cols > 32 ? 64 : cols > 16 ? 32 : cols > 8 ? 16 : 8;
+}
+
+int64_t bg_plan_wgs_threads_per_row(int64_t cols) {
+    if (cols < 1) cols = 1;
+    const int64_t bn = bg_plan_wgs_tile_cols(cols);
+    return BG_PLAN_WGS_BLOCK / 128 * ((cols + bn - 1) / bn); /* 384 threads a 128-row tile */
+}
+
+int bg_plan_wgs_smem(int64_t cols) { /* bmm_bb_wgs.cuh WgsShape<M>::BYTES */
+    const int bn = bg_plan_wgs_tile_cols(cols < 1 ? 1 : cols), rb = bn < 64 ? 64 : bn;
+    const int stage = (128 + rb) * 64, ones = BG_PLAN_WGS_STAGES * stage, cnt = ones + 256;
+    const int bars = cnt + 4 * 4 * (128 + rb);
+    return bars + 16 * BG_PLAN_WGS_STAGES + 1024;
+}
+
 bool bg_plan_prep_output(const BgPlan *p, int b) {
     for (int i = 0; i < p->nlaunches; i++)
         if (p->launches[i].prep && p->launches[i].args[0] == b) return true;
@@ -108,6 +125,7 @@ bool bg_plan_blocks_ok(const BgPlan *p) {
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         BgRowKind k = l->rows.kind;
+        if (l->smem) return false; /* its own blocks and shared memory (the wgmma product) */
         if (!l->prep && k != BG_ROWS_N && k != BG_ROWS_G && k != BG_ROWS_ITEMS) return false;
     }
     return true;
@@ -116,6 +134,7 @@ bool bg_plan_blocks_ok(const BgPlan *p) {
 bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind kind) {
     if (kind != BG_ROWS_N && kind != BG_ROWS_G) return false;
     if (l->prep || l->rows.kind != kind || !l->op || (l->alt && bg_plan_sparse_tpr(p, l) <= 0)) return false;
+    if (l->smem) return false; /* its own blocks and shared memory (the wgmma product) */
     if (kind == BG_ROWS_G && l->alt) return false; /* sparse variants read the features' rows */
     static const char *const gathers[] = {"bspmm", "bspmm_mm", "readout"};
     for (size_t k = 0; k < sizeof gathers / sizeof gathers[0]; k++)

@@ -71,7 +71,8 @@
  * Launch shape: total threads T = rows(launch) * threads_per_row; block = block_size
  * (x only); grid.x = ceil(T / block_size), which the runtime may clamp to any value >= 1
  * (kernels use grid-stride loops); when T == 0 the runtime skips the launch.  No dynamic
- * shared memory.  threads_per_row and block_size are multiples of 32 for launches whose
+ * shared memory, except a launch with smem > 0 (BgPlanLaunch.smem: the wgmma product, 384
+ * threads a block, tiles strided over min(grid, tiles, SMs) blocks; the others return).  threads_per_row and block_size are multiples of 32 for launches whose
  * output is B1 (one warp builds one output word with __ballot_sync), except the tiled FB
  * kernel (bg_plan_bmm_fb_tiled), which needs block_size 256 and grid-strides over tiles of
  * up to 32 rows x 64 outputs (32 when M <= 32), the rows per tile chosen from the grid at run
@@ -169,7 +170,7 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 13 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 14 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
@@ -180,7 +181,8 @@
                                  * readout), rows=n|g; 11: warp=0|1 per row group; 12: the
                                  * graph array slots (bspmm_mm's rows in blocks, hubs first),
                                  * rows slots1(g); 13: wide= per row group (the wide form's
-                                 * counters), a graph array done of rows n */
+                                 * counters), a graph array done of rows n; 14: smem= per
+                                 * launch (dynamic shared memory) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -281,7 +283,14 @@ typedef struct BgPlanLaunch {
                            * the device (the kernels grid-stride over the rest); 0 = no cap */
     int fb;               /* BgPlanFb: the kernel of a launch with alt, chosen by the schedule;
                            * AUTO = by the features' density as described above */
+    int smem;             /* dynamic shared memory a block, bytes (0: none; at most
+                           * BG_PLAN_SMEM_MAX): the runtime raises the kernel's limit when it
+                           * loads the cubin and launches with it.  Only the wgmma product has
+                           * it (bg_plan_bmm_wgs) */
 } BgPlanLaunch;
+
+/* The most dynamic shared memory a launch may ask for: sm_90's 227 KB a block. */
+#define BG_PLAN_SMEM_MAX 232448
 
 /* Which kernel of a launch with alt runs (BgPlanLaunch.fb): the first (the row kernel), alt
  * (the tiled one) or the sparse variant over the features' CSR. */
@@ -391,7 +400,8 @@ typedef struct BgPlan {
 } BgPlan;
 
 /* Can the plan have the per-graph kernel (see above)?  It reads GRAPH_PTR and every non-prep
- * launch has rows N, G or ITEMS (the fast aggregation's, run per graph as plain rows). */
+ * launch has rows N, G or ITEMS (the fast aggregation's, run per graph as plain rows), and
+ * none has dynamic shared memory (smem). */
 bool bg_plan_blocks_ok(const BgPlan *p);
 /* Largest graph (nodes) for which the runtime's auto choice takes the per-graph kernel; a
  * batch with a larger member runs the separate launches (BGNN_BATCH_KERNEL forces either). */
@@ -402,7 +412,7 @@ bool bg_plan_blocks_ok(const BgPlan *p);
 #define BG_PLAN_BLOCKS_BLOCK 1024
 
 /* May launch l run in a row group of rows `kind` (BG_ROWS_N or BG_ROWS_G; see above)?  Not
- * prep, rows kind, not bspmm, bspmm_mm or readout, every argument a non-graph buffer of rows
+ * prep, no dynamic shared memory (smem), rows kind, not bspmm, bspmm_mm or readout, every argument a non-graph buffer of rows
  * kind or a constant count, and, with an alternative kernel, a sparse variant
  * (bg_plan_sparse_tpr; rows N only).  The plan builder also requires the IR op to read its
  * row-indexed operands at its own row only; the manifest reader checks this much. */
@@ -646,6 +656,18 @@ uint64_t bg_features_csr_nnz(const float *x, size_t n);
 #define BG_PLAN_TC_GRID_PER_SM 2
 
 int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols);
+/* The wgmma BB product's launch (templates/bmm_bb_wgs.cuh, bg_plan_bmm_wgs): blocks of
+ * BG_PLAN_WGS_BLOCK threads (two consumer warpgroups and a producer), at most one an SM
+ * (BG_PLAN_WGS_GRID_PER_SM: its shared block is most of an SM's), each striding over tiles of
+ * 128 rows x bg_plan_wgs_tile_cols(cols) columns; bg_plan_wgs_threads_per_row gives one
+ * block a tile before the clamp; bg_plan_wgs_smem its dynamic shared memory (the template's
+ * wgs_smem_bytes<M>(), which the generated code checks by a static_assert). */
+#define BG_PLAN_WGS_BLOCK 384
+#define BG_PLAN_WGS_GRID_PER_SM 1
+#define BG_PLAN_WGS_STAGES 6 /* the template's WGP_NS */
+int bg_plan_wgs_tile_cols(int64_t cols);
+int64_t bg_plan_wgs_threads_per_row(int64_t cols);
+int bg_plan_wgs_smem(int64_t cols);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in

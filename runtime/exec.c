@@ -40,18 +40,18 @@ static bool pdl_on(const BgGpu *g, const BgGpuModel *gm, const BgGpuRun *r) {
     return r->pdl == 1 || (g->sm >= 90 && g->cu.driver_version >= BG_CUDA_PDL_DRIVER);
 }
 
-/* One launch of fn, grid (gx, gy), on stream.  pdl: with programmatic stream serialization (a
+/* One launch of fn, grid (gx, gy), smem bytes of dynamic shared memory, on stream.  pdl: with programmatic stream serialization (a
  * kernel of a run after its first, where pdl_on), which may then begin while the one before it
  * ends (its bgnn::pdl_enter waits for that one to finish: templates/bgnn_common.cuh); in a
  * captured graph this is a programmatic edge. */
-static BgCUresult launch_kernel(BgGpu *g, BgCUfunction fn, unsigned gx, unsigned gy, unsigned block, BgCUstream stream,
-                                void **pv, bool pdl) {
-    if (!pdl) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, 0, stream, pv, NULL);
+static BgCUresult launch_kernel(BgGpu *g, BgCUfunction fn, unsigned gx, unsigned gy, unsigned block, unsigned smem,
+                                BgCUstream stream, void **pv, bool pdl) {
+    if (!pdl) return g->cu.cuLaunchKernel(fn, gx, gy, 1, block, 1, 1, smem, stream, pv, NULL);
     BgCUlaunchAttribute at;
     memset(&at, 0, sizeof at);
     at.id = BG_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     at.value.programmatic_stream_serialization_allowed = 1;
-    BgCUlaunchConfig c = {gx, gy, 1, block, 1, 1, 0, stream, &at, 1};
+    BgCUlaunchConfig c = {gx, gy, 1, block, 1, 1, smem, stream, &at, 1};
     return g->cu.cuLaunchKernelEx(&c, fn, pv, NULL);
 }
 
@@ -86,7 +86,7 @@ static bool launch_rowgroup(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int gi,
     }
     void **pv = model_params(p, r, &nn, &tile, &bar);
     if (rg->csr >= 0) pv[3 + p->nbufs] = &r->csr[rg->csr]; /* the features' CSR, last */
-    BgCUresult res = launch_kernel(g, gm->rowgroup_fn[gi], gx, gy, (unsigned)rg->block, stream, pv, pdl);
+    BgCUresult res = launch_kernel(g, gm->rowgroup_fn[gi], gx, gy, (unsigned)rg->block, 0, stream, pv, pdl);
     free(pv);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[160];
@@ -468,7 +468,8 @@ static bool launch_one(BgGpu *g, const BgGpuModel *gm, BgGpuRun *r, int i, BgCUs
     const bool wave = !alt && !sparse && gm->wave_fn && gm->wave_fn[i] && bs == BG_PLAN_WAVE_BLOCK &&
                       grid <= gm->wave_grid_max[i];
     if (wave) fn = gm->wave_fn[i];
-    BgCUresult res = launch_kernel(g, fn, (unsigned)grid, 1, (unsigned)bs, stream, pv, pdl);
+    const unsigned smem = alt || sparse || wave ? 0u : (unsigned)L->smem; /* (only the launch's own kernel has it) */
+    BgCUresult res = launch_kernel(g, fn, (unsigned)grid, 1, (unsigned)bs, smem, stream, pv, pdl);
     if (res == BG_CUDA_SUCCESS) return true;
     char what[200];
     snprintf(what, sizeof what, "launching %s%s (%lld blocks of %d)", alt ? L->alt : L->kernel,

@@ -176,6 +176,16 @@ bool bg_gpu_model_load(BgGpu *g, const unsigned char *cubin, size_t len, const c
                 goto fail;
             }
         }
+        /* a launch with dynamic shared memory past the default 48 KB: its kernel's limit raised */
+        const int smem = p->launches[i].smem;
+        if (smem > 48 * 1024 &&
+            (r = g->cu.cuFuncSetAttribute(out->fn[i], BG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)) !=
+                BG_CUDA_SUCCESS) {
+            char nb[64];
+            bg_diag_error(d, BG_E_MANIFEST, "%s: kernel '%s' needs %d bytes of shared memory a block, which %s refuses (%s)",
+                          what, p->launches[i].kernel, smem, g->name, bg_cuda_error_name(&g->cu, r, nb, sizeof nb));
+            goto fail;
+        }
     }
     /* each launch's largest block: the fewest threads any of its kernels takes (their registers);
      * first, one wave of a launch's one-wave variant at BG_PLAN_WAVE_BLOCK (exec.c launch_one

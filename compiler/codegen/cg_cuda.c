@@ -399,6 +399,13 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
     }
     case BG_OP_BMM: {
         bool wt = p->bufs[l->args[2]].kind == BG_BUF_B1T;
+        if (!plain && bg_plan_bmm_wgs(m, in, wt, plan_sm(p))) { /* warpgroup tensor cores (plan.c gives its shape) */
+            bg_emit_line(e, "bgnn::bmm_bb_wgs_launch<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
+                         (long long)bg_cg_kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
+            bg_emit_line(e, "static_assert(bgnn::wgs_smem_bytes<%lld>() == %du, \"the plan's smem (plan.c bg_plan_wgs_smem)\");",
+                         (long long)C, l->smem);
+            break;
+        }
         if (!plain && bg_plan_bmm_tc(m, in, wt, plan_sm(p))) { /* bit tensor cores (plan.c gives its shape) */
             bg_emit_line(e, "bgnn::bmm_bb_tc<'%c', %lld, %lld>(rows, %s, %s, %s%s);", in->prec[2],
                          (long long)bg_cg_kcols(*t0), (long long)C, nm[0], nm[1], nm[2], sa);
@@ -620,7 +627,9 @@ static bool wave_variant(const BgModule *m, const BgPlanLaunch *l) {
     return m->insts[l->inst].op == BG_OP_BSPMM_MM && bg_plan_launch_wave(l);
 }
 
-/* The launch bounds' minimum of resident blocks for launch l's kernel (alt as below): 2 for a
+/* The launch bounds' minimum of resident blocks for launch l's kernel (alt as below): 1 for the
+ * wgmma product (a launch with smem: its setmaxnreg moves registers between the warpgroups of
+ * one block, 384 threads, so ptxas must budget for one block an SM); 2 for a
  * kernel that is the tiled FB product alone without split-k (its dense alternative, or the
  * launch itself): its inner loop fits 128 registers, and 16 warps an SM hide the shared-memory
  * reads that 8 do not; 6 for the sparse variant of a product with alt (templates/bmm_fb_csr.cuh,
@@ -633,6 +642,7 @@ static bool wave_variant(const BgModule *m, const BgPlanLaunch *l) {
  * features 17.7 -> 13.4 us, sage_full 78.0 -> 76.5 us, indgcn_full 66.8 -> 65.1 us on an H200,
  * docs/performance.md); 0 (no minimum) for everything else, split-k's partial sums included. */
 static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int alt) {
+    if (l->smem) return 1; /* the wgmma product: setmaxnreg shares one block's registers out */
     if (l->block_size != 256) return 0;
     if (alt == 3) return 4;
     const BgInst *in = &m->insts[l->inst];
@@ -804,6 +814,10 @@ static bool emit_fused(BgEmit *e, const BgModule *m, const BgPlan *p, const IrLi
 /* ---- the translation unit ---------------------------------------------------------- */
 
 char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
+    return bg_codegen_cuda_arch(m, arch, NULL, 0, d);
+}
+
+char *bg_codegen_cuda_arch(const BgModule *m, const char *arch, char *compile_arch, size_t n, BgDiagSink *d) {
     int sm;
     const char *use_arch = arch ? arch : m->arch ? m->arch : "sm_90";
     if (!bg_arch_parse(use_arch, &sm) || sm < 70) {
@@ -817,6 +831,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         bg_arena_free(a);
         return NULL;
     }
+    if (compile_arch && n) snprintf(compile_arch, n, "%s", p->arch);
     char *manifest = bg_manifest_write(p);
     char *ir_text = bg_ir_print(m);
     IrLines irl_index = bg_cg_ir_lines(ir_text), *ir = &irl_index;
@@ -838,7 +853,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
     }
     static const char *const fam_hdr[6] = {"bin_ops.cuh", "elementwise.cuh", "matmul.cuh", "rowwise.cuh", "spmm.cuh",
                                            "epilogue.cuh"};
-    bool fb_tiled = false, bb_tc = false, fb_rows = false, fold = false;
+    bool fb_tiled = false, bb_tc = false, bb_wgs = false, fb_rows = false, fold = false;
     for (int i = 0; i < p->nlaunches; i++) {
         const BgInst *in = &m->insts[p->launches[i].inst];
         if (in->op == BG_OP_BN_SCALE || in->op == BG_OP_BN_SHIFT || in->op == BG_OP_SIGN_SUM) fold = true;
@@ -847,6 +862,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         if (bg_plan_bmm_fb_rows(m, in, wt)) fb_rows = true;
         if (bg_plan_bmm_fb_tiled(in, wt) || p->launches[i].alt) fb_tiled = true;
         if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) bb_tc = true;
+        if (bg_plan_bmm_wgs(m, in, wt, plan_sm(p))) bb_wgs = true;
     }
 
     BgEmit e;
@@ -860,6 +876,7 @@ char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d) {
         if (fam[k]) bg_emit_line(&e, "#include \"%s\"", fam_hdr[k]);
     if (fb_tiled) bg_emit_line(&e, "#include \"bmm_fb_tiled.cuh\"");
     if (bb_tc) bg_emit_line(&e, "#include \"bmm_bb_tc.cuh\""); /* includes bmm_fb_tiled.cuh (its shared block) */
+    if (bb_wgs) bg_emit_line(&e, "#include \"bmm_bb_wgs.cuh\"");
     if (fb_rows) bg_emit_line(&e, "#include \"bmm_fb_rows.cuh\"");
     if (fb_rows) bg_emit_line(&e, "#include \"bmm_fb_csr.cuh\"");
     for (int i = 0; i < p->nlaunches; i++)

@@ -59,6 +59,18 @@ bool bg_plan_bmm_fb_rows(const BgModule *m, const BgInst *in, bool weight_transp
  * tile (bg_plan_bmm_tc_threads_per_row). */
 #define BG_PLAN_TC_MIN_K 512
 bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed, int sm);
+/* Whether a BMM instruction runs on the warpgroup tensor cores (templates/bmm_bb_wgs.cuh: a
+ * producer warpgroup feeding two wgmma warpgroups; sm_90, compiled for sm_90a, which the plan
+ * then records as its arch): a bmm.BB* with its b1 weight transposed, K a multiple of 128, on
+ * sm_90, with path wgmma, or path auto and K >= BG_PLAN_WGS_MIN_K and M >= BG_PLAN_WGS_MIN_M
+ * (bench/bmm_tc_bench.cu: on 65536 x 4096 x 4096 and 232965 x 1024 x 1024 it is 1.3-2.2x
+ * the mma.sync kernel, BBF and BBB; smaller shapes were not measured against it, so they keep
+ * bg_plan_bmm_tc).  Its launch: plan.h BG_PLAN_WGS_BLOCK threads, dynamic shared memory
+ * (BgPlanLaunch.smem), at most a block an SM; never in the fused, per-graph or row-group
+ * kernels.  bg_plan_bmm_tc is false where this is true; path wgmma off sm_90 is tc. */
+#define BG_PLAN_WGS_MIN_K 1024
+#define BG_PLAN_WGS_MIN_M 1024
+bool bg_plan_bmm_wgs(const BgModule *m, const BgInst *in, bool weight_transposed, int sm);
 
 /* sched.c: the schedule space (docs/tuning.md). */
 /* A point of an instruction's schedule space: its BgSched and the code-level attributes. */
@@ -120,6 +132,10 @@ bool bg_sched_apply_text(BgModule *m, const char *spec, BgDiagSink *d);
  * specialised kernel per launch, provenance comments, the manifest embedded.  arch:
  * "sm_80", "sm_90", ...  malloc'd. */
 char *bg_codegen_cuda(const BgModule *m, const char *arch, BgDiagSink *d);
+/* The same, and the architecture to compile it for into compile_arch (n bytes, when not NULL):
+ * the plan's, which is arch, or "sm_90a" where the plan has a wgmma product (bg_plan_bmm_wgs)
+ * and arch is sm_90.  NVRTC must target that one. */
+char *bg_codegen_cuda_arch(const BgModule *m, const char *arch, char *compile_arch, size_t n, BgDiagSink *d);
 /* The embedded templates (the templates/ .cuh files) as headers, by file name (the generated
  * source #includes them by these names).  Returns a malloc'd array of *n entries (free it;
  * the strings are static), to hand to NVRTC with the source. */

@@ -269,10 +269,21 @@ static bool is_b1_param(const BgModule *m, BgRef r) {
     return m->insts[r].op == BG_OP_PARAM && m->insts[r].type.kind == BG_TY_B1;
 }
 
+bool bg_plan_bmm_wgs(const BgModule *m, const BgInst *in, bool weight_transposed, int sm) {
+    if (in->op != BG_OP_BMM || in->prec[0] != 'B' || in->prec[1] != 'B' || !weight_transposed || sm != 90)
+        return false;
+    const BgType *x = &m->insts[in->args[0]].type;
+    if (x->rank != 2 || x->dim[1] < 128 || x->dim[1] % 128 != 0 || in->type.rank != 2) return false;
+    if (in->attrs.path != BG_BMM_PATH_AUTO) return in->attrs.path == BG_BMM_PATH_WGMMA;
+    return x->dim[1] >= BG_PLAN_WGS_MIN_K && in->type.dim[1] >= BG_PLAN_WGS_MIN_M;
+}
+
 bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed, int sm) {
     if (in->op != BG_OP_BMM || in->prec[0] != 'B' || in->prec[1] != 'B' || !weight_transposed || sm < 80)
         return false;
-    if (in->attrs.path != BG_BMM_PATH_AUTO) return in->attrs.path == BG_BMM_PATH_TC;
+    if (bg_plan_bmm_wgs(m, in, weight_transposed, sm)) return false;
+    /* path wgmma off sm_90: mma.sync's tensor cores */
+    if (in->attrs.path != BG_BMM_PATH_AUTO) return in->attrs.path == BG_BMM_PATH_TC || in->attrs.path == BG_BMM_PATH_WGMMA;
     const BgType *x = &m->insts[in->args[0]].type;
     return x->rank == 2 && x->dim[1] >= BG_PLAN_TC_MIN_K;
 }
@@ -339,6 +350,7 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind 
         const int64_t kc = k * cols;
         if (!l->alt && (bg_plan_bmm_tc(m, in, wt, c->sm) || bg_plan_bmm_fb_tiled(in, wt)) && kc > ROWGROUP_MM_MAX)
             return false; /* (a product of the features runs its sparse variant in a group) */
+        if (bg_plan_bmm_wgs(m, in, wt, c->sm)) return false; /* (smem: bg_plan_rowgroup_launch_ok says so too) */
         break;
     }
     case BG_OP_ABSMEAN: { /* a batchnorm prologue: its table of inverses (cg_rows.c), when small */
@@ -644,7 +656,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         BgPlanLaunch *l = new_launch(&c, i);
         arg(l, out);
         BgRef a0 = in->args[0];
-        bool tc = false; /* a tensor-core BB product */
+        bool tc = false, wgs = false; /* a tensor-core BB product: mma.sync, wgmma */
         switch (in->op) {
         case BG_OP_BIN: /* of F values a warp a row (bin_ops.cuh bin_rows); of bits one thread a bit */
             arg(l, use_value(&c, a0));
@@ -711,6 +723,12 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             tc = bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm);
             if (tc) /* about one block a tile */
                 l->threads_per_row = (int)bg_plan_bmm_tc_threads_per_row(cols);
+            wgs = bg_plan_bmm_wgs(m, in, bb && is_b1_param(m, w), c.sm);
+            if (wgs) { /* a block a tile, at most one an SM (after the schedule, below) */
+                l->threads_per_row = (int)bg_plan_wgs_threads_per_row(cols);
+                l->smem = bg_plan_wgs_smem(cols);
+                c.p->arch = "sm_90a"; /* wgmma and setmaxnreg: the arch-specific target */
+            }
             break;
         }
         case BG_OP_BSPMM: {
@@ -795,9 +813,16 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         /* the tensor-core product's blocks past TC_WAVES an SM return at once (bmm_bb_tc.cuh):
          * not launched */
         if (tc && !l->grid_per_sm) l->grid_per_sm = BG_PLAN_TC_GRID_PER_SM;
+        /* the wgmma product's blocks past min(grid, tiles, SMs) return at once: not launched */
+        if (wgs) {
+            l->block_size = BG_PLAN_WGS_BLOCK;
+            if (!l->grid_per_sm) l->grid_per_sm = BG_PLAN_WGS_GRID_PER_SM;
+        }
     }
+    bool smem = false; /* a launch with its own blocks and shared memory: no one-kernel forms */
+    for (int i = 0; i < c.p->nlaunches; i++) smem |= c.p->launches[i].smem > 0;
     /* The one-kernel form, when fuse-model asked for it and its parameters fit. */
-    if (m->fused && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {
+    if (m->fused && !smem && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {
         c.p->fused = true;
         c.p->fused_kernel = "bgnn_model";
         c.p->fused_block = BLOCK;

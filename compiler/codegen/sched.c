@@ -20,10 +20,10 @@ static const int group_vals[] = {0, 1, -1};
 static const int fb_vals[] = {BG_SCHED_FB_AUTO, BG_SCHED_FB_ROWS, BG_SCHED_FB_TILED, BG_SCHED_FB_SPARSE};
 static const int lanes_vals[] = {0, 8, 16};
 static const int methods[] = {BG_METHOD_AUTO, BG_METHOD_IFELSE, BG_METHOD_ANDNOT, BG_METHOD_POPC2};
-static const int paths[] = {BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC};
+static const int paths[] = {BG_BMM_PATH_AUTO, BG_BMM_PATH_POPC, BG_BMM_PATH_TC, BG_BMM_PATH_WGMMA};
 static const char *const fb_names[] = {"auto", "rows", "tiled", "sparse"};
 static const char *const method_names[] = {"auto", "ifelse", "andnot", "popc2"};
-static const char *const path_names[] = {"auto", "popc", "tc"};
+static const char *const path_names[] = {"auto", "popc", "tc", "wgmma"};
 
 /* The kernel family of a tunable instruction (what its launch runs). */
 typedef enum { K_NONE, K_BMM, K_BMM_INPUT, K_BMM_TILED, K_BMM_BB, K_SPMM_FAST, K_SPMM, K_SPMM_BITS, K_MM_SPMM } Kind;
@@ -130,8 +130,13 @@ bool bg_sched_valid(const BgModule *m, const BgInst *in, const BgSchedPoint *pt,
     /* kernels that need 256-thread blocks: the tiled FB product (also the alternative of the
      * features product, which auto may take) and the tensor-core BB product */
     bool needs256 = k == K_BMM_TILED || (k == K_BMM_INPUT && (s->fb == BG_SCHED_FB_AUTO || s->fb == BG_SCHED_FB_TILED));
-    if (k == K_BMM_BB && pt->path != BG_BMM_PATH_POPC) needs256 = true; /* tc where the plan takes it */
+    if (k == K_BMM_BB && (pt->path == BG_BMM_PATH_AUTO || pt->path == BG_BMM_PATH_TC))
+        needs256 = true; /* tc where the plan takes it (the plan's wgmma product sets its own 384) */
     if (needs256 && s->block && s->block != 256) BAD("block=%d: this kernel needs 256-thread blocks", s->block);
+    if (pt->path == BG_BMM_PATH_WGMMA) {
+        if (m->insts[in->args[0]].type.dim[1] % 128 != 0) BAD("path=wgmma needs K a multiple of 128");
+        if (s->block && s->block != 384) BAD("block=%d: the wgmma product runs 384-thread blocks", s->block);
+    }
 #undef BAD
     return true;
 }
@@ -196,7 +201,7 @@ int bg_sched_space(const BgModule *m, const BgInst *in, int sm, BgSchedPoint *ou
         BgSchedPoint p = cur;
         for (int a = 0; a < AX_COUNT; a++)
             if (vals[a]) axis_set(&p, (Axis)a, vals[a][idx[a]]);
-        if (!bg_sched_eq(&p, &cur) && bg_sched_valid(m, in, &p, NULL, 0)) {
+        if (!bg_sched_eq(&p, &cur) && (p.path != BG_BMM_PATH_WGMMA || sm == 90) && bg_sched_valid(m, in, &p, NULL, 0)) {
             if (out && count < max) out[count] = p;
             count++;
         }
@@ -264,10 +269,10 @@ bool bg_sched_parse(const char *text, BgSchedPoint *pt, char *err, size_t n) {
         else if (strcmp(k, "fb") == 0 && (c = choice(v, fb_names, 4)) > 0) pt->s.fb = (uint8_t)c;
         else if (strcmp(k, "lanes") == 0 && number(v, 8, 16, &x) && (x == 8 || x == 16)) pt->s.lanes = (uint8_t)x;
         else if (strcmp(k, "method") == 0 && (c = choice(v, method_names, 4)) > 0) pt->method = (BgMethod)c;
-        else if (strcmp(k, "path") == 0 && (c = choice(v, path_names, 3)) > 0) pt->path = (BgBmmPath)c;
+        else if (strcmp(k, "path") == 0 && (c = choice(v, path_names, 4)) > 0) pt->path = (BgBmmPath)c;
         else {
             snprintf(err, n, "'%.24s=%.24s': unknown key or value out of range (block=32..1024 in 32s, grid=1..64, "
-                     "chunk=32..%d, group=always|never, fb=rows|tiled|sparse, lanes=8|16, method=ifelse|andnot|popc2, path=popc|tc)",
+                     "chunk=32..%d, group=always|never, fb=rows|tiled|sparse, lanes=8|16, method=ifelse|andnot|popc2, path=popc|tc|wgmma)",
                      k, v, BG_PLAN_BSPMM_CHUNK);
             return false;
         }
@@ -302,10 +307,13 @@ int bg_sched_apply_db(BgModule *m, const BgTuneDb *db, const char *graph_key, in
         if (!r) continue;
         BgSchedPoint pt;
         if (!bg_sched_parse(r->sched, &pt, err, sizeof err) || !bg_sched_valid(m, in, &pt, err, sizeof err) ||
-            (pt.path == BG_BMM_PATH_TC && sm < 80)) {
+            (pt.path == BG_BMM_PATH_TC && sm < 80) || (pt.path == BG_BMM_PATH_WGMMA && sm != 90)) {
             bg_diag_at(d, BG_SEV_WARNING, BG_E_FORMAT, NULL, (BgLoc){0},
                        "tuning database: record for '%s' on '%s' has schedule '%s', not usable here (%s); the default "
-                       "schedule runs", op, graph_key, r->sched, pt.path == BG_BMM_PATH_TC && sm < 80 ? "tc needs sm_80" : err);
+                       "schedule runs", op, graph_key, r->sched,
+                       pt.path == BG_BMM_PATH_TC && sm < 80      ? "tc needs sm_80"
+                       : pt.path == BG_BMM_PATH_WGMMA && sm != 90 ? "wgmma needs sm_90"
+                                                                  : err);
             continue;
         }
         bg_sched_set(in, &pt);

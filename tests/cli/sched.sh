@@ -34,7 +34,7 @@ body = open(sys.argv[1]).read().split("bgnn_manifest[", 1)[1].split("{", 1)[1].s
 print(bytes(int(x, 16) for x in re.findall(r"0x([0-9a-f]{2})", body)).decode().rstrip("\0"))
 PY
 grep -q '^graph 0 .* chunk=512 group=always$' "$work/manifest.txt" || fail "graph 0 line: $(grep '^graph 0' "$work/manifest.txt")"
-grep -q '^launch .*kernel=bgnn_k10_bmm .* grid=0 fb=sparse$' "$work/manifest.txt" || fail "launch of %10: no fb=sparse"
+grep -q '^launch .*kernel=bgnn_k10_bmm .* grid=0 fb=sparse smem=0$' "$work/manifest.txt" || fail "launch of %10: no fb=sparse"
 bad() { # expected exit, expected text, args...
     local want=$1 text=$2
     shift 2

@@ -10,19 +10,23 @@
  * and + bias vector), add.BBF, add.BBB; concat of F and of B values; and a few fused forms
  * the passes make (bspmm.BBB + bias per method, bspmm + relu, bmm + batchnorm prologue,
  * bmm.BBB + bias), and bmm.BBF / bmm.BBB / bmm.BBB + bias on the bit tensor cores (path: tc,
- * templates/bmm_bb_tc.cuh).  Before anything runs, each output's producer in the compiled IR is
+ * templates/bmm_bb_tc.cuh), and where K is a multiple of 128 the same and bmm.BBF with Bi-GCN's
+ * row and column scales on the warpgroup tensor cores (path: wgmma, templates/bmm_bb_wgs.cuh;
+ * on sm_90 only: elsewhere the plan gives them mma.sync's kernel).  Before anything runs, each output's producer in the compiled IR is
  * checked to be the op, precisions, adjacency and method it is meant to test.
  * Widths (K, M): (1, 1), (31, 32), (257, 7), (100, 130), (128, 33), (600, 33), (1000, 7: the
- * wide form of a row group, the aggregation's bin and absmean in its epilogue); concat widths
+ * wide form of a row group, the aggregation's bin and absmean in its epilogue), (384, 288: the
+ * wgmma product's whole 128 x 256 tiles, its permuted store, and a partial column tile); concat widths
  * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
  * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
  * kernel (no epilogue) and on matmul.cuh's (with one); bmm.FF* is seq+fma everywhere.
- * A shape is (model, graph): 7 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
+ * A shape is (model, graph): 8 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
- * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 48 shapes.
+ * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 64 shapes.
  *
  * Per shape: the model (JIT: code generator + NVRTC, compiled once per model, in parallel
- * threads; through the disk cache only when BGNN_CACHE_DIR is set) runs on a non-default stream in every execution mode (fused cooperative kernel,
+ * threads; through the disk cache only when BGNN_CACHE_DIR is set) runs on a non-default stream in every execution mode (fused cooperative kernel, but
+ * in a model with the wgmma product on sm_90, which has none,
  * CUDA graph, separate launches; temporaries but the prep outputs filled with 0xff before each) and EVERY value
  * buffer the plan keeps and every output is compared with bg_interp_run's values (as
  * test_gpu_examples): b1 bit for bit including padding bits, f32 within 1e-5 relative.
@@ -43,7 +47,7 @@
  *   BGNN_VARIANTS_CPU_ONLY=1  no GPU needed (ctest unit.test_gpu_variants_cpu): every model
  *                             through the front end, the producer checks and the code
  *                             generator, and the reference with its self-checks on every graph
- *                             (40 shapes); NVRTC to an sm_90 cubin (its manifest must parse and
+ *                             (64 shapes); NVRTC to an sm_90 cubin (its manifest must parse and
  *                             hold the fused kernel) for models 0 and 3 only, since NVRTC takes
  *                             15-20 s per model (BGNN_VARIANTS_NVRTC_ALL=1: every model;
  *                             BGNN_VARIANTS_NVRTC_NONE=1: none, as the sanitizer build runs it).
@@ -81,7 +85,8 @@ static const Decl decls[NDECL] = {
 typedef struct Widths {
     int k, m, fdecl;
 } Widths;
-static const Widths widths[] = {{1, 1, 5}, {31, 32, 2}, {257, 7, 1}, {100, 130, 4}, {128, 33, 3}, {600, 33, 0}, {1000, 7, 2}};
+static const Widths widths[] = {{1, 1, 5},   {31, 32, 2},  {257, 7, 1},  {100, 130, 4},
+                                {128, 33, 3}, {600, 33, 0}, {1000, 7, 2}, {384, 288, 1}};
 static const int quick_models[] = {0, 3};
 
 typedef enum { G_RANDOM, G_POWER, G_HUB } GraphKind;
@@ -169,15 +174,31 @@ static void gen_bmm(Model *md, BgStrBuf *b) {
         OutSpec *o = emit(md, b, name, expr, BG_OP_BMM, prec);
         if (z == 'B') o->twin_f = md->nouts - 2;
     }
-    /* bmm.BB* on the bit tensor cores whatever the shape (auto picks them from K = 512 up) */
-    for (int v = 0; v < 2; v++) {
-        char name[32], expr[64], prec[4] = {'B', 'B', v ? 'B' : 'F', 0};
-        snprintf(name, sizeof name, "bmm_%s_tc", prec);
-        snprintf(expr, sizeof expr, "bmm.%s(xb, Wc) { path: tc }", prec);
-        OutSpec *o = emit(md, b, name, expr, BG_OP_BMM, prec);
-        snprintf(o->key, sizeof o->key, "bmm.%s tc", prec);
-        o->path = BG_BMM_PATH_TC;
-        if (v) o->twin_f = md->nouts - 2;
+    /* bmm.BB* on the bit tensor cores whatever the shape (auto picks them from K = 512 up), and
+     * on the warpgroup tensor cores (path wgmma: K a multiple of 128; sm_90 only, elsewhere the
+     * plan takes mma.sync's), that one also with a bias and with Bi-GCN's row and column scales */
+    static const char *const paths[2] = {"tc", "wgmma"};
+    for (int pi = 0; pi < 2; pi++)
+        for (int v = 0; v < 2 && (pi == 0 || md->w.k % 128 == 0); v++) {
+            char name[32], expr[64], prec[4] = {'B', 'B', v ? 'B' : 'F', 0};
+            snprintf(name, sizeof name, "bmm_%s_%s", prec, pi ? "wg" : "tc");
+            snprintf(expr, sizeof expr, "bmm.%s(xb, Wc) { path: %s }", prec, paths[pi]);
+            OutSpec *o = emit(md, b, name, expr, BG_OP_BMM, prec);
+            snprintf(o->key, sizeof o->key, "bmm.%s %s", prec, paths[pi]);
+            o->path = pi ? BG_BMM_PATH_WGMMA : BG_BMM_PATH_TC;
+            if (v) o->twin_f = md->nouts - 2;
+        }
+    if (md->w.k % 128 == 0) {
+        /* (their own weights: a product shared with another output keeps its value, unfused) */
+        OutSpec *o = emit(md, b, "ep_bmm_BBB_wg", "add.FFB(bmm.BBF(xb, Wb) { path: wgmma }, bm)", BG_OP_BMM, "BBB");
+        snprintf(o->key, sizeof o->key, "bmm.BBB wgmma +bias");
+        o->fused = true;
+        o->path = BG_BMM_PATH_WGMMA;
+        o = emit(md, b, "ep_bmm_BBF_wg_scl", "scl(bmm.BBF(xb, Wd) { path: wgmma }, rows: absmean(X), cols: scale(Wd))",
+                 BG_OP_BMM, "BBF");
+        snprintf(o->key, sizeof o->key, "bmm.BBF wgmma +scales");
+        o->fused = true;
+        o->path = BG_BMM_PATH_WGMMA;
     }
 }
 
@@ -317,6 +338,7 @@ static void gen_model(Model *md, int idx) {
     bg_sb_printf(&b, "param Wf : f32[%d, %d] = \"wf\"\nparam Wt : f32[%d, %d] = \"wt\".T\n", k, m, k, m);
     bg_sb_printf(&b, "param Wb : b1[%d, %d] = \"wb\".T\nparam Wc : b1[%d, %d] = \"wc\"\n", k, m, k, m);
     bg_sb_printf(&b, "param bk : f32[%d] = \"bk\"\nparam bm : f32[%d] = \"bm\"\n", k, m);
+    if (k % 128 == 0) bg_sb_printf(&b, "param Wd : b1[%d, %d] = \"wd\".T\n", k, m); /* gen_bmm's wgmma + scales */
     bg_sb_printf(&b, "param mu : f32[%d] = \"bn.mean\"\nparam var : f32[%d] = \"bn.var\"\n", k, k);
     emit(md, &b, "xb", "bin(X)", BG_OP_BIN, "");
     gen_bmm(md, &b);
@@ -1013,7 +1035,11 @@ int main(void) {
                 continue;
             }
             bg_diag_free(&d);
-            CHECK(gm.fused_fn != NULL); /* so that the coop mode runs */
+            /* so that the coop mode runs; a plan with the wgmma product (sm_90: its own blocks
+             * and shared memory, BgPlanLaunch.smem) has no fused kernel */
+            bool smem = false;
+            for (int li = 0; li < gm.plan->nlaunches; li++) smem |= gm.plan->launches[li].smem > 0;
+            CHECK(smem ? gm.fused_fn == NULL : gm.fused_fn != NULL);
             printf("%s: K=%d M=%d, %d outputs, %d kernels%s, %s %.0f ms\n", md->name, md->w.k, md->w.m, md->nouts,
                    gm.plan->nlaunches, gm.fused_fn ? " + fused" : "", md->ji.cache_hit ? "cache hit, nvrtc" : "nvrtc",
                    md->ji.nvrtc_ms);

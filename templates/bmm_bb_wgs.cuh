@@ -1,12 +1,15 @@
-// bmm_bb_wgp.cuh - bmm.BB{B,F} on Hopper's warpgroup tensor cores (wgmma .b1, AND form), fed by
-// a warp-specialized cp.async pipeline (sm_90a).  Benchmark-only for now (bench/bmm_tc_bench.cu
-// times it as "wgmma warp-specialized"); include after kernels/bmm_bb_wg.cuh, whose wgmma
-// wrappers it uses.  The result is the mma.sync kernel's, bit for bit: t[r,o] = K - 2 popc(x_r) -
+// bmm_bb_wgs.cuh - bmm.BB{B,F} on Hopper's warpgroup tensor cores (wgmma .b1, AND form), fed by
+// a warp-specialized cp.async pipeline (sm_90a).  Timed by bench/bmm_tc_bench.cu as "wgmma
+// warp-specialized" (docs/performance.md); the plan chooses it for wide products on sm_90
+// (compiler/codegen/plan_build.c bg_plan_bmm_wgs: an sm_90a compile, 384-thread launches with
+// dynamic shared memory, bmm_bb_wgs_launch below).  The wgmma wrappers: wgmma_b1.cuh.
+// The result is the mma.sync kernel's, bit for bit: t[r,o] = K - 2 popc(x_r) -
 // 2 popc(w_o) + 4 popc(x_r AND w_o), exact integers, through the same stores (tc_store; a whole
 // tile of a plain BBB through wgs_store_sign, tc_store_sign's bits without shuffles: its w rows
 // are copied in a permuted order, so that each thread's accumulators are whole output words).
 //
-// What differs from bmm_bb_wg.cuh (register-staged, two stages, two barriers a step):
+// What differs from the benchmark's bench/kernels/bmm_bb_wg.cuh (register-staged, two stages, two
+// barriers a step):
 // * 384 threads: two consumer warpgroups (64 rows each of a 128 x BN tile, BN = WgShape<M>::BN,
 //   one m64nBNk256 wgmma a k-step each, accumulators in registers) and a producer warpgroup that
 //   alone copies the operands global -> shared by cp.async (16 bytes, zero-filled past the rows
@@ -36,8 +39,10 @@
 // Tiles: blockIdx.x, + nblk, ... (nblk = min(grid, tiles, %nsmid)), the stages of a block's tiles
 // one sequence.  Needs K a multiple of 128 (whole 16-byte chunks: the rows' starts are then
 // 16-byte aligned), blockDim.x == 384 and the dynamic shared memory of wgs_smem_bytes<M>().
-#ifndef BGNN_BMM_BB_WGP_CUH
-#define BGNN_BMM_BB_WGP_CUH
+#ifndef BGNN_BMM_BB_WGS_CUH
+#define BGNN_BMM_BB_WGS_CUH
+
+#include "wgmma_b1.cuh"
 
 #ifndef BGNN_WGP_NS
 #define BGNN_WGP_NS 6
@@ -67,7 +72,7 @@ template <long long M>
 constexpr unsigned wgs_smem_bytes() { return WgsShape<M>::BYTES; }
 
 #if BGNN_TC_WGMMA
-// A shared-memory matrix descriptor (bmm_bb_wg.cuh's wg_desc: no swizzle) for rows of 64 bytes in
+// A shared-memory matrix descriptor (wgmma_b1.cuh's wg_desc: no swizzle) for rows of 64 bytes in
 // the 64-byte swizzle (layout type 2): 8-row groups 512 bytes apart; a k-step j of the row adds
 // 32 j bytes to the start.
 __device__ __forceinline__ u64 wgp_desc_sw64(u32 addr) {
@@ -89,11 +94,15 @@ template <long long OFF>
 __device__ __forceinline__ void cp_async16_at(u32 dst, const void *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1+%2], 16;\n" ::"r"(dst), "l"(src), "n"(OFF));
 }
-// f(std::integral_constant<int, u>) for u < N, in order.
+// f(WgsInt<u>()) for u < N, in order (u a constant of each call).
+template <int U>
+struct WgsInt {
+    static constexpr int value = U;
+};
 template <int N, int U = 0, class F>
 __device__ __forceinline__ void wgs_unroll(F &&f) {
     if constexpr (U < N) {
-        f(std::integral_constant<int, U>());
+        f(WgsInt<U>());
         wgs_unroll<N, U + 1>(f);
     }
 }
@@ -432,6 +441,20 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
 }
 #endif // BGNN_TC_WGMMA
 
+// The generated code's call (compiler/codegen/cg_cuda.c, the plan's rule bg_plan_bmm_wgs): a
+// launch of 384-thread blocks with wgs_smem_bytes<M>() of dynamic shared memory, the same
+// arguments as bmm_bb_tc's (a BB product has no prologue).  The w rows' popcounts are counted
+// by the tensor cores (WC false): the plan has no table of them.
+template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
+__device__ __forceinline__ void bmm_bb_wgs_launch(long long rows, void *yp, const void *xp, const void *wp,
+                                                  Pro = Pro(), Epi epi = Epi()) {
+#if BGNN_TC_WGMMA
+    bmm_bb_wgs<Z, K, M>(rows, yp, xp, wp, epi);
+#else
+    static_assert(Z == 0, "bmm_bb_wgs_launch: compile for sm_90a (the plan's arch)");
+#endif
+}
+
 } // namespace bgnn
 
-#endif // BGNN_BMM_BB_WGP_CUH
+#endif // BGNN_BMM_BB_WGS_CUH
