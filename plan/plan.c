@@ -351,6 +351,11 @@ int bg_plan_phases(const BgPlan *p, int *phase) {
 
 size_t bg_plan_elem_size(BgBufKind k) { return k == BG_BUF_I64 ? 8 : 4; }
 
+size_t bg_plan_buf_bytes(const BgPlanBuf *b, int64_t rows) {
+    if (rows < 0) return 0;
+    return (size_t)rows * (size_t)b->width * bg_plan_elem_size(b->kind) + (b->kind == BG_BUF_B1T ? (size_t)rows * 4 : 0);
+}
+
 const char *bg_plan_kind_name(BgBufKind k) {
     static const char *const names[] = {"f32", "b1", "b1t", "i64", "i32"};
     return (unsigned)k < 5 ? names[k] : "?";

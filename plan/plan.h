@@ -19,8 +19,10 @@
  *         write B1 leave padding bits zero.
  *   B1T   a b1 PARAM W[K,M] used as the weight of a bmm.BB* (both popcount operands
  *         k-contiguous), stored transposed: [rows = M][width = ceil(K/32)] uint32,
- *         bit k%32 of word o*width + k/32 = W[k,o]; cols = K; padding bits 0.  Other b1
- *         weights (bmm.FB*, computed b1 values) stay canonical B1.
+ *         bit k%32 of word o*width + k/32 = W[k,o]; cols = K; padding bits 0; then the
+ *         rows' popcounts, int32 [rows] (row o's set bits: the wgmma product's w counts,
+ *         templates/bmm_bb_wgs.cuh bmm_bb_wgs_launch), so rows * (width + 1) words in all
+ *         (bg_plan_buf_bytes).  Other b1 weights (bmm.FB*, computed b1 values) stay canonical B1.
  *   I64   int64 [rows] (width 1): graph rowptr, graph_ptr.
  *   I32   int32 [rows] (width 1): graph col; [rows][width] for the schedule arrays below.
  * A buffer with 0 rows (N = 0, G = 0, a graph without edges) needs no allocation; the
@@ -182,7 +184,8 @@
                                  * graph array slots (bspmm_mm's rows in blocks, hubs first),
                                  * rows slots1(g); 13: wide= per row group (the wide form's
                                  * counters), a graph array done of rows n; 14: smem= per
-                                 * launch (dynamic shared memory) */
+                                 * launch (dynamic shared memory), and a B1T buffer ends
+                                 * with its rows' popcounts */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -670,6 +673,9 @@ int64_t bg_plan_wgs_threads_per_row(int64_t cols);
 int bg_plan_wgs_smem(int64_t cols);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
+/* Bytes of buffer b at `rows` rows: rows * width * elem_size, and a B1T buffer's popcount
+ * trailer (4 bytes a row).  0 when rows < 0. */
+size_t bg_plan_buf_bytes(const BgPlanBuf *b, int64_t rows);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in
  * N, E (graph entries) and G, evaluated at the given sizes (bgnnc --stats); malloc'd. */
 char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g);

@@ -141,15 +141,20 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
             *len = bg_tensor_bytes(t);
             return t->data;
         }
-        /* bits of W[K, M] -> [M][ceil(K/32)] */
+        /* bits of W[K, M] -> [M][ceil(K/32)], then each row's popcount (plan.h B1T) */
         int64_t k = t->dim[0], mm = t->dim[1], w = (k + 31) / 32;
-        uint32_t *o = bg_xcalloc((size_t)(mm * w) + 1, 4);
+        uint32_t *o = bg_xcalloc((size_t)(mm * (w + 1)) + 1, 4);
         const uint32_t *s = t->data;
         for (int64_t r = 0; r < k; r++)
             for (int64_t c = 0; c < mm; c++)
                 if (bg_bit_get(s, t->words_per_row, r, c)) o[c * w + r / 32] |= 1u << (r % 32);
+        for (int64_t c = 0; c < mm; c++) {
+            uint32_t pc = 0;
+            for (int64_t q = 0; q < w; q++) pc += (uint32_t)__builtin_popcount(o[c * w + q]);
+            o[mm * w + c] = pc;
+        }
         *tmp = o;
-        *len = (size_t)(mm * w) * 4;
+        *len = (size_t)(mm * (w + 1)) * 4;
         return o;
     }
     case BG_ROLE_GRAPH: {
@@ -432,14 +437,13 @@ bool bg_gpu_run_alloc(BgGpu *g, const BgPlan *p, const BgCUfunction *sparse_fn, 
     for (int b = 0; b < p->nbufs; b++) {
         const BgPlanBuf *pb = &p->bufs[b];
         int64_t rows = bg_plan_rows(pb->rows, out->n, out->ngraphs, out->gsz);
-        size_t es = bg_plan_elem_size(pb->kind);
         if (rows < 0 || pb->width < 0 || (pb->width && (uint64_t)rows > (UINT64_MAX / 8) / (uint64_t)pb->width)) {
             bg_diag_error(d, BG_E_LIMIT, "buffer %d ('%s') of %lld x %lld elements is too large", b,
                           pb->name ? pb->name : bg_plan_role_name(pb->role), (long long)rows,
                           (long long)pb->width);
             goto fail;
         }
-        size_t bytes = (size_t)rows * (size_t)pb->width * es;
+        size_t bytes = bg_plan_buf_bytes(pb, rows);
         out->bytes[b] = bytes;
         if (bytes == 0) continue;
         if (pb->role == BG_ROLE_INPUT && features_dev) {

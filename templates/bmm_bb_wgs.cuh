@@ -443,13 +443,13 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
 
 // The generated code's call (compiler/codegen/cg_cuda.c, the plan's rule bg_plan_bmm_wgs): a
 // launch of 384-thread blocks with wgs_smem_bytes<M>() of dynamic shared memory, the same
-// arguments as bmm_bb_tc's (a BB product has no prologue).  The w rows' popcounts are counted
-// by the tensor cores (WC false): the plan has no table of them.
+// arguments as bmm_bb_tc's (a BB product has no prologue).  w is a B1T buffer, which ends with
+// its rows' popcounts (plan/plan.h), so the kernel takes them as given (WC).
 template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpEnd>
 __device__ __forceinline__ void bmm_bb_wgs_launch(long long rows, void *yp, const void *xp, const void *wp,
                                                   Pro = Pro(), Epi epi = Epi()) {
 #if BGNN_TC_WGMMA
-    bmm_bb_wgs<Z, K, M>(rows, yp, xp, wp, epi);
+    bmm_bb_wgs<Z, K, M, true>(rows, yp, xp, wp, epi, reinterpret_cast<const int *>(static_cast<const u32 *>(wp) + M * words_of(K)));
 #else
     static_assert(Z == 0, "bmm_bb_wgs_launch: compile for sm_90a (the plan's arch)");
 #endif

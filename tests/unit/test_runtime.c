@@ -772,10 +772,15 @@ static void test_exec_fake(void) {
                 } else {
                     const uint32_t *w = dev;
                     int64_t kk = t->dim[0], mm = t->dim[1], wd = (kk + 31) / 32, bad = 0;
-                    CHECK(run.bytes[k] == (size_t)(mm * wd * 4));
-                    for (int64_t r = 0; r < kk; r++)
-                        for (int64_t c = 0; c < mm; c++)
+                    CHECK(run.bytes[k] == (size_t)(mm * (wd + 1) * 4)); /* the bits, then each row's popcount */
+                    for (int64_t c = 0; c < mm; c++) {
+                        int64_t pc = 0;
+                        for (int64_t r = 0; r < kk; r++) {
                             bad += bg_bit_get(t->data, t->words_per_row, r, c) != bg_bit_get(w, wd, c, r);
+                            pc += bg_bit_get(t->data, t->words_per_row, r, c);
+                        }
+                        bad += (int64_t)w[mm * wd + c] != pc;
+                    }
                     for (int64_t c = 0; c < mm; c++) /* padding bits */
                         for (int64_t r = kk; r < wd * 32; r++) bad += bg_bit_get(w, wd, c, r);
                     CHECK_EQ_INT(bad, 0);
