@@ -196,7 +196,8 @@ constexpr bool wg_on() {
 template <long long K, long long M>
 __host__ __device__ constexpr bool wgp_on() {
     return (K == 4096 && M == 4096) || (K == 1024 && M == 1024) || (K == 128 && M == 41) || (K == 256 && M == 1) ||
-           (K == 4096 && M == 257) || (K == 1024 && M == 130) || (K == 384 && M == 128) || (K == 512 && M == 288);
+           (K == 4096 && M == 257) || (K == 1024 && M == 130) || (K == 384 && M == 128) || (K == 512 && M == 288) ||
+           (K == 512 && M == 512) || (K == 256 && M == 256) || (K == 128 && M == 128) || (K == 1024 && M == 256);
 }
 // The multistage kernel (kernels/bmm_bb_ms.cuh): MS counts the w rows by mma as bmm_bb_tc does,
 // MSW reads their popcounts from wc (computed once before, as parameters' tables are at binding),
@@ -553,10 +554,11 @@ static void run_shape(const Shape &s, cublasHandle_t cb) {
 }
 
 // The (K, M) of every shape are template arguments of the kernels.  BGNN_TC_BENCH_BIG_ONLY:
-// the two large shapes' (K, M) alone (a quicker build of a variant, for --only bnn; the other
-// shapes are skipped, but for the awkward one of the same K and M).
+// the two large shapes' (K, M) and the plan rule's shapes (a quicker build of a variant, for
+// --only bnn or --only rule; the other shapes are skipped, but for the awkward ones of the
+// same K and M).  The rule's shapes are in that build only (the full one is slow to build).
 #ifdef BGNN_TC_BENCH_BIG_ONLY
-#define BG_TC_SHAPES(X) X(4096, 4096) X(1024, 1024)
+#define BG_TC_SHAPES(X) X(4096, 4096) X(1024, 1024) X(512, 512) X(256, 256) X(128, 128) X(1024, 256)
 #else
 #define BG_TC_SHAPES(X)                                                                               \
     X(1433, 64) X(64, 64) X(64, 7) X(3703, 64) X(64, 6) X(602, 128) X(128, 41) X(4096, 4096)           \
@@ -637,6 +639,14 @@ int main(int argc, char **argv) {
         {"awk", 4097, 64, 7, false},   {"awk", 1001, 1433, 64, false}, {"awk", 0, 64, 64, false},
         {"awk", 1000, 1024, 130, false}, {"awk", 300, 1024, 1024, false}, {"awk", 200, 384, 128, false},
         {"awk", 257, 512, 288, false},
+#ifdef BGNN_TC_BENCH_BIG_ONLY
+        // the plan's rule (compiler/codegen/plan_build.c bg_plan_bmm_wgs): wgmma or mma.sync on
+        // narrower and shallower products, and on few rows
+        {"rule 232965x512x512", 232965, 512, 512, true},  {"rule 232965x256x256", 232965, 256, 256, true},
+        {"rule 232965x128x128", 232965, 128, 128, true},  {"rule 232965x1024x256", 232965, 1024, 256, true},
+        {"rule 2708x1024x1024", 2708, 1024, 1024, true},  {"rule 16384x1024x1024", 16384, 1024, 1024, true},
+        {"rule 2708x512x512", 2708, 512, 512, true},
+#endif
     };
     for (const Shape &s : shapes)
         if ((!quick || !s.timed || s.R < 100000) && (!g_check_only || !s.timed) && strstr(s.name, g_only.c_str()))

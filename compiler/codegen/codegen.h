@@ -63,13 +63,14 @@ bool bg_plan_bmm_tc(const BgModule *m, const BgInst *in, bool weight_transposed,
  * producer warpgroup feeding two wgmma warpgroups; sm_90, compiled for sm_90a, which the plan
  * then records as its arch): a bmm.BB* with its b1 weight transposed, K a multiple of 128, on
  * sm_90, with path wgmma, or path auto and K >= BG_PLAN_WGS_MIN_K and M >= BG_PLAN_WGS_MIN_M
- * (bench/bmm_tc_bench.cu: on 65536 x 4096 x 4096 and 232965 x 1024 x 1024 it is 1.3-2.2x
- * the mma.sync kernel, BBF and BBB; smaller shapes were not measured against it, so they keep
- * bg_plan_bmm_tc).  Its launch: plan.h BG_PLAN_WGS_BLOCK threads, dynamic shared memory
+ * (bench/bmm_tc_bench.cu, H200, docs/performance.md "The plan's rule for the wgmma product":
+ * faster than the mma.sync kernel, BBF and BBB, on every measured shape from K = 512 and M =
+ * 256 up, 2,708 to 232,965 rows, 1.1-2.2x; at K = M = 256 BBF is slower, at 128 both are, so
+ * those keep bg_plan_bmm_tc; M < 256 was not measured).  Its launch: plan.h BG_PLAN_WGS_BLOCK threads, dynamic shared memory
  * (BgPlanLaunch.smem), at most a block an SM; never in the fused, per-graph or row-group
  * kernels.  bg_plan_bmm_tc is false where this is true; path wgmma off sm_90 is tc. */
-#define BG_PLAN_WGS_MIN_K 1024
-#define BG_PLAN_WGS_MIN_M 1024
+#define BG_PLAN_WGS_MIN_K 512
+#define BG_PLAN_WGS_MIN_M 256
 bool bg_plan_bmm_wgs(const BgModule *m, const BgInst *in, bool weight_transposed, int sm);
 
 /* sched.c: the schedule space (docs/tuning.md). */

@@ -2,9 +2,9 @@
  * bg_plan_bmm_wgs, templates/bmm_bb_wgs.cuh) and what it puts in the plan, the manifest and
  * the generated code (no GPU needed; its results are checked on the GPU by test_gpu_variants'
  * path-wgmma outputs, and its speed by bench/run_models.sh's wide product):
- * * path auto on sm_90: a 1024 x 1024 BB product takes it, a narrower or shallower one keeps
- *   mma.sync's kernel (512 deep) or the popcount one; path wgmma takes it at any K multiple of
- *   128; on sm_80 neither does (path wgmma falls back to mma.sync's);
+ * * path auto on sm_90: BB products from K = 512 and M = 256 take it (1024 x 1024, 1024 x 512,
+ *   512 x 1000), a narrower one keeps mma.sync's kernel (1024 x 128); path wgmma takes it at
+ *   any K multiple of 128 (1024 x 100); on sm_80 none does (path wgmma falls back to mma.sync's);
  * * its launch: 384 threads, one block an SM, a block a 128-row tile, the template's dynamic
  *   shared memory, and the plan's arch sm_90a (which the code generator reports for NVRTC);
  *   no fused, per-graph or row-group kernel holds it;
@@ -24,13 +24,15 @@ static const char *model =
     "param W2 : b1[1024, 1024] = \"w2\".T\n"
     "param W3 : b1[1024, 100] = \"w3\".T\n"
     "param W4 : b1[512, 1000] = \"w4\".T\n"
+    "param W5 : b1[1024, 128] = \"w5\".T\n"
     "param b1 : f32[1024] = \"b1\"\n"
     "xb = bin(X)\n"
     "h = bin(add.FFF(bmm.BBF(xb, W1), b1))\n" /* auto, 1024 x 1024, a bias as its threshold */
     "y2 = bmm.BBB(h, W2)\n"                   /* auto, 1024 x 1024, plain */
     "y3 = bmm.BBF(h, W3) { path: wgmma }\n"   /* forced, 100 columns */
-    "y4 = bmm.BBF(bmm.BBB(h, W4T), W4)\n"     /* auto, M = 512 then K = 512: mma.sync (W4T below) */
-    "output o2 = y2\noutput o3 = y3\noutput o4 = y4\n";
+    "y4 = bmm.BBF(bmm.BBB(h, W4T), W4)\n"     /* auto, 1024 x 512 then 512 x 1000 (W4T below) */
+    "y5 = bmm.BBF(h, W5)\n"                   /* auto, 128 columns: mma.sync */
+    "output o2 = y2\noutput o3 = y3\noutput o4 = y4\noutput o5 = y5\n";
 
 static BgModule *compile(BgArena *a, const char *text, BgDiagSink *d) {
     return bg_compile_text(a, "wide.bgnn", text, strlen(text), NULL, d);
@@ -91,23 +93,23 @@ int main(void) {
     CHECK_EQ_INT(bg_plan_wgs_threads_per_row(1024), 12); /* 4 column tiles of 256, 384 threads a 128-row tile */
     CHECK_EQ_INT(bg_plan_wgs_threads_per_row(100), 3);
 
-    /* sm_90: three wgmma products (both 1024-wide ones by auto, y3 by its path), arch sm_90a */
+    /* sm_90: five wgmma products (four by auto, y3 by its path), arch sm_90a */
     BgPlan *p = bg_plan_build(m, "sm_90", a, &d);
     CHECK(p != NULL);
     if (p) {
         CHECK(strcmp(p->arch, "sm_90a") == 0);
-        CHECK_EQ_INT(wgs_launches(m, p, 90), 3);
+        CHECK_EQ_INT(wgs_launches(m, p, 90), 5);
         CHECK(!p->fused && !p->blocks);
         for (int g = 0; g < p->nrowgroups; g++)
             for (int i = p->rowgroups[g].first; i < p->rowgroups[g].first + p->rowgroups[g].count; i++)
                 CHECK_EQ_INT(p->launches[i].smem, 0);
-        int tc = 0; /* the 512-deep products keep mma.sync's kernel */
+        int tc = 0; /* the 128-wide product keeps mma.sync's kernel */
         for (int i = 0; i < p->nlaunches; i++) {
             const BgPlanLaunch *l = &p->launches[i];
             const BgInst *in = &m->insts[l->inst];
             if (in->op == BG_OP_BMM && bg_plan_bmm_tc(m, in, p->bufs[l->args[2]].kind == BG_BUF_B1T, 90)) tc++;
         }
-        CHECK_EQ_INT(tc, 2); /* bmm.BBB(h, W4T): M = 512; bmm.BBF(., W4): K = 512 */
+        CHECK_EQ_INT(tc, 1);
 
         /* the manifest round trip keeps smem, and refuses it past the limit */
         char *txt = bg_manifest_write(p);
