@@ -104,7 +104,9 @@ int bg_plan_wgs_tile_cols(int64_t cols) { /* wgmma_b1.cuh WgShape<M>::BN */
 int64_t bg_plan_wgs_threads_per_row(int64_t cols) {
     if (cols < 1) cols = 1;
     const int64_t bn = bg_plan_wgs_tile_cols(cols);
-    return BG_PLAN_WGS_BLOCK / 128 * ((cols + bn - 1) / bn); /* 384 threads a 128-row tile */
+    /* a block a row and column tile: at least as many blocks as tiles whatever the rows (3 a
+     * 128-row tile's row gave 85 blocks to 2708 x 1024's 88 tiles); grid_per_sm clamps it */
+    return BG_PLAN_WGS_BLOCK * ((cols + bn - 1) / bn);
 }
 
 int bg_plan_wgs_smem(int64_t cols) { /* bmm_bb_wgs.cuh WgsShape<M>::BYTES */
@@ -148,7 +150,7 @@ bool bg_plan_rowgroup_launch_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKin
 }
 
 bool bg_plan_rowgroup_lead_ok(const BgPlan *p, const BgPlanLaunch *l, BgRowKind kind) {
-    if (l->prep || l->alt || !l->op || l->nargs < 1) return false;
+    if (l->prep || l->alt || l->smem || !l->op || l->nargs < 1) return false;
     const BgPlanBuf *y = &p->bufs[l->args[0]];
     if (y->role != BG_ROLE_TEMP || y->rows.kind != kind) return false;
     if (kind == BG_ROWS_N)

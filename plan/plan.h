@@ -8,8 +8,8 @@
  *
  * ---- Buffers ---------------------------------------------------------------------------
  * One device allocation per buffer; buffers never alias in this version (no liveness
- * sharing).  A buffer holds rows(buf) * width * elem_size(kind) bytes, rows evaluated
- * from the run-time scalars (BgRowExpr).  Layouts:
+ * sharing).  A buffer holds rows(buf) * width * elem_size(kind) bytes (a B1T buffer 4 more a
+ * row: bg_plan_buf_bytes), rows evaluated from the run-time scalars (BgRowExpr).  Layouts:
  *   F32   float32 row-major [rows][width], width = cols.
  *         Rank-1 values: a constant length D is one row of D columns (f32[C] biases,
  *         f32[M] weight scales; the host layout of base.h); a length N or G is N (G) rows of
@@ -662,8 +662,9 @@ int64_t bg_plan_bmm_tc_threads_per_row(int64_t cols);
 /* The wgmma BB product's launch (templates/bmm_bb_wgs.cuh, bg_plan_bmm_wgs): blocks of
  * BG_PLAN_WGS_BLOCK threads (two consumer warpgroups and a producer), at most one an SM
  * (BG_PLAN_WGS_GRID_PER_SM: its shared block is most of an SM's), each striding over tiles of
- * 128 rows x bg_plan_wgs_tile_cols(cols) columns; bg_plan_wgs_threads_per_row gives one
- * block a tile before the clamp; bg_plan_wgs_smem its dynamic shared memory (the template's
+ * 128 rows x bg_plan_wgs_tile_cols(cols) columns; bg_plan_wgs_threads_per_row gives a block
+ * a row and column tile before the clamp (so never fewer blocks than tiles: the kernel uses
+ * min(grid, tiles, SMs)); bg_plan_wgs_smem its dynamic shared memory (the template's
  * wgs_smem_bytes<M>(), which the generated code checks by a static_assert). */
 #define BG_PLAN_WGS_BLOCK 384
 #define BG_PLAN_WGS_GRID_PER_SM 1

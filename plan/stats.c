@@ -46,12 +46,19 @@ static Cost buf_cost(const BgPlan *p, const BgPlanBuf *b, int64_t n_self) {
     return k;
 }
 
-/* The compulsory bytes of one launch: every buffer it reads or writes, once. */
+/* A B1T buffer's popcount trailer (plan.h): 4 bytes a row (its rows are a constant). */
+static double b1t_trailer(const BgPlanBuf *b) {
+    return b->kind == BG_BUF_B1T && b->rows.kind == BG_ROWS_CONST ? 4.0 * (double)b->rows.value : 0.0;
+}
+
+/* The compulsory bytes of one launch: every buffer it reads or writes, once (a B1T weight's
+ * popcounts only for the wgmma product, the launch with smem, which reads them). */
 static Cost launch_cost(const BgPlan *p, const BgPlanLaunch *l) {
     Cost k = {0, 0, 0, 0};
     for (int a = 0; a < l->nargs; a++) {
         Cost b = buf_cost(p, &p->bufs[l->args[a]], 1);
         k.c += b.c; k.n += b.n; k.e += b.e; k.g += b.g;
+        if (l->smem) k.c += b1t_trailer(&p->bufs[l->args[a]]);
     }
     return k;
 }
@@ -192,7 +199,7 @@ char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     Cost total = {0, 0, 0, 0}, mem = {0, 0, 0, 0};
     for (int i = 0; i < p->nbufs; i++) {
         Cost k = buf_cost(p, &p->bufs[i], 1);
-        mem.c += k.c; mem.n += k.n; mem.e += k.e; mem.g += k.g;
+        mem.c += k.c + b1t_trailer(&p->bufs[i]); mem.n += k.n; mem.e += k.e; mem.g += k.g;
     }
     bg_sb_printf(&s, "model %s (%s)%s\n", p->model, p->arch ? p->arch : "no arch",
                  p->fp_strict ? ", --fp-strict" : "");
@@ -305,7 +312,7 @@ char *bg_plan_stats_json(const BgPlan *p, int64_t n, int64_t e, int64_t g) {
     Cost total = {0, 0, 0, 0}, mem = {0, 0, 0, 0};
     for (int i = 0; i < p->nbufs; i++) {
         Cost k = buf_cost(p, &p->bufs[i], 1);
-        mem.c += k.c; mem.n += k.n; mem.e += k.e; mem.g += k.g;
+        mem.c += k.c + b1t_trailer(&p->bufs[i]); mem.n += k.n; mem.e += k.e; mem.g += k.g;
     }
     int nph = 0;
     if (p->fused) {

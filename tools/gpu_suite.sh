@@ -8,7 +8,7 @@
 # host_jit example, the CLI on Cora (JIT, AOT cubin, CPU reference), compute-sanitizer
 # memcheck, racecheck, synccheck and initcheck on the GPU example test (quick mode:
 # synthetic graphs), memcheck and racecheck on the batches test (quick mode: three models),
-# memcheck and racecheck on the variant x method test (quick mode: two
+# memcheck and racecheck on the variant x method test (quick mode: three
 # models, small graphs and one row of 10000 neighbours), memcheck and racecheck on the
 # BSpMM benchmark's kernels (--check-only, when .carry/bench/bspmm_bench is built), the same
 # three tools on the bit-tensor-core BMM benchmark (when .carry/bench/bmm_tc_bench is built), and

@@ -813,6 +813,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
         /* the tensor-core product's blocks past TC_WAVES an SM return at once (bmm_bb_tc.cuh):
          * not launched */
         if (tc && !l->grid_per_sm) l->grid_per_sm = BG_PLAN_TC_GRID_PER_SM;
+        /* mma.sync's product takes 256-thread blocks only: a schedule's block for path wgmma
+         * (384, valid on sm_90) does not apply where wgmma falls back to it */
+        if (tc) l->block_size = BLOCK;
         /* the wgmma product's blocks past min(grid, tiles, SMs) return at once: not launched */
         if (wgs) {
             l->block_size = BG_PLAN_WGS_BLOCK;

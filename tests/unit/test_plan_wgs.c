@@ -90,8 +90,8 @@ int main(void) {
     CHECK_EQ_INT(bg_plan_wgs_smem(1024), 154976);
     CHECK_EQ_INT(bg_plan_wgs_smem(100), 103776); /* 128-column tiles: 6 stages of 256 rows of 64 bytes, ... */
     CHECK_EQ_INT(bg_plan_wgs_tile_cols(100), 128);
-    CHECK_EQ_INT(bg_plan_wgs_threads_per_row(1024), 12); /* 4 column tiles of 256, 384 threads a 128-row tile */
-    CHECK_EQ_INT(bg_plan_wgs_threads_per_row(100), 3);
+    CHECK_EQ_INT(bg_plan_wgs_threads_per_row(1024), 4 * 384); /* a block a row and column tile of 256 */
+    CHECK_EQ_INT(bg_plan_wgs_threads_per_row(100), 384);
 
     /* sm_90: five wgmma products (four by auto, y3 by its path), arch sm_90a */
     BgPlan *p = bg_plan_build(m, "sm_90", a, &d);
@@ -99,10 +99,28 @@ int main(void) {
     if (p) {
         CHECK(strcmp(p->arch, "sm_90a") == 0);
         CHECK_EQ_INT(wgs_launches(m, p, 90), 5);
-        CHECK(!p->fused && !p->blocks);
-        for (int g = 0; g < p->nrowgroups; g++)
-            for (int i = p->rowgroups[g].first; i < p->rowgroups[g].first + p->rowgroups[g].count; i++)
-                CHECK_EQ_INT(p->launches[i].smem, 0);
+        CHECK(m->fused && !p->fused); /* fuse-model asked for the one-kernel form: not with smem */
+        /* no row group or per-graph kernel holds an smem launch: the plan-level rules say no
+         * for it, and yes for the same launch without smem (so it is the smem that decides) */
+        int nsm = 0;
+        for (int i = 0; i < p->nlaunches; i++) {
+            BgPlanLaunch *l = &p->launches[i];
+            if (!l->smem) continue;
+            nsm++;
+            CHECK(!bg_plan_rowgroup_launch_ok(p, l, BG_ROWS_N) && !bg_plan_rowgroup_lead_ok(p, l, BG_ROWS_N));
+            const int s = l->smem;
+            l->smem = 0;
+            CHECK(bg_plan_rowgroup_launch_ok(p, l, BG_ROWS_N));
+            l->smem = s;
+        }
+        CHECK_EQ_INT(nsm, 5);
+        p->uses_graph_ptr = true; /* as a batch's plan: the per-graph kernel would be allowed ... */
+        CHECK(!bg_plan_blocks_ok(p));
+        int saved[64];
+        for (int i = 0; i < p->nlaunches && i < 64; i++) saved[i] = p->launches[i].smem, p->launches[i].smem = 0;
+        CHECK(p->nlaunches <= 64 && bg_plan_blocks_ok(p)); /* ... but for the smem launches */
+        for (int i = 0; i < p->nlaunches && i < 64; i++) p->launches[i].smem = saved[i];
+        p->uses_graph_ptr = false;
         int tc = 0; /* the 128-wide product keeps mma.sync's kernel */
         for (int i = 0; i < p->nlaunches; i++) {
             const BgPlanLaunch *l = &p->launches[i];
@@ -116,6 +134,25 @@ int main(void) {
         CHECK(strstr(txt, " smem=154976\n") != NULL);
         BgPlan *q = bg_manifest_read(txt, strlen(txt), "wide", a, &d);
         CHECK(q != NULL);
+        { /* a fused kernel beside an smem launch is refused */
+            char *fz = bg_xmalloc(strlen(txt) + 64);
+            strcpy(fz, txt);
+            char *f = strstr(fz, "fused 0 kernel=- block=0\n");
+            CHECK(f != NULL);
+            if (f) {
+                char rest[16384];
+                snprintf(rest, sizeof rest, "%s", f + strlen("fused 0 kernel=- block=0\n"));
+                sprintf(f, "fused 1 kernel=bgnn_model block=256\n%s", rest);
+                BgDiagSink d4;
+                bg_diag_init(&d4);
+                CHECK(bg_manifest_read(fz, strlen(fz), "wide", a, &d4) == NULL);
+                char *r4 = bg_diag_render(&d4);
+                CHECK(strstr(r4, "dynamic shared memory") != NULL);
+                free(r4);
+                bg_diag_free(&d4);
+            }
+            free(fz);
+        }
         if (q) {
             char *txt2 = bg_manifest_write(q);
             CHECK(strcmp(txt, txt2) == 0);
@@ -146,6 +183,19 @@ int main(void) {
         for (int i = 0; i < m->ninsts; i++)
             if (m->insts[i].op == BG_OP_BMM && m->insts[i].attrs.path == BG_BMM_PATH_WGMMA) l3 = launch_of(p80, i);
         CHECK(l3 != NULL && bg_plan_bmm_tc(m, &m->insts[l3->inst], true, 80));
+        if (l3) { /* a schedule of path wgmma with its 384-thread blocks: mma.sync's keeps 256 there */
+            BgInst *in3 = &m->insts[l3->inst];
+            const BgSchedPoint def = bg_sched_point(in3);
+            BgSchedPoint pt = def;
+            pt.s.block = 384;
+            CHECK(bg_sched_valid(m, in3, &pt, NULL, 0));
+            bg_sched_set(in3, &pt);
+            BgPlan *q80 = bg_plan_build(m, "sm_80", a, &d), *q90 = bg_plan_build(m, "sm_90", a, &d);
+            const BgPlanLaunch *t80 = q80 ? launch_of(q80, l3->inst) : NULL, *t90 = q90 ? launch_of(q90, l3->inst) : NULL;
+            CHECK(t80 != NULL && t80->block_size == 256 && t80->smem == 0);
+            CHECK(t90 != NULL && t90->block_size == BG_PLAN_WGS_BLOCK && t90->smem > 0);
+            bg_sched_set(in3, &def);
+        }
     }
 
     /* the generated code, and the arch NVRTC must compile it for */
