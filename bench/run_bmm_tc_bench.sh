@@ -8,7 +8,9 @@
 # Bench args: --reps R (default 50), --quick (no 232965-row timed shapes), --only SUBSTR (shapes
 # whose name contains SUBSTR), --check-only (the awkward shapes' checks, no timing: for
 # compute-sanitizer, tools/gpu_suite.sh), --tc-only (time the tensor-core kernels alone: no
-# popcount kernel, no cuBLAS).  Needs nvcc (CUDA
+# popcount kernel, no cuBLAS).  BGNN_TC_BENCH_QUICK_BUILD=1 builds the quick variant
+# (-DBGNN_TC_BENCH_BIG_ONLY: the large shapes and the wgmma rule's, about 2 minutes instead of
+# 4; run it with --only bnn or --only rule).  Needs nvcc (CUDA
 # 12.4+/13), cuBLAS, gcc.  Exit status: the benchmark's (0 ok, 1 a check failed, 2 a CUDA /
 # cuBLAS error, 77 no GPU or one older than sm_80).
 set -euo pipefail
@@ -19,7 +21,9 @@ BIN=${BGNN_BMM_TC_BENCH_BIN:-.carry/bench/bmm_tc_bench}
 # sm_90a: wgmma (bmm_bb_wg.cuh) exists only there; the binary runs on sm_90 GPUs alone.
 # The probe (bench/bmm_tc_probe.cu: mma.sync issue rates under a GEMM loop's structures) beside it.
 build() {
-    BG_BENCH_ARCH=-gencode=arch=compute_90a,code=sm_90a bg_bench_nvcc bench/bmm_tc_bench.cu "$BIN" "$(dirname "$BIN")/bmm_tc_obj" cublas &&
+    local arch=-gencode=arch=compute_90a,code=sm_90a
+    [ "${BGNN_TC_BENCH_QUICK_BUILD:-0}" = 1 ] && arch="$arch -DBGNN_TC_BENCH_BIG_ONLY"
+    BG_BENCH_ARCH=$arch bg_bench_nvcc bench/bmm_tc_bench.cu "$BIN" "$(dirname "$BIN")/bmm_tc_obj" cublas &&
         nvcc -O3 -std=c++17 -arch=sm_90 bench/bmm_tc_probe.cu -o "$(dirname "$BIN")/bmm_tc_probe"
 }
 bg_bench_main "$BIN" bmm_tc_bench.log build "$@"
