@@ -842,11 +842,10 @@ BgPlan *bg_manifest_read(const char *text, size_t len, const char *what, BgArena
                 fail(r, "malformed fused kernel line");
                 goto fail;
             }
-            for (int i = 0; i < p->nlaunches; i++)
-                if (p->launches[i].smem) { /* its own blocks and shared memory (plan.h) */
-                    fail(r, "a fused kernel beside launch %d, which has dynamic shared memory", i);
-                    goto fail;
-                }
+            if (bg_plan_has_smem(p)) { /* its own blocks and shared memory (plan.h) */
+                fail(r, "a fused kernel beside a launch with dynamic shared memory");
+                goto fail;
+            }
             p->fused = true;
             p->fused_kernel = bg_arena_strdup(a, fk);
             p->fused_block = (int)fb;

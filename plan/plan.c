@@ -122,12 +122,18 @@ bool bg_plan_prep_output(const BgPlan *p, int b) {
     return false;
 }
 
+bool bg_plan_has_smem(const BgPlan *p) {
+    for (int i = 0; i < p->nlaunches; i++)
+        if (p->launches[i].smem > 0) return true;
+    return false;
+}
+
 bool bg_plan_blocks_ok(const BgPlan *p) {
     if (!p->uses_graph_ptr || p->nlaunches == 0 || p->nbufs > BG_PLAN_FUSED_MAX_BUFS) return false;
+    if (bg_plan_has_smem(p)) return false; /* its own blocks and shared memory (the wgmma product) */
     for (int i = 0; i < p->nlaunches; i++) {
         const BgPlanLaunch *l = &p->launches[i];
         BgRowKind k = l->rows.kind;
-        if (l->smem) return false; /* its own blocks and shared memory (the wgmma product) */
         if (!l->prep && k != BG_ROWS_N && k != BG_ROWS_G && k != BG_ROWS_ITEMS) return false;
     }
     return true;
@@ -353,9 +359,13 @@ int bg_plan_phases(const BgPlan *p, int *phase) {
 
 size_t bg_plan_elem_size(BgBufKind k) { return k == BG_BUF_I64 ? 8 : 4; }
 
+size_t bg_plan_buf_trailer_bytes(const BgPlanBuf *b, int64_t rows) {
+    return b->kind == BG_BUF_B1T && rows > 0 ? (size_t)rows * 4 : 0;
+}
+
 size_t bg_plan_buf_bytes(const BgPlanBuf *b, int64_t rows) {
     if (rows < 0) return 0;
-    return (size_t)rows * (size_t)b->width * bg_plan_elem_size(b->kind) + (b->kind == BG_BUF_B1T ? (size_t)rows * 4 : 0);
+    return (size_t)rows * (size_t)b->width * bg_plan_elem_size(b->kind) + bg_plan_buf_trailer_bytes(b, rows);
 }
 
 const char *bg_plan_kind_name(BgBufKind k) {

@@ -402,6 +402,9 @@ typedef struct BgPlan {
     int nrowgroups;
 } BgPlan;
 
+/* Has any launch of the plan dynamic shared memory (smem: the wgmma product)?  Such a plan has
+ * no fused kernel, no per-graph kernel, and the launch joins no row group. */
+bool bg_plan_has_smem(const BgPlan *p);
 /* Can the plan have the per-graph kernel (see above)?  It reads GRAPH_PTR and every non-prep
  * launch has rows N, G or ITEMS (the fast aggregation's, run per graph as plain rows), and
  * none has dynamic shared memory (smem). */
@@ -674,9 +677,10 @@ int64_t bg_plan_wgs_threads_per_row(int64_t cols);
 int bg_plan_wgs_smem(int64_t cols);
 /* Bytes per element of a buffer kind (4 or 8). */
 size_t bg_plan_elem_size(BgBufKind k);
-/* Bytes of buffer b at `rows` rows: rows * width * elem_size, and a B1T buffer's popcount
- * trailer (4 bytes a row).  0 when rows < 0. */
+/* Bytes of buffer b at `rows` rows: rows * width * elem_size, and bg_plan_buf_trailer_bytes
+ * (a B1T buffer's row popcounts, 4 bytes a row; 0 for other kinds).  0 when rows < 0. */
 size_t bg_plan_buf_bytes(const BgPlanBuf *b, int64_t rows);
+size_t bg_plan_buf_trailer_bytes(const BgPlanBuf *b, int64_t rows);
 /* stats.c: kernels, launches, buffers and the compulsory bytes per launch as a formula in
  * N, E (graph entries) and G, evaluated at the given sizes (bgnnc --stats); malloc'd. */
 char *bg_plan_stats(const BgPlan *p, int64_t n, int64_t e, int64_t g);

@@ -46,9 +46,9 @@ static Cost buf_cost(const BgPlan *p, const BgPlanBuf *b, int64_t n_self) {
     return k;
 }
 
-/* A B1T buffer's popcount trailer (plan.h): 4 bytes a row (its rows are a constant). */
+/* A B1T buffer's popcount trailer (plan.h; its rows are a constant). */
 static double b1t_trailer(const BgPlanBuf *b) {
-    return b->kind == BG_BUF_B1T && b->rows.kind == BG_ROWS_CONST ? 4.0 * (double)b->rows.value : 0.0;
+    return b->rows.kind == BG_ROWS_CONST ? (double)bg_plan_buf_trailer_bytes(b, b->rows.value) : 0.0;
 }
 
 /* The compulsory bytes of one launch: every buffer it reads or writes, once (a B1T weight's

@@ -147,12 +147,10 @@ static const void *leaf_bytes(const BgPlan *p, const BgPlanBuf *pb, const BgBoun
         const uint32_t *s = t->data;
         for (int64_t r = 0; r < k; r++)
             for (int64_t c = 0; c < mm; c++)
-                if (bg_bit_get(s, t->words_per_row, r, c)) o[c * w + r / 32] |= 1u << (r % 32);
-        for (int64_t c = 0; c < mm; c++) {
-            uint32_t pc = 0;
-            for (int64_t q = 0; q < w; q++) pc += (uint32_t)__builtin_popcount(o[c * w + q]);
-            o[mm * w + c] = pc;
-        }
+                if (bg_bit_get(s, t->words_per_row, r, c)) {
+                    o[c * w + r / 32] |= 1u << (r % 32);
+                    o[mm * w + c]++;
+                }
         *tmp = o;
         *len = (size_t)(mm * (w + 1)) * 4;
         return o;

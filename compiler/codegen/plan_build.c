@@ -350,7 +350,6 @@ static bool row_group_member(const PlanCtx *c, const BgPlanLaunch *l, BgRowKind 
         const int64_t kc = k * cols;
         if (!l->alt && (bg_plan_bmm_tc(m, in, wt, c->sm) || bg_plan_bmm_fb_tiled(in, wt)) && kc > ROWGROUP_MM_MAX)
             return false; /* (a product of the features runs its sparse variant in a group) */
-        if (bg_plan_bmm_wgs(m, in, wt, c->sm)) return false; /* (smem: bg_plan_rowgroup_launch_ok says so too) */
         break;
     }
     case BG_OP_ABSMEAN: { /* a batchnorm prologue: its table of inverses (cg_rows.c), when small */
@@ -822,10 +821,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             if (!l->grid_per_sm) l->grid_per_sm = BG_PLAN_WGS_GRID_PER_SM;
         }
     }
-    bool smem = false; /* a launch with its own blocks and shared memory: no one-kernel forms */
-    for (int i = 0; i < c.p->nlaunches; i++) smem |= c.p->launches[i].smem > 0;
-    /* The one-kernel form, when fuse-model asked for it and its parameters fit. */
-    if (m->fused && !smem && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {
+    /* The one-kernel form, when fuse-model asked for it and its parameters fit (not beside a
+     * launch with its own blocks and shared memory). */
+    if (m->fused && !bg_plan_has_smem(c.p) && c.p->nlaunches > 0 && c.p->nbufs <= BG_PLAN_FUSED_MAX_BUFS) {
         c.p->fused = true;
         c.p->fused_kernel = "bgnn_model";
         c.p->fused_block = BLOCK;

@@ -25,6 +25,13 @@ static const char *const fb_names[] = {"auto", "rows", "tiled", "sparse"};
 static const char *const method_names[] = {"auto", "ifelse", "andnot", "popc2"};
 static const char *const path_names[] = {"auto", "popc", "tc", "wgmma"};
 
+/* Why a bmm.BB* path cannot run on a GPU of compute capability sm, or NULL where it can. */
+static const char *path_unusable(BgBmmPath path, int sm) {
+    if (path == BG_BMM_PATH_TC && sm < 80) return "tc needs sm_80";
+    if (path == BG_BMM_PATH_WGMMA && sm != 90) return "wgmma needs sm_90";
+    return NULL;
+}
+
 /* The kernel family of a tunable instruction (what its launch runs). */
 typedef enum { K_NONE, K_BMM, K_BMM_INPUT, K_BMM_TILED, K_BMM_BB, K_SPMM_FAST, K_SPMM, K_SPMM_BITS, K_MM_SPMM } Kind;
 
@@ -201,7 +208,9 @@ int bg_sched_space(const BgModule *m, const BgInst *in, int sm, BgSchedPoint *ou
         BgSchedPoint p = cur;
         for (int a = 0; a < AX_COUNT; a++)
             if (vals[a]) axis_set(&p, (Axis)a, vals[a][idx[a]]);
-        if (!bg_sched_eq(&p, &cur) && (p.path != BG_BMM_PATH_WGMMA || sm == 90) && bg_sched_valid(m, in, &p, NULL, 0)) {
+        /* (a point moves to a path only where it runs) */
+        if (!bg_sched_eq(&p, &cur) && (p.path == cur.path || !path_unusable(p.path, sm)) &&
+            bg_sched_valid(m, in, &p, NULL, 0)) {
             if (out && count < max) out[count] = p;
             count++;
         }
@@ -306,14 +315,11 @@ int bg_sched_apply_db(BgModule *m, const BgTuneDb *db, const char *graph_key, in
         const BgTuneRecord *r = bg_tune_db_find(db, op, graph_key);
         if (!r) continue;
         BgSchedPoint pt;
-        if (!bg_sched_parse(r->sched, &pt, err, sizeof err) || !bg_sched_valid(m, in, &pt, err, sizeof err) ||
-            (pt.path == BG_BMM_PATH_TC && sm < 80) || (pt.path == BG_BMM_PATH_WGMMA && sm != 90)) {
+        const bool ok = bg_sched_parse(r->sched, &pt, err, sizeof err) && bg_sched_valid(m, in, &pt, err, sizeof err);
+        if (!ok || path_unusable(pt.path, sm)) {
             bg_diag_at(d, BG_SEV_WARNING, BG_E_FORMAT, NULL, (BgLoc){0},
                        "tuning database: record for '%s' on '%s' has schedule '%s', not usable here (%s); the default "
-                       "schedule runs", op, graph_key, r->sched,
-                       pt.path == BG_BMM_PATH_TC && sm < 80      ? "tc needs sm_80"
-                       : pt.path == BG_BMM_PATH_WGMMA && sm != 90 ? "wgmma needs sm_90"
-                                                                  : err);
+                       "schedule runs", op, graph_key, r->sched, ok ? path_unusable(pt.path, sm) : err);
             continue;
         }
         bg_sched_set(in, &pt);

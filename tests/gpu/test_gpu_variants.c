@@ -912,9 +912,7 @@ static void check_cubin(const Model *md) {
     BgPlan *p = bg_cubin_plan(md->cubin, md->len, md->name, a, &d);
     CHECK(p != NULL);
     if (p) {
-        bool smem = false; /* the wgmma product (sm_90): no fused kernel */
-        for (int i = 0; i < p->nlaunches; i++) smem |= p->launches[i].smem > 0;
-        CHECK(smem ? !p->fused : p->fused);
+        CHECK(bg_plan_has_smem(p) ? !p->fused : p->fused); /* the wgmma product (sm_90): no fused kernel */
         CHECK_EQ_INT(p->noutputs, md->nouts);
         printf("%s: K=%d M=%d, %d outputs, %d kernels + %s, cubin %zu bytes, nvrtc %.0f ms\n", md->name, md->w.k,
                md->w.m, md->nouts, p->nlaunches, p->fused ? "fused" : "no fused kernel", md->len, md->ji.nvrtc_ms);
@@ -1041,9 +1039,7 @@ int main(void) {
             bg_diag_free(&d);
             /* so that the coop mode runs; a plan with the wgmma product (sm_90: its own blocks
              * and shared memory, BgPlanLaunch.smem) has no fused kernel */
-            bool smem = false;
-            for (int li = 0; li < gm.plan->nlaunches; li++) smem |= gm.plan->launches[li].smem > 0;
-            CHECK(smem ? gm.fused_fn == NULL : gm.fused_fn != NULL);
+            CHECK(bg_plan_has_smem(gm.plan) ? gm.fused_fn == NULL : gm.fused_fn != NULL);
             printf("%s: K=%d M=%d, %d outputs, %d kernels%s, %s %.0f ms\n", md->name, md->w.k, md->w.m, md->nouts,
                    gm.plan->nlaunches, gm.fused_fn ? " + fused" : "", md->ji.cache_hit ? "cache hit, nvrtc" : "nvrtc",
                    md->ji.nvrtc_ms);

@@ -34,6 +34,17 @@ static const char *model =
     "y5 = bmm.BBF(h, W5)\n"                   /* auto, 128 columns: mma.sync */
     "output o2 = y2\noutput o3 = y3\noutput o4 = y4\noutput o5 = y5\n";
 
+/* The manifest reader refuses text, with an error containing want. */
+static void refused(const char *text, const char *want, BgArena *a) {
+    BgDiagSink d;
+    bg_diag_init(&d);
+    CHECK(bg_manifest_read(text, strlen(text), "wide", a, &d) == NULL);
+    char *r = bg_diag_render(&d);
+    CHECK(strstr(r, want) != NULL);
+    free(r);
+    bg_diag_free(&d);
+}
+
 static BgModule *compile(BgArena *a, const char *text, BgDiagSink *d) {
     return bg_compile_text(a, "wide.bgnn", text, strlen(text), NULL, d);
 }
@@ -143,13 +154,7 @@ int main(void) {
                 char rest[16384];
                 snprintf(rest, sizeof rest, "%s", f + strlen("fused 0 kernel=- block=0\n"));
                 sprintf(f, "fused 1 kernel=bgnn_model block=256\n%s", rest);
-                BgDiagSink d4;
-                bg_diag_init(&d4);
-                CHECK(bg_manifest_read(fz, strlen(fz), "wide", a, &d4) == NULL);
-                char *r4 = bg_diag_render(&d4);
-                CHECK(strstr(r4, "dynamic shared memory") != NULL);
-                free(r4);
-                bg_diag_free(&d4);
+                refused(fz, "dynamic shared memory", a);
             }
             free(fz);
         }
@@ -162,13 +167,7 @@ int main(void) {
         strcpy(bad, txt);
         char *s = strstr(bad, " smem=154976\n");
         if (s) memcpy(s, " smem=999999\n", 13);
-        BgDiagSink d2;
-        bg_diag_init(&d2);
-        CHECK(bg_manifest_read(bad, strlen(bad), "wide", a, &d2) == NULL);
-        char *r = bg_diag_render(&d2);
-        CHECK(strstr(r, "smem") != NULL);
-        free(r);
-        bg_diag_free(&d2);
+        refused(bad, "smem", a);
         free(bad);
         free(txt);
     }
