@@ -231,7 +231,9 @@ def elf_with(manifest, lenbytes=8):
 
 def manifest_seeds(bgnnc):
     t = "manifest"
-    models = sorted(glob.glob(os.path.join(ROOT, "examples/*.bgnn")))
+    # the examples, and a wide BNN product (its launch has smem=, its plan arch sm_90a; not the
+    # smallest: the bad_* seeds and the real cubin come from the examples)
+    models = sorted(glob.glob(os.path.join(ROOT, "examples/*.bgnn"))) + [os.path.join(ROOT, "bench/bnn_wide_1024.bgnn")]
     smallest = None
     for m in models:
         for arch in ("sm_90", "sm_80"):
@@ -243,7 +245,7 @@ def manifest_seeds(bgnnc):
             if arch == "sm_90":
                 put(t, name + ".manifest", man)
                 put(t, name + ".elf", elf_with(man, 8 if len(man) % 2 else 4))
-                if smallest is None or len(man) < len(smallest[1]):
+                if m.startswith(os.path.join(ROOT, "examples")) and (smallest is None or len(man) < len(smallest[1])):
                     smallest = (m, man)
             elif name == "gcn_bin":
                 put(t, name + "_sm80.manifest", man)
