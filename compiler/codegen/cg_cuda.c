@@ -426,7 +426,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
             break;
         }
         char fpt[64] = "";
-        const bool tiled = !plain && bg_plan_bmm_fb_tiled(in, wt);
+        const bool tiled = !plain && bg_plan_bmm_fb_tiled_kernel(in, wt);
         if (tiled) {
             if (spl) snprintf(fpt, sizeof fpt, ", %lld", spl);
         } else if (spl || fp.fma) {
@@ -444,9 +444,16 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
                 for (int j = 0; j < 4; j++) sl[j] = slot_name(in, 0, j, nm, &k);
                 eps = f32_bits(in->steps[0].eps);
             }
-            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu%s>(rows, %s, %s, %s, %s, %s, %s, %s);",
+            BgStrBuf eb = {0};
+            if (in->nsteps > in->npro) { /* its epilogue: the functor the generic product applies */
+                bg_sb_printf(&eb, ", ");
+                bg_cg_steps_range(&eb, m, in, in->npro, in->nsteps, nm, &k);
+            }
+            char *epi = bg_sb_take(&eb);
+            bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu%s>(rows, %s, %s, %s, %s, %s, %s, %s%s);",
                          in->prec[2], (long long)bg_cg_kcols(*t0), (long long)C, bn, eps, fpt, nm[0], nm[1], nm[2],
-                         sl[0], sl[1], sl[2], sl[3]);
+                         sl[0], sl[1], sl[2], sl[3], epi);
+            free(epi);
             break;
         }
         bg_emit_line(e, "bgnn::bmm<'%c', '%c', '%c', %lld, %lld, %s%s>(rows, %s, %s, %s%s);", in->prec[0],
@@ -651,7 +658,7 @@ static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLau
     if (alt == 1) return 2;
     if (wave_variant(m, l)) return 5;
     if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
-    if (!bg_plan_bmm_fb_tiled(in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
+    if (!bg_plan_bmm_fb_tiled_kernel(in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
     return bg_inst_fp(m, in).kind == BG_FP_SPLITK ? 0 : 2;
 }
 
@@ -860,7 +867,7 @@ char *bg_codegen_cuda_arch(const BgModule *m, const char *arch, char *compile_ar
         if (in->op != BG_OP_BMM) continue;
         const bool wt = p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T;
         if (bg_plan_bmm_fb_rows(m, in, wt)) fb_rows = true;
-        if (bg_plan_bmm_fb_tiled(in, wt) || p->launches[i].alt) fb_tiled = true;
+        if (bg_plan_bmm_fb_tiled_kernel(in, wt) || p->launches[i].alt) fb_tiled = true;
         if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) bb_tc = true;
         if (bg_plan_bmm_wgs(m, in, wt, plan_sm(p))) bb_wgs = true;
     }

@@ -27,6 +27,11 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
  * activations, canonical b1 weights): its launch has 12 threads per row per output tile of 64
  * (32 when M <= 32), about 21 rows a block. */
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
+/* Whether a BMM's own kernel is the tiled FB kernel: bg_plan_bmm_fb_tiled, or the same
+ * product with epilogue steps (Reddit-sized gcn_bin's 128 -> 41 bmm.FBF after aggregate-first:
+ * 0.56 ms as one thread an output).  A row group takes only the first kind's products whole
+ * (plan_build.c row_group_member), so its membership does not move. */
+bool bg_plan_bmm_fb_tiled_kernel(const BgInst *in, bool weight_transposed);
 /* Whether a BSPMM runs the warp-per-row kernel of bit activations with float factors
  * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
  * or sym adjacency, or fused steps). */

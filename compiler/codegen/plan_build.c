@@ -55,6 +55,15 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
            (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
 }
 
+bool bg_plan_bmm_fb_tiled_kernel(const BgInst *in, bool weight_transposed) {
+    if (bg_plan_bmm_fb_tiled(in, weight_transposed)) return true;
+    /* with epilogue steps (the same functor the generic product applies to each output),
+     * after no prologue or one batchnorm */
+    return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
+           in->nsteps > in->npro && (in->npro == 0 || (in->npro == 1 && in->steps[0].kind == BG_STEP_BATCHNORM)) &&
+           (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
+}
+
 bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {
     if (in->nargs < 1 || in->args[0] == BG_NONE || (int)in->args[0] >= m->ninsts) return false;
     const BgInst *x = &m->insts[in->args[0]];
@@ -717,7 +726,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
                 l->alt = bg_arena_printf(c.a, "%s_dense", l->kernel);
                 l->alt_tpr = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             }
-            else if (bg_plan_bmm_fb_tiled(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
+            else if (bg_plan_bmm_fb_tiled_kernel(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
                 l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             tc = bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm);
             if (tc) /* about one block a tile */

@@ -7,9 +7,10 @@
  * bspmm.XYZ for X in {F (the input), B (bmm.FBB's bits)} x adjacency {B over norm none /
  * mean / sym, self loops off and on; F: per-edge weights of one declaration per model} x
  * Z in {F, B} x method {ifelse, andnot, popc2, auto}; add.FFF / add.FFB (tensor + tensor
- * and + bias vector), add.BBF, add.BBB; concat of F and of B values; and a few fused forms
+ * and + bias vector), add.BBF, add.BBB; concat of F and of B values; log_softmax of K and of M
+ * columns; and a few fused forms
  * the passes make (bspmm.BBB + bias per method, bspmm + relu, bmm + batchnorm prologue,
- * bmm.BBB + bias), and bmm.BBF / bmm.BBB / bmm.BBB + bias on the bit tensor cores (path: tc,
+ * bmm.FBF / bmm.FBB / bmm.BBB + bias), and bmm.BBF / bmm.BBB / bmm.BBB + bias on the bit tensor cores (path: tc,
  * templates/bmm_bb_tc.cuh), and where K is a multiple of 128 the same and bmm.BBF with Bi-GCN's
  * row and column scales on the warpgroup tensor cores (path: wgmma, templates/bmm_bb_wgs.cuh;
  * on sm_90 only: elsewhere the plan gives them mma.sync's kernel).  Before anything runs, each output's producer in the compiled IR is
@@ -19,7 +20,8 @@
  * wgmma product's whole 128 x 256 tiles, its permuted store, and a partial column tile); concat widths
  * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
  * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
- * kernel (no epilogue) and on matmul.cuh's (with one); bmm.FF* is seq+fma everywhere.
+ * kernel (without an epilogue, and with a bias: bmm.FBF / bmm.FBB + bias in their own launches;
+ * matmul.cuh's in a row group); bmm.FF* is seq+fma everywhere.
  * A shape is (model, graph): 8 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
  * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 64 shapes.
@@ -250,6 +252,12 @@ static void gen_add_concat(Model *md, BgStrBuf *b) {
     snprintf(emit(md, b, "cat_F", "concat(X, bmm_FFF)", BG_OP_CONCAT, "")->key, sizeof md->outs[0].key, "concat F");
     snprintf(emit(md, b, "cat_B", "concat(xb, bmm_FBB, xb)", BG_OP_CONCAT, "")->key, sizeof md->outs[0].key,
              "concat B");
+    /* log_softmax of K and of M columns: a warp a row up to 32 columns, one thread a row past
+     * that (templates/rowwise.cuh) */
+    snprintf(emit(md, b, "lsm_k", "log_softmax(X)", BG_OP_LOG_SOFTMAX, "")->key, sizeof md->outs[0].key,
+             "log_softmax of K");
+    snprintf(emit(md, b, "lsm_m", "log_softmax(bmm_FBF)", BG_OP_LOG_SOFTMAX, "")->key, sizeof md->outs[0].key,
+             "log_softmax of M");
 }
 
 /* Forms the fusion passes make from these ops (their operands differ from the plain
@@ -270,18 +278,26 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     snprintf(o->key, sizeof o->key, "bspmm.FBF sym+I +relu");
     o->decl = 5;
     o->fused = true;
-    o = emit(md, b, "ep_bmm_bn", "bmm.FBF(batchnorm(relu(X), mu, var), Wb)", BG_OP_BMM, "FBF");
-    snprintf(o->key, sizeof o->key, "bmm.FBF +batchnorm");
-    o->fused = true;
-    /* of the input itself: fold-batchnorm-mm's column scale and constant (the row kernel) */
-    o = emit(md, b, "ep_bmm_fold", "bmm.FBB(batchnorm(X, mu, var), Wb)", BG_OP_BMM, "FBB");
-    snprintf(o->key, sizeof o->key, "bmm.FBB +folded batchnorm");
-    o->fused = true;
-    /* of the standardized input: fold-standardize-mm's center step, the row means (rowmean, with
-     * a sparse variant over the features' CSR) and the weights' column sums (signsum) */
-    o = emit(md, b, "ep_bmm_std", "bmm.FBB(standardize(X), Wb)", BG_OP_BMM, "FBB");
-    snprintf(o->key, sizeof o->key, "bmm.FBB +folded standardize");
-    o->fused = true;
+    static const struct {
+        const char *name, *expr, *prec, *key;
+    } prods[] = {
+        {"ep_bmm_bn", "bmm.FBF(batchnorm(relu(X), mu, var), Wb)", "FBF", "bmm.FBF +batchnorm"},
+        /* a product of a float activation (not the input) with epilogue steps: the tiled FB
+         * kernel's epilogue in its own launch (plan_build.c bg_plan_bmm_fb_tiled_kernel); their
+         * activations differ, so that each product has one reader and takes the bias */
+        {"ep_bmm_FBF_bias", "add.FFF(bmm.FBF(relu(X), Wb), bm)", "FBF", "bmm.FBF +bias"},
+        {"ep_bmm_FBB_bias", "add.FFB(bmm.FBF(add.FFF(X, bk), Wb), bm)", "FBB", "bmm.FBB +bias"},
+        /* of the input itself: fold-batchnorm-mm's column scale and constant (the row kernel) */
+        {"ep_bmm_fold", "bmm.FBB(batchnorm(X, mu, var), Wb)", "FBB", "bmm.FBB +folded batchnorm"},
+        /* of the standardized input: fold-standardize-mm's center step, the row means (rowmean,
+         * with a sparse variant over the features' CSR) and the weights' column sums (signsum) */
+        {"ep_bmm_std", "bmm.FBB(standardize(X), Wb)", "FBB", "bmm.FBB +folded standardize"},
+    };
+    for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) {
+        o = emit(md, b, prods[i].name, prods[i].expr, BG_OP_BMM, prods[i].prec);
+        snprintf(o->key, sizeof o->key, "%s", prods[i].key);
+        o->fused = true;
+    }
     /* the same standardize's bin and absmean: with the product folded they read X themselves
      * (bin.center; absmean with a standardize prologue, absmean_std) */
     o = emit(md, b, "bc_std", "bin(standardize(X))", BG_OP_BIN_CENTER, "");
