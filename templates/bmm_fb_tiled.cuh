@@ -1,6 +1,8 @@
 // bmm_fb_tiled.cuh - the fast bmm.FB{B,F}: float activations x [R][K] times b1 weights
 // w [K][M] (canonical b1 layout), optionally with an inference-BatchNorm prologue applied to
-// x as it is read, so the normalised matrix is never stored.
+// x as it is read, so the normalised matrix is never stored.  Y = 'F': the same kernel for
+// bmm.FF{B,F} of f32 weights w [K][M] in the order seq+fma (acc = fmaf(x', w, acc) in k order,
+// matmul.cuh's FMA product), the weights staged as they are.
 //
 // Exactly the semantics of matmul.cuh's FB product (docs/semantics.md): for each output
 // (r, o) the sum runs over k = 0..K-1 in order from +0.0f, acc = fl(acc + v(w[k,o]) * x'[r,k]);
@@ -136,10 +138,16 @@ __device__ __forceinline__ void fbt_chunk(int kn, const float *const (&xr)[4],
 // SPL: the recorded float order (docs/semantics.md, section 2): 0 = seq; L > 0 (a multiple of
 // FBT_KC) = split-k, chunks of L k each summed from +0.0f in acc, folded left to right into
 // tot when the staging loop passes a chunk boundary (tot = p0, then fl(tot + p_s)).
-template <char Z, long long K, long long M, int BN, unsigned EPS_BITS, long long SPL = 0, class Epi = EpEnd>
-__device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const float *x, const u32 *w,
+// Y: 'B' b1 weights (wv: u32 words), 'F' f32 weights (wv: floats; seq+fma, SPL 0).
+template <char Z, long long K, long long M, int BN, unsigned EPS_BITS, long long SPL = 0, char Y = 'B',
+          class Epi = EpEnd>
+__device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const float *x, const void *wv,
                                              const float *mean, const float *var,
                                              const float *gamma, const float *beta, Epi epi = Epi()) {
+    static_assert(Y == 'B' || (Y == 'F' && SPL == 0), "bmm_fb_tiled: b1 weights, or f32 weights in seq+fma");
+    const u32 *w = (const u32 *)wv;
+    const float *wf = (const float *)wv;
+    (void)w, (void)wf;
     static_assert(Z == 'B' || Z == 'F', "bmm_fb_tiled: output F or B");
     static_assert(SPL >= 0 && SPL % FBT_KC == 0, "bmm_fb_tiled: split-k chunks are multiples of FBT_KC");
     constexpr long long MW = words_of(M);
@@ -192,8 +200,10 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
                 xr[j] = (k0 + sk < K && r < rt) ? x[(r0 + r) * K + k0 + sk] : 0.0f;
             }
 #pragma unroll
-            for (int d = 0; d < TW; d++)
-                wword[d] = (k0 + sk < K && (o0 >> 5) + d < MW) ? w[(k0 + sk) * MW + (o0 >> 5) + d] : 0u;
+            if constexpr (Y == 'B')
+#pragma unroll
+                for (int d = 0; d < TW; d++)
+                    wword[d] = (k0 + sk < K && (o0 >> 5) + d < MW) ? w[(k0 + sk) * MW + (o0 >> 5) + d] : 0u;
             if constexpr (BN == 5) {
                 if (k0 + sk < K) bn_m = mean[k0 + sk];
             } else if constexpr (BN > 0) {
@@ -237,9 +247,14 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
             }
 #pragma unroll
             for (int j = 0; j < WPT; j++) {
-                const int o = sr + 4 * j;
-                const u32 ww = (TW > 1 && o >= 32) ? wword[TW - 1] : wword[0]; // no local-memory index
-                ws[o][sk] = pm1((ww >> (o & 31)) & 1u);
+                if constexpr (Y == 'F') { // f32 weights, read here: output tid % OTW, k tid / OTW + j 256 / OTW
+                    const int o = tid % OTW, kk = tid / OTW + j * (256 / OTW);
+                    ws[o][kk] = (k0 + kk < K && o0 + o < M) ? wf[(k0 + kk) * M + o0 + o] : 0.0f;
+                } else {
+                    const int o = sr + 4 * j;
+                    const u32 ww = (TW > 1 && o >= 32) ? wword[TW - 1] : wword[0]; // no local-memory index
+                    ws[o][sk] = pm1((ww >> (o & 31)) & 1u);
+                }
             }
             __syncthreads();
             if (k0 + FBT_KC < K) fetch(k0 + FBT_KC); // in flight while this chunk computes

@@ -426,9 +426,10 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
             break;
         }
         char fpt[64] = "";
-        const bool tiled = !plain && bg_plan_bmm_fb_tiled_kernel(in, wt);
-        if (tiled) {
-            if (spl) snprintf(fpt, sizeof fpt, ", %lld", spl);
+        const bool tiled = !plain && bg_plan_bmm_fb_tiled_kernel(m, in, wt);
+        if (tiled) { /* split-k (b1 weights); f32 weights: Y 'F' (seq+fma) */
+            if (in->prec[1] == 'F') snprintf(fpt, sizeof fpt, ", 0, 'F'");
+            else if (spl) snprintf(fpt, sizeof fpt, ", %lld", spl);
         } else if (spl || fp.fma) {
             snprintf(fpt, sizeof fpt, ", %lld, %s", spl, fp.fma ? "true" : "false");
         }
@@ -658,7 +659,7 @@ static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLau
     if (alt == 1) return 2;
     if (wave_variant(m, l)) return 5;
     if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
-    if (!bg_plan_bmm_fb_tiled_kernel(in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
+    if (!bg_plan_bmm_fb_tiled_kernel(m, in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
     return bg_inst_fp(m, in).kind == BG_FP_SPLITK ? 0 : 2;
 }
 
@@ -867,7 +868,7 @@ char *bg_codegen_cuda_arch(const BgModule *m, const char *arch, char *compile_ar
         if (in->op != BG_OP_BMM) continue;
         const bool wt = p->bufs[p->launches[i].args[2]].kind == BG_BUF_B1T;
         if (bg_plan_bmm_fb_rows(m, in, wt)) fb_rows = true;
-        if (bg_plan_bmm_fb_tiled_kernel(in, wt) || p->launches[i].alt) fb_tiled = true;
+        if (bg_plan_bmm_fb_tiled_kernel(m, in, wt) || p->launches[i].alt) fb_tiled = true;
         if (bg_plan_bmm_tc(m, in, wt, plan_sm(p))) bb_tc = true;
         if (bg_plan_bmm_wgs(m, in, wt, plan_sm(p))) bb_wgs = true;
     }

@@ -29,9 +29,12 @@ bool bg_plan_bspmm_fast(const BgModule *m, const BgInst *in);
 bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
 /* Whether a BMM's own kernel is the tiled FB kernel: bg_plan_bmm_fb_tiled, or the same
  * product with epilogue steps (Reddit-sized gcn_bin's 128 -> 41 bmm.FBF after aggregate-first:
- * 0.56 ms as one thread an output).  A row group takes only the first kind's products whole
+ * 0.56 ms as one thread an output), or a bmm.FF* in the order seq+fma (its f32 weights staged
+ * as they are; Reddit-sized gcn_fp32's 602 -> 128 product took 6.7 ms a thread an output).  A row group takes only the first kind's products whole
  * (plan_build.c row_group_member), so its membership does not move. */
-bool bg_plan_bmm_fb_tiled_kernel(const BgInst *in, bool weight_transposed);
+bool bg_plan_bmm_fb_tiled_kernel(const BgModule *m, const BgInst *in, bool weight_transposed);
+#define BG_PLAN_FBT_FF_MIN_K 256 /* a bmm.FF* on the tiled kernel: K and M at least these */
+#define BG_PLAN_FBT_FF_MIN_M 32
 /* Whether a BSPMM runs the warp-per-row kernel of bit activations with float factors
  * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
  * or sym adjacency, or fused steps). */

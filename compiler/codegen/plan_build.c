@@ -55,12 +55,17 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
            (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
 }
 
-bool bg_plan_bmm_fb_tiled_kernel(const BgInst *in, bool weight_transposed) {
+bool bg_plan_bmm_fb_tiled_kernel(const BgModule *m, const BgInst *in, bool weight_transposed) {
     if (bg_plan_bmm_fb_tiled(in, weight_transposed)) return true;
     /* with epilogue steps (the same functor the generic product applies to each output),
-     * after no prologue or one batchnorm */
-    return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
-           in->nsteps > in->npro && (in->npro == 0 || (in->npro == 1 && in->steps[0].kind == BG_STEP_BATCHNORM)) &&
+     * after no prologue or one batchnorm; or f32 weights in the order seq+fma (the kernel's
+     * fma by the staged weight is matmul.cuh's FMA step), with or without steps */
+    const bool pro_ok = in->npro == 0 || (in->npro == 1 && in->steps[0].kind == BG_STEP_BATCHNORM);
+    if (in->op != BG_OP_BMM || in->prec[0] != 'F' || weight_transposed || !pro_ok) return false;
+    if (in->prec[1] == 'F') /* wide enough for its 64 x 64 tiles (a classifier head stays generic) */
+        return in->attrs.fp.kind == BG_FP_SEQ && in->attrs.fp.fma && bg_inst_bmm_k(m, in) >= BG_PLAN_FBT_FF_MIN_K &&
+               in->type.rank == 2 && in->type.dim[1] >= BG_PLAN_FBT_FF_MIN_M;
+    return in->prec[1] == 'B' && in->nsteps > in->npro &&
            (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
 }
 
@@ -726,7 +731,7 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
                 l->alt = bg_arena_printf(c.a, "%s_dense", l->kernel);
                 l->alt_tpr = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             }
-            else if (bg_plan_bmm_fb_tiled_kernel(in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
+            else if (bg_plan_bmm_fb_tiled_kernel(m, in, bb && is_b1_param(m, w))) /* about 21 rows a 256-thread block */
                 l->threads_per_row = (int)bg_plan_fbt_threads_per_row(cols, BG_PLAN_FBT_TPT);
             tc = bg_plan_bmm_tc(m, in, bb && is_b1_param(m, w), c.sm);
             if (tc) /* about one block a tile */

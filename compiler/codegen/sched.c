@@ -48,7 +48,7 @@ static Kind kind_of(const BgModule *m, const BgInst *in) {
         bool wt = weight_b1t(m, in);
         if (in->prec[0] == 'B' && in->prec[1] == 'B' && wt) return K_BMM_BB;
         if (bg_plan_bmm_fb_rows(m, in, wt)) return K_BMM_INPUT;
-        if (bg_plan_bmm_fb_tiled_kernel(in, wt)) return K_BMM_TILED;
+        if (bg_plan_bmm_fb_tiled_kernel(m, in, wt)) return K_BMM_TILED;
         return K_BMM;
     }
     case BG_OP_BSPMM:

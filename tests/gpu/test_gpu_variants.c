@@ -21,7 +21,8 @@
  * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
  * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
  * kernel (without an epilogue, and with a bias: bmm.FBF / bmm.FBB + bias in their own launches;
- * matmul.cuh's in a row group); bmm.FF* is seq+fma everywhere.
+ * matmul.cuh's in a row group); bmm.FF* is seq+fma everywhere, on the tiled kernel where K >= 256
+ * and M >= 32 (models 5 and 7: a partial output tile, and several).
  * A shape is (model, graph): 8 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
  * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 64 shapes.
