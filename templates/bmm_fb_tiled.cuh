@@ -199,7 +199,6 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
                 const int r = sr + 4 * j;
                 xr[j] = (k0 + sk < K && r < rt) ? x[(r0 + r) * K + k0 + sk] : 0.0f;
             }
-#pragma unroll
             if constexpr (Y == 'B')
 #pragma unroll
                 for (int d = 0; d < TW; d++)
