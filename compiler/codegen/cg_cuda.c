@@ -448,7 +448,7 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
             BgStrBuf eb = {0};
             if (in->nsteps > in->npro) { /* its epilogue: the functor the generic product applies */
                 bg_sb_printf(&eb, ", ");
-                bg_cg_steps_range(&eb, m, in, in->npro, in->nsteps, nm, &k);
+                steps_expr(&eb, m, in, nm, &k);
             }
             char *epi = bg_sb_take(&eb);
             bg_emit_line(e, "bgnn::bmm_fb_tiled<'%c', %lld, %lld, %d, 0x%08xu%s>(rows, %s, %s, %s, %s, %s, %s, %s%s);",
