@@ -95,9 +95,9 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
     });
 }
 
-// ---- A warp a row (bg_plan_bspmm_rows: float activations, C <= 64; the per-launch kernels) ----
+// ---- A warp a row (bg_plan_bspmm_rows: float activations, C <= 128; the per-launch kernels) ----
 // The same sums as spmm_adjb_elem / spmm_adjf_elem: each output's terms added from +0 in edge
-// order, then the row factor.  Lane l holds outputs l and l + 32 (those below C).  A row's
+// order, then the row factor.  Lane l holds outputs l + 32 p, p < ceil(C / 32) (those below C).  A row's
 // columns are read 32 at a time (lane k edge eb + k; the next 32 requested during these), then
 // handed out by shuffles, SPR_E edges a batch: every gather of a batch is unconditional (an
 // edge past the row's end reads the row's first edge again, its term unused) so the batch's
@@ -109,9 +109,12 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
 // gathers the terms of SPR_E edges into the block's stage (edge row 8 w + k), then warp 0 adds
 // the step's terms in edge order from shared memory: the hub's gathers in parallel, its adds
 // still in order (Cora's row of 169 neighbours: 3 steps instead of 22 batches of 2 round trips),
-// the next step's gathers under them (two stage buffers; block_row).
+// the next step's gathers under them (two stage buffers; block_row).  The stage holds at most
+// SPR_SC columns (two buffers of 64 edges x 64 columns, 32 KB of static shared memory): a wider
+// hub row is added in passes of SPR_SC columns, each over all its edges.
 constexpr int SPR_E = 8;             // a warp's edges a batch
 constexpr int SPR_STEP = 8 * SPR_E;  // a hub step's edges (8 warps)
+constexpr long long SPR_SC = 64;     // a hub pass's columns
 template <long long C>
 struct SprStage {
     float t[SPR_STEP][C];
@@ -125,9 +128,12 @@ __device__ __forceinline__ SprStage<C> *spr_stage2() { // two buffers (spmm_warp
 template <char Z, long long C, class Epi, class Term, class Fin>
 __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const long long *rowptr, const int *col,
                                                const int4 *slots, const Epi &epi, Term term, Fin fin) {
-    static_assert(C >= 1 && C <= 64, "bspmm rows: at most 64 outputs (two a lane)");
+    static_assert(C >= 1 && C <= 128, "bspmm rows: at most 128 outputs (four a lane)");
     static_assert(!Epi::lsm, "bspmm rows: no log_softmax tail");
     constexpr int CW = (int)((C + 31) / 32);
+    constexpr long long SC = C < SPR_SC ? C : SPR_SC;   // the hub stage's columns
+    constexpr int PW = (int)((SC + 31) / 32);           // a hub pass's outputs a lane
+    constexpr int NPASS = (CW + PW - 1) / PW;
     const int lane = (int)(threadIdx.x & 31), wib = (int)(threadIdx.x >> 5);
     // the row's result: lane l's outputs l + 32 p through the epilogue
     auto store_row = [&](long long i, const float *acc) {
@@ -143,16 +149,17 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
         }
     };
     // the terms of edges eb .. eb + SPR_E - 1 (those below e1; the others re-read edge e0), the
-    // neighbours from lanes k0 .. k0 + SPR_E - 1 of jr
-    auto batch = [&](long long e0, long long e1, long long eb, int jr, int k0, float (&t)[SPR_E][CW]) {
+    // neighbours from lanes k0 .. k0 + SPR_E - 1 of jr, of lane's outputs p0 + q, q < NP
+    auto batch = [&](long long e0, long long e1, long long eb, int jr, int k0, int p0, auto &t) {
+        constexpr int NP = (int)(sizeof(t[0]) / sizeof(float));
 #pragma unroll
         for (int k = 0; k < SPR_E; k++) {
             const long long j = __shfl_sync(0xffffffffu, jr, k0 + k);
             const long long e = eb + k < e1 ? eb + k : e0;
 #pragma unroll
-            for (int p = 0; p < CW; p++) {
-                const long long c = 32LL * p + lane;
-                t[k][p] = c < C ? term(e, j, c) : 0.0f;
+            for (int q = 0; q < NP; q++) {
+                const long long c = 32LL * (p0 + q) + lane;
+                t[k][q] = c < C ? term(e, j, c) : 0.0f;
             }
         }
     };
@@ -167,7 +174,7 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
             const int nr = (int)(e1 - eb < 32 ? e1 - eb : 32);
             for (int k0 = 0; k0 < nr; k0 += SPR_E) {
                 float t[SPR_E][CW];
-                batch(e0, e1, eb + k0, jr, k0, t);
+                batch(e0, e1, eb + k0, jr, k0, 0, t);
 #pragma unroll
                 for (int k = 0; k < SPR_E; k++)
                     if (k0 + k < nr)
@@ -177,7 +184,8 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
         }
         store_row(i, acc);
     };
-    // row i by the whole block of 8 warps (every thread calls it; barriers inside).  The stage
+    // row i by the whole block of 8 warps (every thread calls it; barriers inside), in NPASS
+    // passes of PW outputs a lane (SC columns), each over all the row's edges.  The stage
     // has two buffers, steps in turn: warp 0 adds step s's terms while the other warps gather
     // step s + 1's into the other buffer, one barrier a step (a buffer is written again two
     // steps later, after the barrier that warp 0 reaches only once it has added it).  Each
@@ -185,7 +193,7 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
     // 8 staged terms before adding them in edge order (a step's 64 slots are all written every
     // step, those past the row's end unused).
     auto block_row = [&](long long i, long long e0, long long e1) {
-        SprStage<C> *st = spr_stage2<C>();
+        SprStage<SC> *st = spr_stage2<SC>();
         float acc[CW];
 #pragma unroll
         for (int p = 0; p < CW; p++) acc[p] = 0.0f;
@@ -194,32 +202,37 @@ __device__ __forceinline__ void spmm_warp_rows(long long rows, void *yp, const l
             const long long e = sb + (long long)SPR_E * wib + kl;
             return col[e < e1 ? e : e0];
         };
-        int jr = col_of(e0);
         int b = 0;
-        for (long long sb = e0; sb < e1; sb += SPR_STEP, b ^= 1) { // block-uniform
-            float t[SPR_E][CW];
-            batch(e0, e1, sb + (long long)SPR_E * wib, jr, 0, t);
-            if (sb + SPR_STEP < e1) jr = col_of(sb + SPR_STEP);
 #pragma unroll
-            for (int k = 0; k < SPR_E; k++)
+        for (int pass = 0; pass < NPASS; pass++) {
+            const int p0 = pass * PW;
+            int jr = col_of(e0);
+            for (long long sb = e0; sb < e1; sb += SPR_STEP, b ^= 1) { // block-uniform
+                float t[SPR_E][PW];
+                batch(e0, e1, sb + (long long)SPR_E * wib, jr, 0, p0, t);
+                if (sb + SPR_STEP < e1) jr = col_of(sb + SPR_STEP);
 #pragma unroll
-                for (int p = 0; p < CW; p++)
-                    if (32 * p + lane < C) st[b].t[SPR_E * wib + k][32 * p + lane] = t[k][p];
-            __syncthreads(); // step sb is staged
-            if (wib == 0) {
-                const int ns = (int)(e1 - sb < SPR_STEP ? e1 - sb : SPR_STEP);
-                for (int k0 = 0; k0 < ns; k0 += SPR_E) {
-                    float v[SPR_E][CW];
+                for (int k = 0; k < SPR_E; k++)
 #pragma unroll
-                    for (int k = 0; k < SPR_E; k++)
+                    for (int q = 0; q < PW; q++)
+                        if (32 * q + lane < SC) st[b].t[SPR_E * wib + k][32 * q + lane] = t[k][q];
+                __syncthreads(); // step sb is staged
+                if (wib == 0) {
+                    const int ns = (int)(e1 - sb < SPR_STEP ? e1 - sb : SPR_STEP);
+                    for (int k0 = 0; k0 < ns; k0 += SPR_E) {
+                        float v[SPR_E][PW];
 #pragma unroll
-                        for (int p = 0; p < CW; p++)
-                            v[k][p] = 32 * p + lane < C ? st[b].t[k0 + k][32 * p + lane] : 0.0f;
+                        for (int k = 0; k < SPR_E; k++)
 #pragma unroll
-                    for (int k = 0; k < SPR_E; k++)
-                        if (k0 + k < ns)
+                            for (int q = 0; q < PW; q++)
+                                v[k][q] = 32 * q + lane < SC ? st[b].t[k0 + k][32 * q + lane] : 0.0f;
 #pragma unroll
-                            for (int p = 0; p < CW; p++) acc[p] = fadd(acc[p], v[k][p]);
+                        for (int k = 0; k < SPR_E; k++)
+                            if (k0 + k < ns)
+#pragma unroll
+                                for (int q = 0; q < PW; q++)
+                                    if (p0 + q < CW) acc[p0 + q] = fadd(acc[p0 + q], v[k][q]);
+                    }
                 }
             }
         }

@@ -33,17 +33,20 @@ bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed);
  * as they are; Reddit-sized gcn_fp32's 602 -> 128 product took 6.7 ms a thread an output).  A row group takes only the first kind's products whole
  * (plan_build.c row_group_member), so its membership does not move. */
 bool bg_plan_bmm_fb_tiled_kernel(const BgModule *m, const BgInst *in, bool weight_transposed);
-#define BG_PLAN_FBT_FF_MIN_K 256 /* a bmm.FF* on the tiled kernel: K and M at least these */
+/* A bmm.FF* on the tiled kernel: K and M at least these (Reddit-sized gcn_fp32's 128 -> 41
+ * product: 13.16 -> 12.81 ms end to end on an H200 at K >= 128, docs/performance.md). */
+#define BG_PLAN_FBT_FF_MIN_K 128
 #define BG_PLAN_FBT_FF_MIN_M 32
 /* Whether a BSPMM runs the warp-per-row kernel of bit activations with float factors
  * (templates/spmm_bits.cuh): every bspmm.B?? the fast aggregation does not take (a weighted
  * or sym adjacency, or fused steps). */
 bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in);
 /* Whether a BSPMM of float activations runs a warp a row (templates/spmm.cuh spmm_warp_rows,
- * at most 64 outputs) in its own kernel, over the graph's SLOTS list (plan.h): every bspmm.F??
- * of at most 64 columns.  The per-graph, row-group and fused kernels run the same sum a thread
- * an element (the same bits). */
+ * at most BG_PLAN_ROWS_MAX_COLS outputs, four a lane) in its own kernel, over the graph's SLOTS
+ * list (plan.h): every bspmm.F?? of at most that many columns.  The per-graph, row-group and
+ * fused kernels run the same sum a thread an element (the same bits). */
 bool bg_plan_bspmm_rows(const BgModule *m, const BgInst *in);
+#define BG_PLAN_ROWS_MAX_COLS 128
 /* Whether a BSPMM aggregates wide float rows in its own kernel by templates/spmm.cuh
  * bspmm_wide_adjb: bspmm.FBF of at least BG_PLAN_WIDE_MIN_COLS columns (plan.h).  Its launch
  * also reads the graph's ORDER (its long rows) and has bg_plan_wide_threads_per_row threads a

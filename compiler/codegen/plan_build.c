@@ -38,7 +38,7 @@ bool bg_plan_bspmm_bits(const BgModule *m, const BgInst *in) {
 bool bg_plan_bspmm_rows(const BgModule *m, const BgInst *in) {
     (void)m;
     return in->op == BG_OP_BSPMM && in->prec[0] == 'F' && in->type.rank == 2 && in->type.dim[1] >= 1 &&
-           in->type.dim[1] <= 64;
+           in->type.dim[1] <= BG_PLAN_ROWS_MAX_COLS;
 }
 
 bool bg_plan_bspmm_wide(const BgModule *m, const BgInst *in) {
