@@ -86,6 +86,12 @@ set_tests_properties(codegen.gin_bin_mutag PROPERTIES LABELS codegen)
 bgnn_add_golden(codegen.gcn_bin_mutag ${GOLD}/codegen/gcn_bin_mutag.cu.expected stdout 0 ../examples/tu/gcn_bin_mutag.bgnn --emit=cuda --arch=sm_90)
 set_tests_properties(codegen.gcn_bin_mutag PROPERTIES LABELS codegen)
 
+# the Reddit-sized float GCN (bench/): its 128-wide aggregation a warp a row (spmm_warp_rows up to
+# BG_PLAN_ROWS_MAX_COLS, the per-edge weights read with the neighbours) and both float products on
+# the tiled kernel with f32 weights (602 -> 128 and 128 -> 41: BG_PLAN_FBT_FF_MIN_K)
+bgnn_add_golden(codegen.gcn_fp32_reddit ${GOLD}/codegen/gcn_fp32_reddit.cu.expected stdout 0 ../bench/gcn_fp32_reddit.bgnn --emit=cuda --arch=sm_90)
+set_tests_properties(codegen.gcn_fp32_reddit PROPERTIES LABELS codegen)
+
 # bgnnc --stats (kernels, launches, compulsory bytes per launch at Cora's sizes).
 foreach(n gcn_bin gcn_fp32)
   bgnn_add_golden(stats.${n} ${GOLD}/codegen/${n}.stats.expected stdout 0 ../examples/${n}.bgnn --stats)
