@@ -97,11 +97,12 @@ __device__ __forceinline__ void bspmm_adjf(long long rows, void *yp, const long 
 
 // ---- A warp a row (bg_plan_bspmm_rows: float activations, C <= 128; the per-launch kernels) ----
 // The same sums as spmm_adjb_elem / spmm_adjf_elem: each output's terms added from +0 in edge
-// order, then the row factor.  Lane l holds outputs l + 32 p, p < ceil(C / 32) (those below C).  A row's
-// columns are read 32 at a time (lane k edge eb + k; the next 32 requested during these), then
-// handed out by shuffles, SPR_E edges a batch: every gather of a batch is unconditional (an
-// edge past the row's end reads the row's first edge again, its term unused) so the batch's
-// factor and float loads go out together, and only the ordered adds are predicated.  A row of
+// order, then the row factor.  Lane l holds outputs l + 32 p, p < ceil(C / 32) (those below C).
+// A row's columns (and per-edge weights) are read 32 at a time (lane k edge eb + k; the next 32
+// requested during these), then handed out by shuffles, SPR_E edges a batch: every gather of a
+// batch is unconditional (an edge past the row's end reads the row's first edge again, its term
+// unused) so the batch's factor and float loads go out together, and only the ordered adds are
+// predicated.  A row of
 // up to SPR_E edges waits on two dependent round trips (the thread-an-element form: two an edge
 // for a row's first d mod 8 edges, two a batch of 8 after).
 // With the work list SLOTS (plan.h bg_plan_mm_slots, blocks of 256) block b takes slots b, b +
