@@ -47,12 +47,18 @@ bool bg_plan_bspmm_wide(const BgModule *m, const BgInst *in) {
            in->type.dim[1] >= BG_PLAN_WIDE_MIN_COLS;
 }
 
-bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
-    /* its prologue is a batchnorm (or none); it has no epilogue steps (matmul.cuh has); a
-     * split-k order folds at its 64-k staging boundaries (FBT_KC), so chunks of 64 k multiples */
-    return in->op == BG_OP_BMM && in->prec[0] == 'F' && in->prec[1] == 'B' && !weight_transposed &&
-           in->nsteps == in->npro && (!in->npro || in->steps[0].kind == BG_STEP_BATCHNORM) &&
+/* The tiled FB kernel's form: a bmm of float activations by weights as stored (not
+ * transposed), its prologue a batchnorm or none, and a split-k order that folds at the
+ * kernel's 64-k staging boundaries (FBT_KC), so chunks of multiples of 64 k. */
+static bool fbt_form(const BgInst *in, bool weight_transposed) {
+    return in->op == BG_OP_BMM && in->prec[0] == 'F' && !weight_transposed &&
+           (!in->npro || in->steps[0].kind == BG_STEP_BATCHNORM) &&
            (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
+}
+
+bool bg_plan_bmm_fb_tiled(const BgInst *in, bool weight_transposed) {
+    /* b1 weights and no epilogue steps (matmul.cuh has them) */
+    return fbt_form(in, weight_transposed) && in->prec[1] == 'B' && in->nsteps == in->npro;
 }
 
 bool bg_plan_bmm_fb_tiled_kernel(const BgModule *m, const BgInst *in, bool weight_transposed) {
@@ -60,13 +66,11 @@ bool bg_plan_bmm_fb_tiled_kernel(const BgModule *m, const BgInst *in, bool weigh
     /* with epilogue steps (the same functor the generic product applies to each output),
      * after no prologue or one batchnorm; or f32 weights in the order seq+fma (the kernel's
      * fma by the staged weight is matmul.cuh's FMA step), with or without steps */
-    const bool pro_ok = in->npro == 0 || (in->npro == 1 && in->steps[0].kind == BG_STEP_BATCHNORM);
-    if (in->op != BG_OP_BMM || in->prec[0] != 'F' || weight_transposed || !pro_ok) return false;
+    if (!fbt_form(in, weight_transposed) || in->npro > 1) return false;
     if (in->prec[1] == 'F') /* wide enough for its 64 x 64 tiles (a classifier head stays generic) */
         return in->attrs.fp.kind == BG_FP_SEQ && in->attrs.fp.fma && bg_inst_bmm_k(m, in) >= BG_PLAN_FBT_FF_MIN_K &&
                in->type.rank == 2 && in->type.dim[1] >= BG_PLAN_FBT_FF_MIN_M;
-    return in->prec[1] == 'B' && in->nsteps > in->npro &&
-           (in->attrs.fp.kind != BG_FP_SPLITK || in->attrs.fp.chunk % 64 == 0);
+    return in->prec[1] == 'B' && in->nsteps > in->npro;
 }
 
 bool bg_plan_row_csr(const BgModule *m, const BgInst *in) {

@@ -21,8 +21,8 @@
  * 2 to 1233.  K = 257 and 600 give the bmm.FB* products the split-k order (splitk(2x256),
  * splitk(3x256): a last chunk of 1 and of 88 k; docs/semantics.md section 2), on the tiled
  * kernel (without an epilogue, and with a bias: bmm.FBF / bmm.FBB + bias in their own launches;
- * matmul.cuh's in a row group); bmm.FF* is seq+fma everywhere, on the tiled kernel where K >= 256
- * and M >= 32 (models 5 and 7: a partial output tile, and several).
+ * matmul.cuh's in a row group); bmm.FF* is seq+fma everywhere, on the tiled kernel where K >= 128
+ * and M >= 32 (BG_PLAN_FBT_FF_MIN_K / _M; models 4, 5 and 7: partial output tiles, and several).
  * A shape is (model, graph): 8 models x 8 graphs (N = 1, 5, 31, 67, 1001 random with
  * isolated nodes, explicit self loops and duplicate edges; N = 33, 1000 power-law skewed
  * and directed, with empty rows; N = 10001 with a row of 10000 neighbours) = 64 shapes.
@@ -232,10 +232,21 @@ static void gen_bspmm(Model *md, BgStrBuf *b) {
     }
 }
 
+/* An output given by a table row: its value's name, expression, expected producer precisions
+ * and summary key. */
+typedef struct OutRow {
+    const char *name, *expr, *prec, *key;
+} OutRow;
+
+/* Emits row r with producer op, its key set; returns it for the caller's other fields. */
+static OutSpec *emit_row(Model *md, BgStrBuf *b, const OutRow *r, BgOp op) {
+    OutSpec *o = emit(md, b, r->name, r->expr, op, r->prec);
+    snprintf(o->key, sizeof o->key, "%s", r->key);
+    return o;
+}
+
 static void gen_add_concat(Model *md, BgStrBuf *b) {
-    static const struct {
-        const char *name, *expr, *prec, *key;
-    } adds[] = {
+    static const OutRow adds[] = {
         {"add_FFF_t", "add.FFF(bmm_FFF, bmm_BBF)", "FFF", "add.FFF tensor"},
         {"add_FFF_v", "add.FFF(X, bk)", "FFF", "add.FFF bias"},
         {"add_FFB_t", "add.FFB(bmm_FBF, bmm_BFF)", "FFB", "add.FFB tensor"},
@@ -246,9 +257,7 @@ static void gen_add_concat(Model *md, BgStrBuf *b) {
     for (size_t i = 0; i < sizeof adds / sizeof adds[0]; i++) {
         /* fold-threshold makes bin(X) epilogue(threshold T) of an add.FFB of a bias */
         bool thr = !*adds[i].prec;
-        OutSpec *o = emit(md, b, adds[i].name, adds[i].expr, thr ? BG_OP_BIN : BG_OP_ADD, adds[i].prec);
-        snprintf(o->key, sizeof o->key, "%s", adds[i].key);
-        o->fused = thr;
+        emit_row(md, b, &adds[i], thr ? BG_OP_BIN : BG_OP_ADD)->fused = thr;
     }
     snprintf(emit(md, b, "cat_F", "concat(X, bmm_FFF)", BG_OP_CONCAT, "")->key, sizeof md->outs[0].key, "concat F");
     snprintf(emit(md, b, "cat_B", "concat(xb, bmm_FBB, xb)", BG_OP_CONCAT, "")->key, sizeof md->outs[0].key,
@@ -279,9 +288,7 @@ static void gen_fused(Model *md, BgStrBuf *b) {
     snprintf(o->key, sizeof o->key, "bspmm.FBF sym+I +relu");
     o->decl = 5;
     o->fused = true;
-    static const struct {
-        const char *name, *expr, *prec, *key;
-    } prods[] = {
+    static const OutRow prods[] = {
         {"ep_bmm_bn", "bmm.FBF(batchnorm(relu(X), mu, var), Wb)", "FBF", "bmm.FBF +batchnorm"},
         /* a product of a float activation (not the input) with epilogue steps: the tiled FB
          * kernel's epilogue in its own launch (plan_build.c bg_plan_bmm_fb_tiled_kernel); their
@@ -294,11 +301,7 @@ static void gen_fused(Model *md, BgStrBuf *b) {
          * with a sparse variant over the features' CSR) and the weights' column sums (signsum) */
         {"ep_bmm_std", "bmm.FBB(standardize(X), Wb)", "FBB", "bmm.FBB +folded standardize"},
     };
-    for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) {
-        o = emit(md, b, prods[i].name, prods[i].expr, BG_OP_BMM, prods[i].prec);
-        snprintf(o->key, sizeof o->key, "%s", prods[i].key);
-        o->fused = true;
-    }
+    for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) emit_row(md, b, &prods[i], BG_OP_BMM)->fused = true;
     /* the same standardize's bin and absmean: with the product folded they read X themselves
      * (bin.center; absmean with a standardize prologue, absmean_std) */
     o = emit(md, b, "bc_std", "bin(standardize(X))", BG_OP_BIN_CENTER, "");
