@@ -135,13 +135,35 @@ bool bg_nvrtc_version(int *major, int *minor) {
 }
 
 /* Fixed options + extras; *n set; the strings in the result are owned by the caller's
- * arch_opt (first) and the request (the rest).  BGNN_NVRTC_LINEINFO=1 adds -lineinfo, so that
- * compute-sanitizer and Nsight name the template line of a generated kernel's instruction (the
- * options are part of the disk cache key). */
+ * arch_opt (first, and the defines packed after it) and the request (the rest).
+ * BGNN_NVRTC_LINEINFO=1 adds -lineinfo, so that compute-sanitizer and Nsight name the template
+ * line of a generated kernel's instruction; BGNN_NVRTC_DEFINES="NAME=VALUE ..." adds
+ * -DNAME=VALUE for each word, a test hook for the templates' tuning macros (tests set
+ * BGNN_FBG_MIN_TILES_PER_SM=0 to run templates/bmm_fb_big.cuh on every shape).  The options are
+ * part of the disk cache key. */
 static const char **build_opts(const BgNvrtcReq *req, char **arch_opt, int *n) {
-    *arch_opt = xprintf("--gpu-architecture=%s", req->arch ? req->arch : "");
+    const char *defs = getenv("BGNN_NVRTC_DEFINES");
+    if (!defs) defs = "";
+    char *arch = xprintf("--gpu-architecture=%s", req->arch ? req->arch : "");
+    const size_t alen = strlen(arch) + 1, dlen = strlen(defs);
+    /* arch\0, then each word of defs as -DWORD\0 (at most dlen / 2 + 1 words, 3 bytes more each) */
+    *arch_opt = bg_xmalloc(alen + dlen + 3 * (dlen / 2 + 1) + 1);
+    memcpy(*arch_opt, arch, alen);
+    free(arch);
+    int nwords = 0;
+    char *p = *arch_opt + alen;
+    for (const char *c = defs; *c;) {
+        while (*c == ' ' || *c == ',') c++;
+        const char *e = c;
+        while (*e && *e != ' ' && *e != ',') e++;
+        if (e > c) {
+            p += sprintf(p, "-D%.*s", (int)(e - c), c) + 1;
+            nwords++;
+        }
+        c = e;
+    }
     int nextra = req->nextra > 0 ? req->nextra : 0;
-    const char **o = bg_xcalloc((size_t)(5 + nextra), sizeof *o);
+    const char **o = bg_xcalloc((size_t)(5 + nwords + nextra), sizeof *o);
     int k = 0;
     o[k++] = *arch_opt;
     o[k++] = "-std=c++17";
@@ -149,6 +171,8 @@ static const char **build_opts(const BgNvrtcReq *req, char **arch_opt, int *n) {
     o[k++] = "-default-device";
     const char *li = getenv("BGNN_NVRTC_LINEINFO");
     if (li && *li && strcmp(li, "0") != 0) o[k++] = "-lineinfo";
+    const char *d = *arch_opt + alen;
+    for (int i = 0; i < nwords; i++, d += strlen(d) + 1) o[k++] = d;
     for (int i = 0; i < nextra; i++)
         if (req->extra[i]) o[k++] = req->extra[i];
     *n = k;

@@ -38,11 +38,14 @@
 //   into registers while the current one computes.
 // * Output b1: each thread ors its bits into a shared tile of words, written once per tile
 //   (padding bits zero); output f32: one store per element.
+// * Tall inputs (M >= 128, no split-k, rows giving every SM BGNN_FBG_MIN_TILES_PER_SM tiles of
+//   128 rows) go to bmm_fb_big.cuh instead: 128 x 128 tiles, 8 x 8 sums a thread, the same bits.
 // Needs blockDim.x == 256 (the plan's block size).
 #ifndef BGNN_BMM_FB_TILED_CUH
 #define BGNN_BMM_FB_TILED_CUH
 
 #include "bgnn_common.cuh"
+#include "bmm_fb_big.cuh"
 #include "epilogue.cuh"
 
 namespace bgnn {
@@ -150,6 +153,17 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     (void)w, (void)wf;
     static_assert(Z == 'B' || Z == 'F', "bmm_fb_tiled: output F or B");
     static_assert(SPL >= 0 && SPL % FBT_KC == 0, "bmm_fb_tiled: split-k chunks are multiples of FBT_KC");
+    if constexpr (SPL == 0 && M >= FBG_O) { // tall inputs: 8 x 8 sums a thread (bmm_fb_big.cuh)
+        static_assert(sizeof(FbgSmem) <= sizeof(FbtSmem) && alignof(FbgSmem) <= alignof(FbtSmem),
+                      "bmm_fb_big: its stages fit bmm_fb_tiled's block");
+        unsigned nsm_big;
+        asm("mov.u32 %0, %%nsmid;" : "=r"(nsm_big));
+        if (rows >= (long long)BGNN_FBG_MIN_TILES_PER_SM * FBG_R * nsm_big) { // grid-uniform
+            bmm_fb_big<Z, K, M, BN, EPS_BITS, Y>(*reinterpret_cast<FbgSmem *>(&fbt_smem()), rows, yp, x, wv, mean,
+                                                 var, gamma, beta, epi);
+            return;
+        }
+    }
     constexpr long long MW = words_of(M);
     constexpr int OTW = M <= 32 ? 32 : FBT_OUTS;              // outputs per tile
     constexpr int TW = OTW / 32;                              // b1 words per tile row

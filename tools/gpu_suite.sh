@@ -83,6 +83,9 @@ if [[ ! -x $BUILD/bgnnc ]]; then
 fi
 
 step gpu_tests 300 ctest --test-dir "$BUILD" -L gpu -E test_gpu_sched --output-on-failure
+# the tiled FB / FF product's tall-input path (templates/bmm_fb_big.cuh) on every shape of the
+# variant models with products of 128 outputs or more (3: M = 130; 7: M = 288), every mode
+step gpu_fb_big 300 env BGNN_NVRTC_DEFINES=BGNN_FBG_MIN_TILES_PER_SM=0 BGNN_VARIANTS_ONLY=3,7 BGNN_SOURCE_DIR="$ROOT" "$BUILD/tests/test_gpu_variants"
 # every point of every schedule space of every example on awkward graphs (docs/tuning.md)
 step gpu_sched 590 env BGNN_SOURCE_DIR="$ROOT" "$BUILD/tests/test_gpu_sched"
 step host_jit 60 "$BUILD/host_jit" "$ROOT"

@@ -47,6 +47,9 @@
  *                             blocks, so its grid barrier would never complete).
  *   BGNN_EXEC=coop|graph|launches   run only that execution mode.
  *   BGNN_VARIANTS_ONLY=0,3    only these models (indices into `widths` below).
+ *   BGNN_VARIANTS_GRAPHS=3    only these graphs (indices into quick_graphs or full_graphs
+ *                             below; 3 of the quick set is the hub graph, whose racecheck
+ *                             run is the long one).
  *   BGNN_VARIANTS_CPU_ONLY=1  no GPU needed (ctest unit.test_gpu_variants_cpu): every model
  *                             through the front end, the producer checks and the code
  *                             generator, and the reference with its self-checks on every graph
@@ -883,20 +886,28 @@ static void run_shape(const Gpu *gp, const Model *md, const BgGpuModel *gm, BgGr
 }
 
 /* ---- setup ------------------------------------------------------------------------------- */
+/* The indices below `bound` listed in the environment variable NAME ("0,3"), at most `max`
+ * into idx; -1 when NAME is unset or empty. */
+static int env_indices(const char *name, int bound, int max, int *idx) {
+    const char *list = getenv(name);
+    if (!list || !*list) return -1;
+    int n = 0;
+    for (const char *s = list; *s && n < max;) {
+        char *e;
+        long v = strtol(s, &e, 10);
+        if (e == s) break;
+        if (v >= 0 && v < bound) idx[n++] = (int)v;
+        s = *e == ',' ? e + 1 : e;
+    }
+    return n;
+}
+
 /* The models to run: BGNN_VARIANTS_ONLY, else quick's or all. */
 static int pick_models(bool quick, int *idx) {
-    int n = 0, nw = (int)(sizeof widths / sizeof widths[0]);
-    const char *only = getenv("BGNN_VARIANTS_ONLY");
-    if (only && *only) {
-        for (const char *s = only; *s && n < MAX_MODELS;) {
-            char *e;
-            long v = strtol(s, &e, 10);
-            if (e == s) break;
-            if (v >= 0 && v < nw) idx[n++] = (int)v;
-            s = *e == ',' ? e + 1 : e;
-        }
-        return n;
-    }
+    int nw = (int)(sizeof widths / sizeof widths[0]);
+    int n = env_indices("BGNN_VARIANTS_ONLY", nw, MAX_MODELS, idx);
+    if (n >= 0) return n;
+    n = 0;
     if (quick) {
         for (size_t i = 0; i < sizeof quick_models / sizeof quick_models[0]; i++) idx[n++] = quick_models[i];
         return n;
@@ -1021,6 +1032,10 @@ int main(void) {
     char what[MAX_GRAPHS][48];
     for (int j = 0; j < ng; j++)
         CHECK(make_graph(&gs[j], 1000 + (unsigned long long)j, &graphs[j], what[j], sizeof what[j]));
+    bool run_graph[MAX_GRAPHS]; /* BGNN_VARIANTS_GRAPHS, else every graph */
+    int gidx[MAX_GRAPHS], ngsel = env_indices("BGNN_VARIANTS_GRAPHS", ng, MAX_GRAPHS, gidx);
+    for (int j = 0; j < ng; j++) run_graph[j] = ngsel < 0;
+    for (int k = 0; k < ngsel; k++) run_graph[gidx[k]] = true;
     if (!cpu_only) {
         BgDiagSink d;
         bg_diag_init(&d);
@@ -1065,7 +1080,8 @@ int main(void) {
                    md->ji.nvrtc_ms);
         }
         for (int j = 0; j < ng; j++)
-            run_shape(&gp, md, &gm, &graphs[j], what[j], 77 + 31 * (unsigned long long)(md->idx * MAX_GRAPHS + j), t);
+            if (run_graph[j])
+                run_shape(&gp, md, &gm, &graphs[j], what[j], 77 + 31 * (unsigned long long)(md->idx * MAX_GRAPHS + j), t);
         if (!cpu_only) bg_gpu_model_free(&g, &gm);
     }
     tally_print(t, !cpu_only);
