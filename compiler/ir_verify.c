@@ -148,8 +148,8 @@ static void check_steps(V *v, int nbase) {
 
 /* The recorded float order (docs/semantics.md, section 2): only on a float reduction; fma
  * only on a bmm.FF*; split-k only on a bmm with a float reduction, split = ceil(K / chunk);
- * lanes only on the float64 row sums (absmean, rowmean, standardize, bin.center), 32 of them
- * (256 on an absmean). */
+ * lanes only on the float64 row sums (absmean, rowmean, standardize, bin.center, log_softmax),
+ * 32 of them (256 on an absmean). */
 static void check_fp(V *v) {
     const BgInst *in = &v->m->insts[v->i];
     BgFpOrder a = in->attrs.fp, fp = bg_inst_fp(v->m, in);
@@ -159,8 +159,8 @@ static void check_fp(V *v) {
     }
     if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK && fp.kind != BG_FP_LANES) { fail(v, "invalid float order"); return; }
     if (fp.kind == BG_FP_LANES) {
-        if (!bg_op_row_sum(in->op) || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
-            fail(v, "lanes(32) is for the row sums of absmean, rowmean, standardize and bin.center only");
+        if ((!bg_op_row_sum(in->op) && in->op != BG_OP_LOG_SOFTMAX) || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
+            fail(v, "lanes(32) is for the row sums of absmean, rowmean, standardize, bin.center and log_softmax only");
         else if (fp.split != 32 && in->op != BG_OP_ABSMEAN)
             fail(v, "lanes(256) is for an absmean only");
         return;

@@ -65,7 +65,9 @@ static bool run_steps(const BgInst *in, int s0, int s1, const BgTensor *vals, bo
         case BG_STEP_ADD: ok = bg_ref_add("FFF", t, operand(in, a, vals), &u); break;
         case BG_STEP_RELU: ok = bg_ref_relu(t, &u); break;
         case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(t, operand(in, a, vals), &u); break;
-        case BG_STEP_LOG_SOFTMAX: ok = bg_ref_log_softmax(t, &u); break; /* the row tail, last */
+        case BG_STEP_LOG_SOFTMAX: /* the row tail, last: rows of at most 32 columns, seq */
+            ok = bg_ref_log_softmax(t, (BgFpOrder){BG_FP_SEQ, false, 0, 0}, &u);
+            break;
         case BG_STEP_CENTER: ok = bg_ref_center(t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
         case BG_STEP_ADD_SCL: { /* the scl's float, then the add (the unfused ops, in order) */
             BgTensor sv = {0};
@@ -254,7 +256,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
         return operand_ok(in, 0, vals, n, false) &&
                bg_ref_standardize(operand(in, 0, vals), in->attrs.eps, bg_inst_fp(m, in), y);
     case BG_OP_LOG_SOFTMAX:
-        return operand_ok(in, 0, vals, n, false) && bg_ref_log_softmax(operand(in, 0, vals), y);
+        return operand_ok(in, 0, vals, n, false) && bg_ref_log_softmax(operand(in, 0, vals), bg_inst_fp(m, in), y);
     case BG_OP_READOUT: {
         if (!operand_ok(in, 0, vals, n, false) || !adj_operand(in, 1, m, b)) return false;
         const int64_t *gp = b->graph ? b->graph->graph_ptr : NULL;

@@ -71,8 +71,8 @@ float bg_ref_value(const BgTensor *t, int64_t r, int64_t c) {
 
 bool bg_ref_bin(const BgTensor *x, BgTensor *y) { return bg_tensor_to_bits(x, y); }
 
-/* The terms of the float64 row sums: x, |x|, (x - mu)^2 (each rounded on its own). */
-typedef enum { TERM_X, TERM_ABS, TERM_SQDEV } RowTerm;
+/* The terms of the float64 row sums: x, |x|, (x - mu)^2, exp(x - mu) (each rounded on its own). */
+typedef enum { TERM_X, TERM_ABS, TERM_SQDEV, TERM_EXPDEV } RowTerm;
 
 static double row_term(RowTerm t, float v, double mu) {
     if (t == TERM_ABS) return fabs((double)v);
@@ -80,6 +80,7 @@ static double row_term(RowTerm t, float v, double mu) {
         double d = (double)v - mu;
         return d * d;
     }
+    if (t == TERM_EXPDEV) return exp((double)v - mu);
     return (double)v;
 }
 
@@ -707,7 +708,7 @@ bool bg_ref_standardize(const BgTensor *x, float eps, BgFpOrder fp, BgTensor *y)
     return true;
 }
 
-bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y) {
+bool bg_ref_log_softmax(const BgTensor *x, BgFpOrder fp, BgTensor *y) {
     memset(y, 0, sizeof *y);
     if (!is_f32(x)) return false;
     if (!alloc_like(y, BG_DT_F32, x)) return fail(y);
@@ -720,9 +721,7 @@ bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y) {
         float m = xr[0];
         for (int64_t c = 1; c < cols; c++)
             if (xr[c] > m) m = xr[c];
-        double s = 0.0;
-        for (int64_t c = 0; c < cols; c++) s += exp((double)xr[c] - (double)m);
-        double ls = log(s);
+        double ls = log(row_sum(xr, cols, fp, TERM_EXPDEV, (double)m));
         for (int64_t c = 0; c < cols; c++) ys[r * cols + c] = (float)((double)xr[c] - (double)m - ls);
     }
     return true;

@@ -62,9 +62,9 @@ bool bg_ref_batchnorm(const BgTensor *x, const BgTensor *mean, const BgTensor *v
 /* standardize: per row in float64 (both sums in order fp), mu = sum/C, sd = sqrt(sum (x-mu)^2
  * / (C-1)) (0 when C=1), y = fl((x - mu) / (sd + eps)). */
 bool bg_ref_standardize(const BgTensor *x, float eps, BgFpOrder fp, BgTensor *y);
-/* log_softmax: per row m = max (f32), s = sum exp((double)x - m) (float64, sequential),
- * y = fl((double)x - m - log(s)). */
-bool bg_ref_log_softmax(const BgTensor *x, BgTensor *y);
+/* log_softmax: per row m = max (f32, the first maximum in column order), s = sum exp((double)x
+ * - m) (float64, in order fp: seq or lanes(32)), y = fl((double)x - m - log(s)). */
+bool bg_ref_log_softmax(const BgTensor *x, BgFpOrder fp, BgTensor *y);
 /* readout: f32[G,C]; graph g owns rows graph_ptr[g]..graph_ptr[g+1]-1 (graph_ptr NULL: one
  * graph of all rows, ngraphs must be 1).  sum sequential in node order (f32 from 0),
  * mean = fl(sum / count), max = largest value; an empty graph gives 0.  A b1 x reads +-1. */

@@ -1,5 +1,6 @@
 // rowwise.cuh - per-row reductions (absmean, rowmean, standardize, bin.center: one warp per row, the
-// float64 sums seq or lanes(L) as recorded; log_softmax: one thread per row, sequential) and
+// float64 sums seq or lanes(L) as recorded; log_softmax: a warp a row, or seq over more than 32
+// columns one thread a row) and
 // readout (one thread per (graph, feature), nodes of the graph in order).
 //
 // Layouts (bgnn_common.cuh): x f32 [R][C] (readout: also b1 [N][ceil(C/32)], read as +-1);
@@ -691,13 +692,18 @@ __device__ __forceinline__ void bin_center_csr(long long rows, u32 *y, CsrRows c
     }
 }
 
-// log_softmax: m = max (float32, first maximum), s = sum exp(x - m) (float64, sequential),
-// y = fl(x - m - log s) in float64.  Rows of at most 32 columns: one warp a row (the plan's
-// 32 threads a row), lane c holding column c: the exponentials in parallel, the maximum and
-// the sum taken in column order by every lane through shuffles (epilogue.cuh lsm_warp), the
-// same operations in the same order as one thread would do them.  Wider rows: one thread a row.
+// log_softmax: m = max (float32, the first maximum in column order), s = sum exp(x - m) (float64,
+// in the recorded order), y = fl(x - m - log s) in float64.  Rows of at most 32 columns (seq):
+// one warp a row (the plan's 32 threads a row), lane c holding column c: the exponentials in
+// parallel, the maximum and the sum taken in column order by every lane through shuffles
+// (epilogue.cuh lsm_warp), the same operations in the same order as one thread would do them.
+// Wider rows in lanes(32) (L = 32, fp_order.c): a warp a row too (log_softmax_lanes).  Wider
+// rows in seq (--fp-strict): one thread a row.
 template <long long C>
+__device__ __forceinline__ void log_softmax_lanes(long long rows, float *y, const float *x);
+template <long long C, int L = 0>
 __device__ __forceinline__ void log_softmax(long long rows, float *y, const float *x) {
+    static_assert(L == 0 || L == 32, "log_softmax: seq or lanes(32)");
     if constexpr (C >= 1 && C <= 32) {
         const int lane = (int)(threadIdx.x & 31u);
         for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) {
@@ -705,6 +711,8 @@ __device__ __forceinline__ void log_softmax(long long rows, float *y, const floa
             const float o = lsm_warp<C>(lane, v); // epilogue.cuh
             if (lane < C) y[r * C + lane] = o;
         }
+    } else if constexpr (L == 32) {
+        log_softmax_lanes<C>(rows, y, x);
     } else {
         for (long long r = thread_index(); r < rows; r += thread_stride()) {
             const float *xr = x + r * C;
@@ -716,6 +724,70 @@ __device__ __forceinline__ void log_softmax(long long rows, float *y, const floa
             for (long long c = 0; c < C; c++) s = dadd(s, exp(dsub((double)xr[c], (double)m)));
             double ls = log(s);
             for (long long c = 0; c < C; c++)
+                y[r * C + c] = __double2float_rn(dsub(dsub((double)xr[c], (double)m), ls));
+        }
+    }
+}
+
+// log_softmax of rows of C > 32 columns in the order lanes(32), a warp a row, lane l holding
+// columns l + 32 i (in registers up to LSM_REGS_MAX columns, else read again for each pass).
+// The maximum is the sequential scan's (m = x[0], then x[c] where x[c] > m): the largest
+// value that is not NaN, the first in column order among equal ones (+0 and -0), or x[0]
+// when x[0] is NaN.  Each lane takes its columns' first largest (NaN skipped), then the
+// warp's butterfly keeps the larger value, on equal values the lower column: a total order,
+// so every lane ends with the same column.  The float64 sum of exp(x - m) in lanes(32)
+// (warp_lanes_sum_regs / warp_lanes_sum_loop: each lane's columns in order from +0, then the
+// butterfly), then y = fl(x - m - log s) as in seq.
+constexpr long long LSM_REGS_MAX = 512;
+template <long long C>
+__device__ __forceinline__ void log_softmax_lanes(long long rows, float *y, const float *x) {
+    static_assert(C > 32, "log_softmax_lanes: rows of more than 32 columns");
+    const int lane = (int)(threadIdx.x & 31u);
+    for (long long r = thread_index() / 32; r < rows; r += thread_stride() / 32) { // warp-uniform
+        const float *xr = x + r * C;
+        auto term = [&](long long c) { return xr[c]; };
+        float best = __int_as_float((int)0xff800000u); // -inf
+        int bc = 0x7fffffff; // no column yet
+        auto take = [&](float v, long long c) {
+            if (!isnan(v) && (bc == 0x7fffffff || v > best)) {
+                best = v;
+                bc = (int)c;
+            }
+        };
+        constexpr bool REGS = C <= LSM_REGS_MAX;
+        float v[REGS ? (C + 31) / 32 : 1];
+        if constexpr (REGS) {
+            warp_lanes_load<C>(lane, v, term);
+#pragma unroll
+            for (int i = 0; i < (int)((C + 31) / 32); i++)
+                if (lane + 32LL * i < C) take(v[i], lane + 32LL * i);
+        } else {
+            for (long long c = lane; c < C; c += 32) take(xr[c], c);
+        }
+#pragma unroll
+        for (int h = 16; h >= 1; h /= 2) {
+            const float ob = __shfl_xor_sync(0xffffffffu, best, h);
+            const int oc = __shfl_xor_sync(0xffffffffu, bc, h);
+            if (ob > best || (ob == best && oc < bc)) {
+                best = ob;
+                bc = oc;
+            }
+        }
+        const float x0 = __shfl_sync(0xffffffffu, REGS ? v[0] : xr[0], 0);
+        const float m = isnan(x0) ? x0 : best;
+        auto ex = [&](float t) { return exp(dsub((double)t, (double)m)); };
+        double s;
+        if constexpr (REGS) s = warp_lanes_sum_regs<C>(lane, v, ex);
+        else s = warp_lanes_sum_loop<C, 32>(lane, term, ex);
+        const double ls = log(s);
+        if constexpr (REGS) {
+#pragma unroll
+            for (int i = 0; i < (int)((C + 31) / 32); i++) {
+                const long long c = lane + 32LL * i;
+                if (c < C) y[r * C + c] = __double2float_rn(dsub(dsub((double)v[i], (double)m), ls));
+            }
+        } else {
+            for (long long c = lane; c < C; c += 32)
                 y[r * C + c] = __double2float_rn(dsub(dsub((double)xr[c], (double)m), ls));
         }
     }

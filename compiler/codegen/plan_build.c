@@ -705,9 +705,9 @@ BgPlan *bg_plan_build(const BgModule *m, const char *arch, BgArena *a, BgDiagSin
             arg(l, use_value(&c, a0));
             l->threads_per_row = 32;
             break;
-        case BG_OP_LOG_SOFTMAX: /* one warp a row up to 32 columns (templates/rowwise.cuh) */
+        case BG_OP_LOG_SOFTMAX: /* one warp a row up to 32 columns or in lanes(32) (templates/rowwise.cuh) */
             arg(l, use_value(&c, a0));
-            l->threads_per_row = cols >= 1 && cols <= 32 ? 32 : 1;
+            l->threads_per_row = (cols >= 1 && cols <= 32) || bg_inst_fp(m, in).kind == BG_FP_LANES ? 32 : 1;
             break;
         case BG_OP_SCL:
         case BG_OP_BATCHNORM:

@@ -492,7 +492,7 @@ static void test_float_layers(void) {
     /* log_softmax. */
     float l[] = {0, 0, 1, 2, 3, -1000};
     BgTensor lt = mk_f32(2, 2, 3, l);
-    CHECK(bg_ref_log_softmax(&lt, &y));
+    CHECK(bg_ref_log_softmax(&lt, SEQ, &y));
     yy = y.data;
     double s0 = exp(-1.0) + exp(-1.0) + 1.0; /* max is 1 */
     CHECK(yy[0] == (float)(0.0 - 1.0 - log(s0)));
@@ -502,6 +502,22 @@ static void test_float_layers(void) {
     CHECK(yy[5] == (float)(-1000.0 - 3.0 - log(s1)));
     CHECK_NEAR(exp(yy[0]) + exp(yy[1]) + exp(yy[2]), 1.0, 1e-6);
     bg_tensor_free(&y);
+    /* lanes(2): lane 0 sums columns 0 and 2, lane 1 column 1, then the two lanes */
+    CHECK(bg_ref_log_softmax(&lt, LANES2, &y));
+    yy = y.data;
+    double s0l = (exp(-1.0) + 1.0) + exp(-1.0), s1l = (exp(-1.0) + exp(-1003.0)) + 1.0;
+    CHECK(yy[0] == (float)(0.0 - 1.0 - log(s0l)) && yy[2] == (float)(1.0 - 1.0 - log(s0l)));
+    CHECK(yy[3] == (float)(2.0 - 3.0 - log(s1l)) && yy[4] == (float)(3.0 - 3.0 - log(s1l)));
+    bg_tensor_free(&y);
+    /* the maximum is the first in column order: -0 before +0 gives m = -0 */
+    float z[] = {-0.0f, 0.0f, -5.0f};
+    BgTensor zt = mk_f32(2, 1, 3, z);
+    CHECK(bg_ref_log_softmax(&zt, LANES2, &y));
+    yy = y.data;
+    double sz = (1.0 + exp(-5.0)) + 1.0;
+    CHECK(yy[0] == (float)(-log(sz)) && yy[1] == (float)(-log(sz)) && yy[2] == (float)(-5.0 - log(sz)));
+    bg_tensor_free(&y);
+    bg_tensor_free(&zt);
     bg_tensor_free(&lt);
 
     /* readout over graphs {0,1}, {}, {2,3,4}. */
