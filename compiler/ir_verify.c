@@ -163,6 +163,8 @@ static void check_fp(V *v) {
             fail(v, "lanes(32) is for the row sums of absmean, rowmean, standardize, bin.center and log_softmax only");
         else if (fp.split != 32 && in->op != BG_OP_ABSMEAN)
             fail(v, "lanes(256) is for an absmean only");
+        else if (in->op == BG_OP_LOG_SOFTMAX && !(in->type.rank == 2 && in->type.dim[1] > 32))
+            fail(v, "lanes(32) on a log_softmax is for rows of more than 32 columns (a warp holds a narrower row a column a lane, in seq)");
         return;
     }
     bool bmm = in->op == BG_OP_BMM;

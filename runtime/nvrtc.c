@@ -6,6 +6,7 @@
  * $BGNN_DUMP_DIR set leaves <name>.cu (numbered) and <name>.log there for debugging. */
 #include "gpu.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -153,9 +154,9 @@ static const char **build_opts(const BgNvrtcReq *req, char **arch_opt, int *n) {
     int nwords = 0;
     char *p = *arch_opt + alen;
     for (const char *c = defs; *c;) {
-        while (*c == ' ' || *c == ',') c++;
+        while (isspace((unsigned char)*c) || *c == ',') c++;
         const char *e = c;
-        while (*e && *e != ' ' && *e != ',') e++;
+        while (*e && !isspace((unsigned char)*e) && *e != ',') e++;
         if (e > c) {
             p += sprintf(p, "-D%.*s", (int)(e - c), c) + 1;
             nwords++;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bgnn needs to build on a fresh Debian machine with the CUDA
-# toolkit: a C compiler, CMake, flex and bison, zlib's headers (compressed .npz graphs) and
+# toolkit: a C compiler (and a C++ one for tests/emu), CMake, flex and bison, zlib's headers (compressed .npz graphs) and
 # pkg-config (tests/install) (the CUDA toolkit itself is not installed here; without it bgnn
 # still builds and runs on the CPU reference).  Python: tools/setup_python.sh.
 #   tools/setup.sh [PACKAGE...]   also installs the named Debian packages (tools/setup_fuzz.sh)
 set -euo pipefail
 need=("$@")
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v c++ >/dev/null 2>&1 || need+=(g++)   # tests/emu (a template run on the host)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v flex >/dev/null 2>&1 || need+=(flex)

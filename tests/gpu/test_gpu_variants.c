@@ -265,8 +265,8 @@ static void gen_add_concat(Model *md, BgStrBuf *b) {
     snprintf(emit(md, b, "cat_F", "concat(X, bmm_FFF)", BG_OP_CONCAT, "")->key, sizeof md->outs[0].key, "concat F");
     snprintf(emit(md, b, "cat_B", "concat(xb, bmm_FBB, xb)", BG_OP_CONCAT, "")->key, sizeof md->outs[0].key,
              "concat B");
-    /* log_softmax of K and of M columns: a warp a row up to 32 columns, one thread a row past
-     * that (templates/rowwise.cuh) */
+    /* log_softmax of K and of M columns: a warp a row, past 32 columns in the order lanes(32)
+     * (templates/rowwise.cuh log_softmax_lanes) */
     snprintf(emit(md, b, "lsm_k", "log_softmax(X)", BG_OP_LOG_SOFTMAX, "")->key, sizeof md->outs[0].key,
              "log_softmax of K");
     snprintf(emit(md, b, "lsm_m", "log_softmax(bmm_FBF)", BG_OP_LOG_SOFTMAX, "")->key, sizeof md->outs[0].key,
@@ -1036,6 +1036,7 @@ int main(void) {
     int gidx[MAX_GRAPHS], ngsel = env_indices("BGNN_VARIANTS_GRAPHS", ng, MAX_GRAPHS, gidx);
     for (int j = 0; j < ng; j++) run_graph[j] = ngsel < 0;
     for (int k = 0; k < ngsel; k++) run_graph[gidx[k]] = true;
+    CHECK(ngsel != 0); /* a list that names no graph of this mode runs nothing */
     if (!cpu_only) {
         BgDiagSink d;
         bg_diag_init(&d);

@@ -425,6 +425,27 @@ static void check_verifier(const char *src) {
         CHECK(!verifies(m));
     }
     bg_arena_free(a);
+    /* log_softmax: lanes(32) over more than 32 columns (fp-order records it for the Reddit-sized
+     * gcn_fp32's 41 classes), refused on a row of at most 32 (gcn_fp32's 7 classes on Cora),
+     * which a warp runs a column a lane in seq */
+    static const char *const lsm_models[] = {"bench/gcn_fp32_reddit.bgnn", "examples/gcn_fp32.bgnn"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s", src, lsm_models[k]);
+        a = bg_arena_new();
+        m = compile_model(a, path, NULL, false, false);
+        CHECK(m && verifies(m));
+        int lsm = -1;
+        for (int i = 0; m && i < m->ninsts; i++)
+            if (m->insts[i].op == BG_OP_LOG_SOFTMAX) lsm = i;
+        CHECK(lsm >= 0);
+        if (lsm >= 0) {
+            const BgFpOrder got = m->insts[lsm].attrs.fp;
+            CHECK(k == 0 ? got.kind == BG_FP_LANES && got.split == 32 : got.kind == BG_FP_SEQ);
+            m->insts[lsm].attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0};
+            CHECK(verifies(m) == (k == 0));
+        }
+        bg_arena_free(a);
+    }
 }
 
 /* ---- 3. the differential test -------------------------------------------------------------- */
