@@ -367,11 +367,12 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
         bg_emit_line(e, "bgnn::standardize<%lld, 0x%08xu /* eps %g */, %d>(rows, %s, %s);", (long long)C,
                      f32_bits(in->attrs.eps), (double)in->attrs.eps, row_lanes(m, in), nm[0], nm[1]);
         break;
-    case BG_OP_LOG_SOFTMAX:
-        if (row_lanes(m, in)) /* lanes(32), over more than 32 columns: a warp a row */
-            bg_emit_line(e, "bgnn::log_softmax<%lld, %d>(rows, %s, %s);", (long long)C, row_lanes(m, in), nm[0], nm[1]);
-        else bg_emit_line(e, "bgnn::log_softmax<%lld>(rows, %s, %s);", (long long)C, nm[0], nm[1]);
+    case BG_OP_LOG_SOFTMAX: {
+        char lanes[16] = ""; /* lanes(32), over more than 32 columns: a template argument only then */
+        if (row_lanes(m, in)) snprintf(lanes, sizeof lanes, ", %d", row_lanes(m, in));
+        bg_emit_line(e, "bgnn::log_softmax<%lld%s>(rows, %s, %s);", (long long)C, lanes, nm[0], nm[1]);
         break;
+    }
     case BG_OP_SCL: {
         bool hr = in->args[1] != BG_NONE, hc = in->args[2] != BG_NONE;
         int k = 2;
