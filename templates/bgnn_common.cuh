@@ -120,13 +120,6 @@ __device__ __forceinline__ double dsqrt(double a) { return __dsqrt_rn(a); }
 __device__ __forceinline__ float f32_from_bits(u32 b) { return __uint_as_float(b); }
 
 // ---- iteration ------------------------------------------------------------------------
-// The multiprocessors as the device reports them to every block alike (%nsmid): the products
-// that size their tiles or blocks by them read it here (bmm_fb_tiled, bmm_bb_tc, bmm_bb_wgs).
-__device__ __forceinline__ u32 sm_count() {
-    u32 n;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(n));
-    return n;
-}
 __device__ __forceinline__ long long thread_index() {
     return (long long)blockIdx.x * blockDim.x + threadIdx.x;
 }

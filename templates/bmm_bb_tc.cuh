@@ -393,7 +393,9 @@ template <char Z, long long K, long long M, class Pro = ProNone, class Epi = EpE
 __device__ __forceinline__ void bmm_bb_tc(long long rows, void *yp, const void *xp, const void *wp,
                                           Pro = Pro(), Epi epi = Epi()) {
     if constexpr (TcSmallShape<M>::HAS) {
-        if (tc_small_tiles<M>(rows, (long long)sm_count())) {
+        u32 nsm;
+        asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+        if (tc_small_tiles<M>(rows, (long long)nsm)) {
             bmm_bb_tc_tiles<Z, K, M, TcSmallShape<M>>(rows, yp, xp, wp, epi);
             return;
         }
@@ -427,7 +429,9 @@ __device__ __forceinline__ void bmm_bb_tc_tiles(long long rows, void *yp, const 
     // The blocks that take part: at most TC_WAVES a multiprocessor (the plan launches about one
     // block a tile; a block that goes on to its next tile loads it under the current one's
     // mma, one that starts has nothing to hide its first loads under).  The others return now.
-    const long long nblk = min(min((long long)gridDim.x, ntiles), (long long)sm_count() * TC_WAVES);
+    u32 nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    const long long nblk = min(min((long long)gridDim.x, ntiles), (long long)nsm * TC_WAVES);
     if ((long long)blockIdx.x >= nblk) return;
     // k-steps of this block: its tiles (blockIdx.x, + nblk, ...) one after another
     const long long total = ((ntiles - 1 - (long long)blockIdx.x) / nblk + 1) * KS;

@@ -214,7 +214,9 @@ __device__ __forceinline__ void bmm_bb_wgs(long long rows, void *yp, const void 
     const int tid = (int)threadIdx.x, lane = tid & 31;
     const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0); // warp-uniform, as the compiler sees it
     const long long ntiles = (rows + S::BM - 1) / S::BM * NTN;
-    const long long nblk = min(min((long long)gridDim.x, ntiles), (long long)sm_count());
+    u32 nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    const long long nblk = min(min((long long)gridDim.x, ntiles), (long long)nsm);
     if ((long long)blockIdx.x >= nblk) return;
     const long long total = ((ntiles - 1 - (long long)blockIdx.x) / nblk + 1) * KST; // stages
     const u32 base = smem_addr(wgp_dyn);

@@ -153,11 +153,12 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     (void)w, (void)wf;
     static_assert(Z == 'B' || Z == 'F', "bmm_fb_tiled: output F or B");
     static_assert(SPL >= 0 && SPL % FBT_KC == 0, "bmm_fb_tiled: split-k chunks are multiples of FBT_KC");
-    const u32 nsm = sm_count();
     if constexpr (SPL == 0 && M >= FBG_O) { // tall inputs: 8 x 8 sums a thread (bmm_fb_big.cuh)
         static_assert(sizeof(FbgSmem) <= sizeof(FbtSmem) && alignof(FbgSmem) <= alignof(FbtSmem),
                       "bmm_fb_big: its stages fit bmm_fb_tiled's block");
-        if (rows >= (long long)BGNN_FBG_MIN_TILES_PER_SM * FBG_R * nsm) { // grid-uniform
+        unsigned nsm_big;
+        asm("mov.u32 %0, %%nsmid;" : "=r"(nsm_big));
+        if (rows >= (long long)BGNN_FBG_MIN_TILES_PER_SM * FBG_R * nsm_big) { // grid-uniform
             bmm_fb_big<Z, K, M, BN, EPS_BITS, Y>(*reinterpret_cast<FbgSmem *>(&fbt_smem()), rows, yp, x, wv, mean,
                                                  var, gamma, beta, epi);
             return;
@@ -187,6 +188,8 @@ __device__ __forceinline__ void bmm_fb_tiled(long long rows, void *yp, const flo
     // fill every SM twice over at 32 a tile, full tiles (no idle second-row lanes) are better.
     const long long per = (long long)gridDim.x / OT > 0 ? (long long)gridDim.x / OT : 1;
     long long rt_max = (rows + per - 1) / per;
+    unsigned nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
     if (rt_max > FBT_ROWS || (rows + FBT_ROWS - 1) / FBT_ROWS * OT >= 2LL * nsm) rt_max = FBT_ROWS;
     if (rt_max < 1) rt_max = 1;
     const long long ntiles = (rows + rt_max - 1) / rt_max * OT;
