@@ -45,15 +45,22 @@
  * combined by halves (p[i] = p[i] + p[i + h] for h = split/2, ..., 1; the result is p[0]): a
  * warp's butterfly, for the float64 row sums of absmean, standardize and bin.center.  fma: each
  * step of a product is
- * acc = fmaf(x, w, acc) (one rounding) instead of fl(acc + fl(x * w)). */
-typedef enum { BG_FP_NONE, BG_FP_SEQ, BG_FP_SPLITK, BG_FP_LANES } BgFpKind;
+ * acc = fmaf(x, w, acc) (one rounding) instead of fl(acc + fl(x * w)).  SLOTS (an aggregation
+ * of bit activations only): a row of at most `chunk` (T) edges as SEQ; a longer one's edges
+ * go to `split` (S) slots, 4 S for a row of at least `hub` (H) edges, edge t to slot t mod
+ * slots; each slot sums from +0 the factors of its edges whose bit is set (P) and all its
+ * factors (Q); the slots are combined pairwise, p[s] = p[s] + p[s + h] for s a multiple of
+ * 2h, h = 1, 2, 4, ...; the sum is fl(fl(P + P) - Q) (docs/semantics.md, section 2). */
+typedef enum { BG_FP_NONE, BG_FP_SEQ, BG_FP_SPLITK, BG_FP_LANES, BG_FP_SLOTS } BgFpKind;
 typedef struct BgFpOrder {
     uint8_t kind;   /* BgFpKind */
     bool fma;
-    int32_t split;  /* SPLITK: number of chunks (>= 2); LANES: number of lanes; else 0 */
-    int32_t chunk;  /* SPLITK: k per chunk (>= 1); else 0 */
+    int32_t split;  /* SPLITK: number of chunks (>= 2); LANES: number of lanes; SLOTS: slots S; else 0 */
+    int32_t chunk;  /* SPLITK: k per chunk (>= 1); SLOTS: the longest row summed as SEQ (T); else 0 */
+    int32_t hub;    /* SLOTS: the shortest row of 4 S slots (H > T); else 0 */
 } BgFpOrder;
-/* "-", "seq", "seq+fma", "splitk(6x256)", "splitk(6x256)+fma", "lanes(32)" into buf (returns buf; n >= 40). */
+/* "-", "seq", "seq+fma", "splitk(6x256)", "splitk(6x256)+fma", "lanes(32)", "slots(8,16,4096)"
+ * into buf (returns buf; n >= 40). */
 char *bg_fp_order_str(BgFpOrder o, char *buf, size_t n);
 /* Parses that text; false when malformed (counts 1 .. 2^24; lanes 32 or 256). */
 bool bg_fp_order_parse(const char *s, BgFpOrder *o);
@@ -63,6 +70,16 @@ bool bg_fp_order_eq(BgFpOrder a, BgFpOrder b);
  * templates/spmm_wide_outs.cuh), the ones the kernels implement (the reference's sums take any
  * power of two up to 256). */
 bool bg_fp_lanes_ok(int32_t lanes);
+/* A slot count SLOTS may have: 32 / G for the G = 1, 2, 4 or 8 words a warp's lanes take of
+ * a row at once (templates/spmm_bits_slots.cuh). */
+bool bg_fp_slots_ok(int32_t slots);
+/* The slots of a row of cols columns: 32 / G, G = min(8, ceil(words) to a power of two). */
+int32_t bg_fp_slots_for_cols(int64_t cols);
+/* The rows SLOTS sums as SEQ (at most T edges) and the shortest of 4 S slots (H), the ones the
+ * kernels take (templates/spmm_bits_slots.cuh; the runtime's row list counts the rows of at
+ * least H edges, plan/row_order.c). */
+#define BG_FP_SLOTS_SEQ_MAX 16
+#define BG_FP_SLOTS_HUB_MIN 4096
 
 /* ===== arena.c: bump allocator; one per compilation ================================= */
 typedef struct BgArena BgArena;

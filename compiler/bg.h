@@ -279,6 +279,10 @@ void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]);
  * elementwise ops, leaves, integer +-1 aggregations over unit-factor adjacencies), else
  * attrs.fp with NONE read as SEQ (docs/semantics.md, section 2; docs/ir.md, `fp=`). */
 BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in);
+/* The order slots(S,16,4096) of an aggregation of bits with a float sum in a model without a
+ * readout (the verifier's and the kernels' form, docs/semantics.md section 2) into *o; false
+ * for any other instruction.  passes/fp_order.c; fp-order does not choose it yet. */
+bool bg_fp_slots_order(const BgModule *m, const BgInst *in, BgFpOrder *o);
 /* Is op a float64 sum over the columns of each row (absmean, standardize, bin.center): the
  * reductions that may record lanes(32)? */
 bool bg_op_row_sum(BgOp op);

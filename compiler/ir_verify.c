@@ -149,7 +149,8 @@ static void check_steps(V *v, int nbase) {
 /* The recorded float order (docs/semantics.md, section 2): only on a float reduction; fma
  * only on a bmm.FF*; split-k only on a bmm with a float reduction, split = ceil(K / chunk);
  * lanes only on the float64 row sums (absmean, rowmean, standardize, bin.center, log_softmax),
- * 32 of them (256 on an absmean). */
+ * 32 of them (256 on an absmean); slots only on a bspmm.B?? of a model without a readout, S
+ * of its columns, H = BG_FP_SLOTS_HUB_MIN. */
 static void check_fp(V *v) {
     const BgInst *in = &v->m->insts[v->i];
     BgFpOrder a = in->attrs.fp, fp = bg_inst_fp(v->m, in);
@@ -157,7 +158,21 @@ static void check_fp(V *v) {
         if ((a.kind != BG_FP_NONE && a.kind != BG_FP_SEQ) || a.fma) fail(v, "a float order on an instruction without a float reduction");
         return;
     }
-    if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK && fp.kind != BG_FP_LANES) { fail(v, "invalid float order"); return; }
+    if (fp.kind != BG_FP_SEQ && fp.kind != BG_FP_SPLITK && fp.kind != BG_FP_LANES && fp.kind != BG_FP_SLOTS) {
+        fail(v, "invalid float order");
+        return;
+    }
+    if (fp.kind == BG_FP_SLOTS) {
+        if (in->op != BG_OP_BSPMM || in->prec[0] != 'B' || fp.fma || in->type.rank != 2)
+            fail(v, "slots is for an aggregation of bit activations (a bspmm.B) only");
+        else if (fp.split != bg_fp_slots_for_cols(in->type.dim[1]))
+            fail(v, "slots(S,...) needs S = 32 / min(8, words to a power of two) of the row's columns");
+        else if (fp.hub != BG_FP_SLOTS_HUB_MIN || fp.chunk < 0 || fp.chunk >= fp.hub)
+            fail(v, "slots(S,T,H) needs H = 4096 (the runtime's row list) and 0 <= T < H");
+        else if (bg_ir_has_op(v->m, BG_OP_READOUT))
+            fail(v, "slots is not for a model with a readout (its per-graph kernel sums in seq)");
+        return;
+    }
     if (fp.kind == BG_FP_LANES) {
         if ((!bg_op_row_sum(in->op) && in->op != BG_OP_LOG_SOFTMAX) || fp.fma || fp.chunk || !bg_fp_lanes_ok(fp.split))
             fail(v, "lanes(32) is for the row sums of absmean, rowmean, standardize, bin.center and log_softmax only");

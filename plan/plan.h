@@ -185,7 +185,9 @@
                                  * rows slots1(g); 13: wide= per row group (the wide form's
                                  * counters), a graph array done of rows n; 14: smem= per
                                  * launch (dynamic shared memory), and a B1T buffer ends
-                                 * with its rows' popcounts */
+                                 * with its rows' popcounts.  The order slots(S,T,H), which
+                                 * fp-order does not choose yet, will need 15 (an older
+                                 * reader refuses its fp=) */
 
 /* A row count evaluated at run time. */
 typedef enum {
@@ -523,10 +525,12 @@ int64_t bg_plan_rows(BgRowExpr e, int64_t n, int64_t ngraphs, const BgPlanGraphS
 int64_t bg_plan_schedule(const int64_t *rowptr, int64_t n, int chunk, int64_t group_min_rows, int32_t *items,
                          int64_t *nsplit);
 /* The bit aggregation's work list (templates/spmm_bits.cuh), the graph array ORDER: int32
- * [n + 1][4].  Entry 0 is {hubs, long rows, 0, 0}; entry 1 + k is the k-th row by edges, most first
- * (ties by index): {row, edges, first edge (low 32 bits), first edge (high 32 bits)}.  The
- * `hubs` rows of at least split_min edges come first: the kernel gives each of their 32-column
- * words its own warp.  The `long rows` are those of more than BG_PLAN_LONG_ROW_EDGES edges, which
+ * [n + 1][4].  Entry 0 is {hubs, long rows, slot hubs, 0}; entry 1 + k is the k-th row by edges,
+ * most first (ties by index): {row, edges, first edge (low 32 bits), first edge (high 32 bits)}.
+ * The `hubs` rows of at least split_min edges come first: in the order seq the kernel gives
+ * each of their 32-column words its own warp.  The `slot hubs` are the rows of at least
+ * BG_FP_SLOTS_HUB_MIN edges, which in the order slots take 4 warps each (4 S slots,
+ * templates/spmm_bits_slots.cuh).  The `long rows` are those of more than BG_PLAN_LONG_ROW_EDGES edges, which
  * the aggregation of wide float rows takes a block a column slice (templates/spmm.cuh
  * bspmm_wide_adjb, codegen.h bg_plan_bspmm_wide).  False (out untouched) when n or a row's edges
  * do not fit int32.  row_order.c, a pure function of the row pointer. */

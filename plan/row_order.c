@@ -55,17 +55,19 @@ bool bg_plan_row_order(const int64_t *rowptr, int64_t n, int64_t split_min, int3
         free(rank);
         return false;
     }
-    int64_t hubs = 0, longer = 0;
+    int64_t hubs = 0, longer = 0, slot_hubs = 0;
     for (int64_t k = 0; k < n; k++) {
         const int64_t r = rank[k];
         put_entry(out + 4 * (1 + k), r, rowptr, r);
         hubs += rowptr[r + 1] - rowptr[r] >= split_min;
         longer += rowptr[r + 1] - rowptr[r] > BG_PLAN_LONG_ROW_EDGES;
+        slot_hubs += rowptr[r + 1] - rowptr[r] >= BG_FP_SLOTS_HUB_MIN;
     }
     free(rank);
     out[0] = (int32_t)hubs;
     out[1] = (int32_t)longer;
-    out[2] = out[3] = 0;
+    out[2] = (int32_t)slot_hubs;
+    out[3] = 0;
     return true;
 }
 

@@ -66,7 +66,7 @@ static bool run_steps(const BgInst *in, int s0, int s1, const BgTensor *vals, bo
         case BG_STEP_RELU: ok = bg_ref_relu(t, &u); break;
         case BG_STEP_THRESHOLD: ok = bg_ref_bin_threshold(t, operand(in, a, vals), &u); break;
         case BG_STEP_LOG_SOFTMAX: /* the row tail, last: rows of at most 32 columns, seq */
-            ok = bg_ref_log_softmax(t, (BgFpOrder){BG_FP_SEQ, false, 0, 0}, &u);
+            ok = bg_ref_log_softmax(t, (BgFpOrder){BG_FP_SEQ, false, 0, 0, 0}, &u);
             break;
         case BG_STEP_CENTER: ok = bg_ref_center(t, operand(in, a, vals), operand(in, a + 1, vals), &u); break;
         case BG_STEP_ADD_SCL: { /* the scl's float, then the add (the unfused ops, in order) */
@@ -161,7 +161,7 @@ static bool eval_fused(const BgModule *m, const BgBindings *b, int i, const BgTe
         case BG_OP_ADD: ok = bg_ref_add(prec, x, operand(in, 1, vals), &t); break;
         case BG_OP_BSPMM: {
             const BgAdj *adj = adj_operand(in, 0, m, b);
-            ok = adj && bg_ref_bspmm(prec, adj, operand(in, 1, vals), &t, in->attrs.method);
+            ok = adj && bg_ref_bspmm_fp(prec, adj, operand(in, 1, vals), &t, in->attrs.method, bg_inst_fp(m, in));
             break;
         }
         default: ok = false; break;
@@ -230,7 +230,7 @@ static bool eval(const BgModule *m, const BgBindings *b, int i, const BgTensor *
     case BG_OP_BSPMM: {
         const BgAdj *a = adj_operand(in, 0, m, b);
         return a && operand_ok(in, 1, vals, n, false) &&
-               bg_ref_bspmm(in->prec, a, operand(in, 1, vals), y, in->attrs.method);
+               bg_ref_bspmm_fp(in->prec, a, operand(in, 1, vals), y, in->attrs.method, bg_inst_fp(m, in));
     }
     case BG_OP_ADD:
         return operand_ok(in, 0, vals, n, false) && operand_ok(in, 1, vals, n, false) &&

@@ -179,7 +179,7 @@ static void store_row(BgTensor *y, int64_t r, const float *acc, int64_t m) {
 }
 
 bool bg_ref_bmm(const char prec[3], const BgTensor *x, const BgTensor *w, BgTensor *y) {
-    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0};
     return bg_ref_bmm_fp(prec, x, w, seq, y);
 }
 
@@ -354,8 +354,46 @@ bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTenso
     return bg_ref_bspmm_rows(prec, a, x, 0, a ? a->n : 0, y, method);
 }
 
+bool bg_ref_bspmm_fp(const char prec[3], const BgAdj *a, const BgTensor *x, BgTensor *y, BgMethod method,
+                     BgFpOrder fp) {
+    return bg_ref_bspmm_rows_fp(prec, a, x, 0, a ? a->n : 0, y, method, fp);
+}
+
 bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, int64_t r0, int64_t r1,
                        BgTensor *y, BgMethod method) {
+    return bg_ref_bspmm_rows_fp(prec, a, x, r0, r1, y, method, (BgFpOrder){BG_FP_SEQ, false, 0, 0, 0});
+}
+
+/* The order slots of one row of d > T edges of bit activations (docs/semantics.md, section 2):
+ * edge t to slot t mod ns (ns = S, or 4 S from H edges); per slot the factors of the edges
+ * whose bit c is set (p) and all factors (q), each from +0 in edge order; the slots combined
+ * pairwise, p[s] += p[s + h] for s a multiple of 2h, h = 1, 2, 4, ...; acc[c] = fl(fl(p + p) - q).
+ * f(e) is the factor of the row's edge e (adjacency F: its weight; B: colf of its column). */
+static void slots_row(const BgAdj *a, bool adjf, const uint32_t *xw, int64_t wpr, int64_t cols, int64_t i,
+                      BgFpOrder fp, float *p, float *q, float *acc) {
+    const int64_t e0 = a->rowptr[i], d = a->rowptr[i + 1] - e0;
+    const int64_t ns = d >= fp.hub ? 4 * (int64_t)fp.split : fp.split;
+    for (int64_t k = 0; k < ns * cols; k++) p[k] = 0.0f;
+    for (int64_t k = 0; k < ns; k++) q[k] = 0.0f;
+    for (int64_t t = 0; t < d; t++) {
+        const int64_t j = a->col[e0 + t], sl = t % ns;
+        const float f = adjf ? a->w[e0 + t] : a->colf[j];
+        const uint32_t *xr = xw + j * wpr;
+        float *ps = p + sl * cols;
+        q[sl] = q[sl] + f;
+        for (int64_t c = 0; c < cols; c++)
+            if ((xr[c / 32] >> (c % 32)) & 1u) ps[c] = ps[c] + f;
+    }
+    for (int64_t h = 1; h < ns; h *= 2)
+        for (int64_t sl = 0; sl + h < ns; sl += 2 * h) {
+            q[sl] = q[sl] + q[sl + h];
+            for (int64_t c = 0; c < cols; c++) p[sl * cols + c] = p[sl * cols + c] + p[(sl + h) * cols + c];
+        }
+    for (int64_t c = 0; c < cols; c++) acc[c] = (p[c] + p[c]) - q[0];
+}
+
+bool bg_ref_bspmm_rows_fp(const char prec[3], const BgAdj *a, const BgTensor *x, int64_t r0, int64_t r1,
+                          BgTensor *y, BgMethod method, BgFpOrder fp) {
     memset(y, 0, sizeof *y);
     if (!prec || !prec_ok(prec[0]) || !prec_ok(prec[1]) || !prec_ok(prec[2])) return false;
     if (!adj_ok(a) || !dtype_is(x, prec[0]) || !is_rank2(x) || x->dim[0] != a->n) return false;
@@ -372,8 +410,12 @@ bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, in
         if (a->col[e] < 0 || a->col[e] >= n) return false;
     if (!bg_tensor_alloc(y, prec[2] == 'B' ? BG_DT_B1 : BG_DT_F32, 2, r1 - r0, cols)) return fail(y);
 
+    const bool slots = fp.kind == BG_FP_SLOTS && prec[0] == 'B';
+    if (slots && (!bg_fp_slots_ok(fp.split) || fp.chunk < 0 || fp.hub <= fp.chunk)) return fail(y);
     float *acc = bg_xcalloc((size_t)cols + 1, sizeof(float));
     int64_t *s = bg_xcalloc((size_t)cols + 1, sizeof(int64_t));
+    float *sp = slots ? bg_xcalloc((size_t)(4 * fp.split) * (size_t)(cols + 1), sizeof(float)) : NULL;
+    float *sq = slots ? bg_xcalloc((size_t)(4 * fp.split), sizeof(float)) : NULL;
     uint32_t *xt = NULL;
     int64_t nblk = 0;
     bool xb = prec[0] == 'B';
@@ -384,7 +426,10 @@ bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, in
     for (int64_t i = r0; i < r1; i++) {
         int64_t e0 = a->rowptr[i], e1 = a->rowptr[i + 1];
         for (int64_t c = 0; c < cols; c++) acc[c] = 0.0f;
-        if (prec[1] == 'F') {
+        const bool row_slots = slots && e1 - e0 > fp.chunk;
+        if (prec[1] == 'F' && row_slots) {
+            slots_row(a, true, xw, wpr, cols, i, fp, sp, sq, acc);
+        } else if (prec[1] == 'F') {
             /* y_i = sum_j fl(w_ij * v(x_j)), sequential. */
             for (int64_t e = e0; e < e1; e++) {
                 int64_t j = a->col[e];
@@ -411,6 +456,8 @@ bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, in
                     red_popc2(a, xt, nblk, cols, i, s);
                 }
                 for (int64_t c = 0; c < cols; c++) acc[c] = (float)s[c];
+            } else if (row_slots) {
+                slots_row(a, false, xw, wpr, cols, i, fp, sp, sq, acc);
             } else {
                 /* s_i = sum_j t_j, t_j = fl(c_j * x_j) or +-c_j, sequential in column order. */
                 for (int64_t e = e0; e < e1; e++) {
@@ -431,6 +478,8 @@ bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, in
     free(xt);
     free(s);
     free(acc);
+    free(sp);
+    free(sq);
     return true;
 }
 

@@ -44,11 +44,17 @@ bool bg_ref_bmm_fp(const char prec[3], const BgTensor *x, const BgTensor *w, BgF
  * (B activation, B adjacency, every neighbour's column factor exactly 1); AUTO = POPC2. */
 bool bg_ref_bspmm(const char prec[3], const BgAdj *a, const BgTensor *x, BgTensor *y,
                   BgMethod method);
+/* bg_ref_bspmm in the recorded order fp: seq, or for bit activations slots (base.h BgFpOrder;
+ * a unit-factor sum, exact, is counted in integers in every order). */
+bool bg_ref_bspmm_fp(const char prec[3], const BgAdj *a, const BgTensor *x, BgTensor *y, BgMethod method,
+                     BgFpOrder fp);
 /* Rows r0 .. r1-1 of bg_ref_bspmm's result, as y [r1 - r0, C] (0 <= r0 <= r1 <= N): callers
  * split the rows among threads.  Only the rows' own edges are checked.  POPC2 transposes all
  * of x on every call: for many small parts IFELSE or ANDNOT (the same result) is faster. */
 bool bg_ref_bspmm_rows(const char prec[3], const BgAdj *a, const BgTensor *x, int64_t r0, int64_t r1,
                        BgTensor *y, BgMethod method);
+bool bg_ref_bspmm_rows_fp(const char prec[3], const BgAdj *a, const BgTensor *x, int64_t r0, int64_t r1,
+                          BgTensor *y, BgMethod method, BgFpOrder fp);
 /* add.XYZ: y = v(a) + v(b); b is [R,C] like a or a [C] row vector (broadcast). */
 bool bg_ref_add(const char prec[3], const BgTensor *a, const BgTensor *b, BgTensor *y);
 /* concat: columns of xs[0..n-1] side by side (all f32 or all b1, same rows, rank 2). */

@@ -131,6 +131,14 @@ __host__ __device__ constexpr long long b1_tpr(long long cols) {
     return words_of(cols) > 0 ? 32 * words_of(cols) : 32;
 }
 // Threads per row of an f32 output of `cols` columns (at least one).
+// Named barrier id (1 .. 15) of `threads` threads (a multiple of 32) of the block: a group of
+// warps waits for its own members only (bar.sync id, threads; host emulation: its own).
+#ifndef BGNN_HOST_EMULATION
+__device__ __forceinline__ void bar_named(unsigned id, unsigned threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+#endif
+
 __host__ __device__ constexpr long long f32_tpr(long long cols) { return cols > 0 ? cols : 1; }
 
 // Stores one output bit per lane: lane c%32 of the warp owning word c/32 of `row` holds the

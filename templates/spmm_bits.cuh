@@ -32,6 +32,7 @@
 
 #include "bgnn_common.cuh"
 #include "epilogue.cuh"
+#include "spmm_bits_slots.cuh"
 
 namespace bgnn {
 
@@ -225,16 +226,79 @@ __device__ __forceinline__ void spmm_bits_store(long long i, int w0, const float
     }
 }
 
-// order: the graph's work list (plan.h bg_plan_row_order: int4 {hubs}, then {row, edges, first
-// edge low, high} by edges, most first), or nullptr for rows in index order.  Work item t of
-// rows + hubs (CW - 1): t < hubs CW is word t % CW of hub t / CW, later ones a whole row.
-template <bool ADJF, char Z, long long C, class Epi = EpEnd>
+// A whole row's sums in the order seq: lane l's column 32 k + l in acc[k] (from +0).
+template <bool ADJF, int CW>
+__device__ __forceinline__ void spmm_bits_seq_row(long long e0, long long e1, const int *col, const float *factor,
+                                                  const u32 *x, unsigned lane, float (&acc)[CW]) {
+#pragma unroll
+    for (int w = 0; w < CW; w++) acc[w] = 0.0f;
+    if constexpr (CW <= 8) {
+        if (blockDim.x <= 256) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc); // the stage holds 8 warps
+        else spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+    } else spmm_bits_wide<ADJF, CW, 1>(e0, e1, col, factor, x, lane, acc);
+}
+
+// A row {row, edges, first edge low, high} of the work list.
+__device__ __forceinline__ void spmm_bits_item(int4 it, long long &i, long long &e0, long long &e1) {
+    i = it.x;
+    e0 = (long long)(((unsigned long long)(unsigned)it.w << 32) | (unsigned)it.z);
+    e1 = e0 + it.y;
+}
+
+// bspmm_bits_rows in the order slots(SL, ST, SH): rows of at most ST edges as seq, longer
+// ones in slots (spmm_bits_slots.cuh).  With the work list and blocks of 4 or 8 warps, its
+// first `slot hubs` rows (at least SH edges: order[0].z) take 4 warps each, work items
+// 4 k .. 4 k + 3 of hub k; later items are whole rows, one a warp.
+template <bool ADJF, char Z, long long C, int ST, int SH, class Epi>
+__device__ __forceinline__ void bspmm_bits_rows_slots(long long rows, void *yp, const long long *rowptr, const int *col,
+                                                      const float *rowf, const float *factor, const u32 *x,
+                                                      const int4 *order, const Epi &epi) {
+    constexpr int CW = (int)words_of(C);
+    const unsigned lane = threadIdx.x & 31u;
+    const long long warps = thread_stride() >> 5;
+    const long long t0 = thread_index() >> 5;
+    const bool grouped = order && (blockDim.x & 127u) == 0 && blockDim.x <= 256;
+    const long long hubs = grouped ? (long long)order[0].z : 0;
+    for (long long t = t0; t < rows + 3 * hubs; t += warps) {
+        long long i, e0, e1;
+        float acc[CW];
+        if (t < 4 * hubs) {
+            spmm_bits_item(order[1 + t / 4], i, e0, e1);
+            if (spmm_bits_slots_group<ADJF, CW>(e0, (int)(e1 - e0), col, factor, x, lane, bits_stage().words, 32 * 8,
+                                                  bits_stage().nf, acc))
+                spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
+            continue;
+        }
+        if (order) {
+            spmm_bits_item(order[1 + t - 3 * hubs], i, e0, e1);
+        } else {
+            i = t;
+            e0 = rowptr[i];
+            e1 = rowptr[i + 1];
+        }
+        if (e1 - e0 > ST) spmm_bits_slots_row<ADJF, CW>(e0, (int)(e1 - e0), e1 - e0 >= SH, col, factor, x, lane, acc);
+        else spmm_bits_seq_row<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+        spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
+    }
+}
+
+// order: the graph's work list (plan.h bg_plan_row_order: int4 {hubs, long rows, slot hubs},
+// then {row, edges, first edge low, high} by edges, most first), or nullptr for rows in index
+// order.  SL: 0 for the order seq, else the slots of the order slots(SL, ST, SH)
+// (bspmm_bits_rows_slots).  In seq, work item t of rows + hubs (CW - 1): t < hubs CW is word
+// t % CW of hub t / CW, later ones a whole row.
+template <bool ADJF, char Z, long long C, int SL = 0, int ST = 0, int SH = 0, class Epi = EpEnd>
 __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const long long *rowptr, const int *col,
                                                 const float *rowf, const float *factor, const u32 *x,
                                                 const int4 *order, Epi epi = Epi()) {
     constexpr long long CWL = words_of(C);
     constexpr int CW = CWL > 0 ? (int)CWL : 1;
     if constexpr (C == 0) return; // no outputs (and no bits to read)
+    if constexpr (SL > 0) {
+        static_assert(SL == SlotsShape<CW>::S && ST >= 0 && SH > ST, "bspmm_bits_rows: the slots the codegen records");
+        bspmm_bits_rows_slots<ADJF, Z, C, ST, SH>(rows, yp, rowptr, col, rowf, factor, x, order, epi);
+        return;
+    }
     const unsigned lane = threadIdx.x & 31u;
     const long long warps = thread_stride() >> 5;
     const long long t0 = thread_index() >> 5;
@@ -275,12 +339,7 @@ __device__ __forceinline__ void bspmm_bits_rows(long long rows, void *yp, const 
             continue;
         }
         float acc[CW];
-#pragma unroll
-        for (int w = 0; w < CW; w++) acc[w] = 0.0f;
-        if constexpr (CW <= 8) {
-            if (staged) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc);
-            else spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
-        } else spmm_bits_wide<ADJF, CW, 1>(e0, e1, col, factor, x, lane, acc);
+        spmm_bits_seq_row<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
         spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
     }
 }

@@ -91,9 +91,11 @@ __device__ __forceinline__ void wr_out(long long r, int w, float t, const Epi &e
 
 // ---- ops ----------------------------------------------------------------------------------
 // bspmm.B?{F,B} of bit activations x (rows of C bits, gathered at the row's neighbours): the
-// row's sums as spmm_bits_lanes takes them (the warp's stage in blocks of at most 8 warps),
-// fl(rowf[r] * s) for adjacency B, then the epilogue.  Out: float or u32 [CW].
-template <bool ADJF, long long C, class Out, class Epi>
+// row's sums as spmm_bits_lanes takes them (the warp's stage in blocks of at most 8 warps), or
+// in the order slots(SL, ST, SH) (SL > 0) a row of more than ST edges as spmm_bits_slots_row
+// (one warp; 4 SL slots from SH edges), fl(rowf[r] * s) for adjacency B, then the epilogue.
+// Out: float or u32 [CW].
+template <bool ADJF, long long C, int SL = 0, int ST = 0, int SH = 0, class Out, class Epi>
 __device__ __forceinline__ void wr_bspmm_bits(long long r, Out &out, const long long *rowptr, const int *col,
                                               const float *rowf, const float *factor, const u32 *x, Epi epi) {
     constexpr int CW = WrWords<C>::n;
@@ -102,8 +104,16 @@ __device__ __forceinline__ void wr_bspmm_bits(long long r, Out &out, const long 
     float acc[CW];
 #pragma unroll
     for (int w = 0; w < CW; w++) acc[w] = 0.0f;
-    if (blockDim.x <= 256) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc);
-    else spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+    static_assert(SL == 0 || (SL == SlotsShape<CW>::S && SH > ST), "wr_bspmm_bits: the slots the codegen records");
+    bool slots = false;
+    if constexpr (SL > 0) {
+        slots = e1 - e0 > ST;
+        if (slots) spmm_bits_slots_row<ADJF, CW>(e0, (int)(e1 - e0), e1 - e0 >= SH, col, factor, x, lane, acc);
+    }
+    if (!slots) {
+        if (blockDim.x <= 256) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc);
+        else spmm_bits_lanes<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+    }
 #pragma unroll
     for (int w = 0; w < CW; w++) {
         float v = acc[w];

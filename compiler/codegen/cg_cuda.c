@@ -483,8 +483,11 @@ bool bg_cg_emit_call(BgEmit *e, const BgModule *m, const BgPlan *p, const BgPlan
             bool adjf = in->prec[1] == 'F';
             char order[64] = "nullptr"; /* the rows by length; index order in the per-graph kernel */
             if (!plain) snprintf(order, sizeof order, "(const int4 *)%s", adjf ? nm[5] : nm[6]);
-            bg_emit_line(e, "bgnn::bspmm_bits_rows<%s, '%c', %lld>(rows, %s, %s, %s, %s, %s, (const unsigned *)%s, %s%s);",
-                         adjf ? "true" : "false", in->prec[2], (long long)C, nm[0], nm[1], nm[2],
+            char slots[48] = ""; /* the order slots(S, T, H): its parameters */
+            const BgFpOrder fp = bg_inst_fp(m, in);
+            if (fp.kind == BG_FP_SLOTS) snprintf(slots, sizeof slots, ", %d, %d, %d", (int)fp.split, (int)fp.chunk, (int)fp.hub);
+            bg_emit_line(e, "bgnn::bspmm_bits_rows<%s, '%c', %lld%s>(rows, %s, %s, %s, %s, %s, (const unsigned *)%s, %s%s);",
+                         adjf ? "true" : "false", in->prec[2], (long long)C, slots, nm[0], nm[1], nm[2],
                          adjf ? "nullptr" : nm[3], adjf ? nm[3] : nm[4], adjf ? nm[4] : nm[5], order, sa);
             break;
         }

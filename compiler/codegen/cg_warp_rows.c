@@ -96,8 +96,18 @@ static bool emit_member(BgEmit *e, const BgModule *m, const BgPlan *p, const IrL
             break;
         }
         if (gs) snprintf(units, sizeof units, "%s, %s, ", norm != BG_NORM_SYM ? "true" : "false", norm == BG_NORM_NONE ? "true" : "false");
-        bg_emit_line(e, "bgnn::wr_bspmm_bits%s<%s, %s%lld>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);", gs ? "_gs" : "",
-                     adjf ? "true" : "false", units, (long long)c, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
+        char slots[48] = ""; /* the order slots(S, T, H): its parameters (fp-order: never over the graph stage) */
+        const BgFpOrder fp = bg_inst_fp(m, in);
+        if (fp.kind == BG_FP_SLOTS) {
+            if (gs) {
+                bg_diag_error(d, BG_E_INTERNAL, "codegen: the order slots over the per-graph kernel's graph stage");
+                ok = false;
+                break;
+            }
+            snprintf(slots, sizeof slots, ", %d, %d, %d", (int)fp.split, (int)fp.chunk, (int)fp.hub);
+        }
+        bg_emit_line(e, "bgnn::wr_bspmm_bits%s<%s, %s%lld%s>(r, v%d, %s, %s, %s, %s, (const bgnn::u32 *)%s, %s);", gs ? "_gs" : "",
+                     adjf ? "true" : "false", units, (long long)c, slots, ob, nm[1], nm[2], adjf ? "nullptr" : nm[3],
                      fast ? "nullptr" : adjf ? nm[3] : nm[4], fast || adjf ? nm[4] : nm[5], epi);
         break;
     }

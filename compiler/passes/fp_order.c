@@ -32,6 +32,15 @@
  *                      computes it in the aggregation's epilogue from registers
  *                      (templates/spmm_wide_outs.cuh); in lanes(32) each lane's chain over
  *                      every 32nd column must first gather the row from all 8 warps;
+ *   bspmm.B?* with a float sum (norm sym, or edge weights)
+ *                      seq.  The order slots(S,16,4096) (bg_fp_slots_order: rows of more
+ *                      than 16 edges as S chains of masked sums, 4 S from 4096 edges;
+ *                      templates/spmm_bits_slots.cuh) is implemented by the reference and the
+ *                      bit aggregation's kernels and checked (tests/unit/test_fp_order.c, host
+ *                      emulation), and took the Reddit-sized gcn_bin from 5.32 to 3.92 ms
+ *                      (H200), but is not chosen yet: its kernels doubled NVRTC's time (gcn_bin
+ *                      7 -> 13 s) and no GPU run of the variants test has finished on it
+ *                      (docs/performance.md);
  *   everything else    seq. */
 #include "bg.h"
 #include "codegen.h"
@@ -56,8 +65,16 @@ static bool absmean_of_wide(const BgModule *m, const BgInst *in) {
     return bg_plan_bspmm_wide(m, a) && !a->nsteps && bg_plan_wide_outs_cols(a->type.dim[1]);
 }
 
+bool bg_fp_slots_order(const BgModule *m, const BgInst *in, BgFpOrder *o) {
+    if (in->op != BG_OP_BSPMM || in->prec[0] != 'B' || bg_inst_fp(m, in).kind == BG_FP_NONE ||
+        bg_ir_has_op(m, BG_OP_READOUT) || in->type.rank != 2 || in->type.dim[1] < 1)
+        return false;
+    *o = (BgFpOrder){BG_FP_SLOTS, false, bg_fp_slots_for_cols(in->type.dim[1]), BG_FP_SLOTS_SEQ_MAX, BG_FP_SLOTS_HUB_MIN};
+    return true;
+}
+
 static BgFpOrder choose(const BgModule *m, const BgInst *in) {
-    BgFpOrder o = {BG_FP_SEQ, false, 0, 0};
+    BgFpOrder o = {BG_FP_SEQ, false, 0, 0, 0};
     if (m->fp_strict) return o;
     if (bg_op_row_sum(in->op) || in->op == BG_OP_LOG_SOFTMAX) {
         const BgType *t = &m->insts[in->args[0]].type;
@@ -67,6 +84,8 @@ static BgFpOrder choose(const BgModule *m, const BgInst *in) {
         }
         return o;
     }
+    /* an aggregation of bits: seq (bg_fp_slots_order, not chosen yet: header comment) */
+    if (in->op == BG_OP_BSPMM) return o;
     if (in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
     if (in->prec[1] == 'F') {
         o.fma = true;

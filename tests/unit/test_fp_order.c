@@ -93,7 +93,7 @@ static void check_kinds(void) {
             for (int fma = 0; fma < 2; fma++)
                 for (int li = -1; li < (int)(sizeof ls / sizeof *ls); li++) {
                     if (fma && !(prec[0] == 'F' && prec[1] == 'F')) continue;
-                    BgFpOrder fp = {BG_FP_SEQ, fma != 0, 0, 0};
+                    BgFpOrder fp = {BG_FP_SEQ, fma != 0, 0, 0, 0};
                     if (li >= 0) {
                         int32_t l = ls[li];
                         if ((k + l - 1) / l < 2) continue;
@@ -201,7 +201,7 @@ static void check_row_sums(void) {
         fill(&x, 'F', 4, cs[ci], &s);
         BgTensor seq_am = {0};
         for (int lanes = 1; lanes <= 256; lanes *= 2) {
-            BgFpOrder fp = {lanes == 1 ? BG_FP_SEQ : BG_FP_LANES, false, lanes == 1 ? 0 : lanes, 0};
+            BgFpOrder fp = {lanes == 1 ? BG_FP_SEQ : BG_FP_LANES, false, lanes == 1 ? 0 : lanes, 0, 0};
             int bad = row_ops_against_scalar(&x, fp);
             if (bad) fprintf(stderr, "row sums C=%lld lanes %d: %d outputs differ from the scalar order\n", (long long)cs[ci], lanes, bad);
             CHECK(bad == 0);
@@ -225,7 +225,7 @@ static void check_row_sums(void) {
     BgTensor bx = {0}, a = {0}, b = {0};
     bg_tensor_alloc(&bx, BG_DT_F32, 2, 1, 6);
     memcpy(bx.data, big, sizeof big);
-    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0}, l2 = {BG_FP_LANES, false, 2, 0};
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0}, l2 = {BG_FP_LANES, false, 2, 0, 0};
     CHECK(bg_ref_bin_center(&bx, seq, &a) && bg_ref_bin_center(&bx, l2, &b));
     CHECK(a.data && b.data && bg_bit_get(a.data, 1, 0, 4) == 1 && bg_bit_get(b.data, 1, 0, 4) == 0);
     bg_tensor_free(&a);
@@ -248,7 +248,7 @@ static void check_fold_ops(void) {
         fill(&w, 'B', ks[i], ms[i], &s);
         bg_tensor_alloc(&ones, BG_DT_F32, 2, 1, ks[i]);
         for (int64_t k = 0; k < ks[i]; k++) ((float *)ones.data)[k] = 1.0f;
-        BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+        BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0};
         CHECK(bg_ref_signsum(&w, &y) && bg_ref_bmm_fp("FBF", &ones, &w, seq, &ref));
         for (int64_t o = 0; o < ms[i] && y.data && ref.data; o++) bad += !same_f32(((float *)y.data)[o], ((float *)ref.data)[o]);
         fill(&x, 'F', 5, ms[i], &s);
@@ -278,7 +278,7 @@ static void check_bound_on_cancellation(void) {
     bg_tensor_alloc(&w, BG_DT_F32, 2, 4, 1);
     const float xv[4] = {16777216.0f, 1.0f, -16777216.0f, 1.0f};
     for (int k = 0; k < 4; k++) ((float *)x.data)[k] = xv[k], ((float *)w.data)[k] = k == 3 ? -0.75f : 1.0f;
-    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0}, sp = {BG_FP_SPLITK, false, 2, 2};
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0}, sp = {BG_FP_SPLITK, false, 2, 2, 0};
     BgTensor a = {0}, b = {0};
     CHECK(bg_ref_bmm_fp("FFF", &x, &w, seq, &a) && bg_ref_bmm_fp("FFF", &x, &w, sp, &b));
     float ta = a.data ? ((float *)a.data)[0] : 0.0f, tb = b.data ? ((float *)b.data)[0] : 0.0f;
@@ -289,6 +289,128 @@ static void check_bound_on_cancellation(void) {
     bg_tensor_free(&b);
     bg_tensor_free(&x);
     bg_tensor_free(&w);
+}
+
+/* The order slots of an aggregation of bits written out per output (docs/semantics.md, section
+ * 2): a row of at most T edges in seq (+-f from +0 in edge order); a longer one's edges t to
+ * slot t mod ns (ns = S, 4 S from H edges), each slot's sums from +0, the slots' tree by
+ * recursive halves, fl(fl(P + P) - Q); then fl(rowf * s) (adjacency B). */
+static float slot_tree(const float *v, int64_t lo, int64_t n) {
+    return n == 1 ? v[lo] : slot_tree(v, lo, n / 2) + slot_tree(v, lo + n / 2, n / 2);
+}
+static float scalar_slots(const BgAdj *a, bool adjf, const BgTensor *x, int64_t i, int64_t c, BgFpOrder fp) {
+    const int64_t e0 = a->rowptr[i], d = a->rowptr[i + 1] - e0;
+    float s = 0.0f;
+    if (fp.kind != BG_FP_SLOTS || d <= fp.chunk) {
+        for (int64_t t = 0; t < d; t++) {
+            const int64_t j = a->col[e0 + t];
+            const float f = adjf ? a->w[e0 + t] : a->colf[j];
+            s = s + (bg_bit_get(x->data, x->words_per_row, j, c) ? f : -f);
+        }
+    } else {
+        const int64_t ns = d >= fp.hub ? 4 * (int64_t)fp.split : fp.split;
+        float pv[128], qv[128];
+        for (int64_t k = 0; k < ns; k++) pv[k] = qv[k] = 0.0f;
+        for (int64_t t = 0; t < d; t++) {
+            const int64_t j = a->col[e0 + t];
+            const float f = adjf ? a->w[e0 + t] : a->colf[j];
+            qv[t % ns] = qv[t % ns] + f;
+            if (bg_bit_get(x->data, x->words_per_row, j, c)) pv[t % ns] = pv[t % ns] + f;
+        }
+        const float p = slot_tree(pv, 0, ns), q = slot_tree(qv, 0, ns);
+        s = (p + p) - q;
+    }
+    return adjf ? s : a->rowf[i] * s;
+}
+
+/* bg_ref_bspmm_fp in slots (and seq) on rows of awkward lengths (0, 1, T, T + 1, H - 1, H, a
+ * 5,000-edge hub), C of 1 to 300 (S = 32, 16, 8, 4), both adjacencies, factors of mixed sign and
+ * magnitude with zeros, and unit factors (the reference's integer path: the same values).  F
+ * outputs bit for bit; B outputs the sign rule of the same values. */
+static void check_slots(void) {
+    static const int64_t long_degs[] = {0, 1, 2, 15, 16, 17, 31, 33, 63, 64, 65, 100, 4095, 4096, 5000};
+    const int64_t nl = (int64_t)(sizeof long_degs / sizeof *long_degs), n = 5003;
+    unsigned long long sd = 99;
+    BgAdj a;
+    memset(&a, 0, sizeof a);
+    a.n = n;
+    a.rowptr = calloc((size_t)n + 1, sizeof(int64_t));
+    int64_t *degs = malloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) { /* the awkward lengths first, then rows of 0 to 20 edges */
+        degs[i] = i < nl ? long_degs[i] : (int64_t)(bg_test_rand(&sd) % 21);
+        a.rowptr[i + 1] = a.rowptr[i] + degs[i];
+    }
+    a.nnz = a.rowptr[n];
+    a.col = malloc(sizeof(int32_t) * (size_t)a.nnz);
+    a.w = malloc(sizeof(float) * (size_t)a.nnz);
+    a.rowf = malloc(sizeof(float) * (size_t)n);
+    a.colf = malloc(sizeof(float) * (size_t)n);
+    char *mark = calloc((size_t)n, 1);
+    for (int64_t i = 0; i < n; i++) { /* distinct columns, ascending (as a graph's CSR) */
+        memset(mark, 0, (size_t)n);
+        for (int64_t k = 0; k < degs[i];) {
+            const int64_t j = (int64_t)(bg_test_rand(&sd) % (uint64_t)n);
+            if (!mark[j]) mark[j] = 1, k++;
+        }
+        int64_t e = a.rowptr[i];
+        for (int64_t j = 0; j < n; j++)
+            if (mark[j]) a.col[e++] = (int32_t)j;
+    }
+    free(mark);
+    for (int64_t e = 0; e < a.nnz; e++) a.w[e] = e % 37 == 5 ? 0.0f : wide_value(&sd);
+    static const int64_t cs[] = {1, 31, 33, 64, 100, 128, 300};
+    static const BgFpOrder orders[] = {{BG_FP_SLOTS, false, 0, 16, 4096}, {BG_FP_SLOTS, false, 0, 0, 64},
+                                       {BG_FP_SEQ, false, 0, 0, 0}};
+    long checked = 0, bad = 0;
+    for (int unit = 0; unit < 2; unit++) {
+        for (int64_t i = 0; i < n; i++) {
+            a.rowf[i] = unit ? 1.0f : wide_value(&sd);
+            a.colf[i] = unit ? 1.0f : i % 7 == 3 ? 0.0f : wide_value(&sd);
+        }
+        for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+            BgTensor x = {0};
+            fill(&x, 'B', n, cs[ci], &sd);
+            for (size_t oi = 0; oi < sizeof orders / sizeof *orders; oi++) {
+                BgFpOrder fp = orders[oi];
+                if (fp.kind == BG_FP_SLOTS) fp.split = bg_fp_slots_for_cols(cs[ci]);
+                for (int adjf = 0; adjf < 2; adjf++) {
+                    if (unit && adjf) continue;
+                    const char pf[4] = {'B', adjf ? 'F' : 'B', 'F', 0}, pb[4] = {'B', adjf ? 'F' : 'B', 'B', 0};
+                    BgTensor yf = {0}, yb = {0};
+                    CHECK(bg_ref_bspmm_fp(pf, &a, &x, &yf, BG_METHOD_AUTO, fp));
+                    CHECK(bg_ref_bspmm_fp(pb, &a, &x, &yb, BG_METHOD_AUTO, fp));
+                    for (int64_t i = 0; yf.data && yb.data && i < n; i++)
+                        for (int64_t c = 0; c < cs[ci]; c++) {
+                            const float want = scalar_slots(&a, adjf, &x, i, c, fp), got = ((float *)yf.data)[i * cs[ci] + c];
+                            checked++;
+                            if (!same_f32(want, got) && !(isnan(want) && isnan(got)) && bad++ < 5)
+                                fprintf(stderr, "slots: row %lld (%lld edges) column %lld, C %lld, %s, adjacency %c%s: %.9g, the scalar form %.9g\n",
+                                        (long long)i, (long long)degs[i], (long long)c, (long long)cs[ci],
+                                        bg_fp_order_str(fp, (char[48]){0}, 48), adjf ? 'F' : 'B', unit ? " (unit)" : "", (double)got, (double)want);
+                            if (bg_bit_get(yb.data, yb.words_per_row, i, c) != (signbit(got) ? 0 : 1)) bad++;
+                        }
+                    bg_tensor_free(&yf);
+                    bg_tensor_free(&yb);
+                }
+            }
+            bg_tensor_free(&x);
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(checked > 1000000);
+    printf("slots: %ld outputs against the scalar formulation, %ld differ\n", checked, bad);
+    /* the reference refuses slot counts no kernel has, and T >= H */
+    BgTensor x = {0}, y = {0};
+    fill(&x, 'B', n, 64, &sd);
+    CHECK(!bg_ref_bspmm_fp("BBF", &a, &x, &y, BG_METHOD_AUTO, (BgFpOrder){BG_FP_SLOTS, false, 12, 16, 4096}));
+    CHECK(!bg_ref_bspmm_fp("BBF", &a, &x, &y, BG_METHOD_AUTO, (BgFpOrder){BG_FP_SLOTS, false, 16, 64, 64}));
+    bg_tensor_free(&x);
+    free(degs);
+    free(a.rowptr);
+    free(a.col);
+    free(a.w);
+    free(a.rowf);
+    free(a.colf);
 }
 
 /* ---- 2. what the pass records ------------------------------------------------------------- */
@@ -347,6 +469,7 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         if (lanes) CHECK(fp.split == (wide ? 256 : 32) && fp.chunk == 0 && !fp.fma);
         if (nwide) *nwide += wide;
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
+        CHECK(fp.kind != BG_FP_SLOTS); /* not chosen yet (fp_order.c) */
         if (gsplit) CHECK(fp.chunk == 8 && fp.split == (int32_t)((k + 7) / 8));
         *nfma += fp.fma;
         *nsplit += fp.kind == BG_FP_SPLITK;
@@ -354,10 +477,13 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
 }
 
 static void check_text(void) {
-    static const char *const good[] = {"-", "seq", "seq+fma", "splitk(6x256)", "splitk(2x1)+fma", "lanes(32)", "lanes(256)"};
+    static const char *const good[] = {"-", "seq", "seq+fma", "splitk(6x256)", "splitk(2x1)+fma", "lanes(32)", "lanes(256)",
+                                       "slots(8,16,4096)", "slots(32,0,64)", "slots(4,16,17)"};
     static const char *const bad[] = {"", "se", "seq+", "seqfma", "splitk(1x5)", "splitk(2x0)", "splitk(02x5)",
                                       "splitk(2x5", "splitk(2x5)fma", "splitk(99999999x1)", "SEQ",
-                                      "lanes(16)", "lanes(64)", "lanes(0)", "lanes(32", "lanes(032)", "lanes()"};
+                                      "lanes(16)", "lanes(64)", "lanes(0)", "lanes(32", "lanes(032)", "lanes()",
+                                      "slots(7,16,4096)", "slots(8,16)", "slots(8,4096,4096)", "slots(8,16,4096",
+                                      "slots(8,-1,4096)", "slots(8,00,4096)", "slots(0,16,4096)", "slots(8,16,4096)x"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         BgFpOrder o;
         char buf[48];
@@ -403,13 +529,48 @@ static void check_verifier(const char *src) {
         case 0: f->split = 5; break;                                   /* split != ceil(K / chunk) */
         case 1: f->fma = true; break;                                  /* fma on a bmm.FB */
         case 2: m->insts[agg].attrs.fp.fma = true; break;              /* fma on an aggregation */
-        case 3: m->insts[agg].attrs.fp = (BgFpOrder){BG_FP_SPLITK, false, 2, 64}; break; /* split-k on an aggregation */
+        case 3: m->insts[agg].attrs.fp = (BgFpOrder){BG_FP_SPLITK, false, 2, 64, 0}; break; /* split-k on an aggregation */
         case 4: m->insts[bb].attrs.fp.fma = true; break;               /* an order without a reduction */
-        case 5: *f = (BgFpOrder){BG_FP_LANES, false, 32, 0}; break;    /* lanes on a bmm */
+        case 5: *f = (BgFpOrder){BG_FP_LANES, false, 32, 0, 0}; break;    /* lanes on a bmm */
         default: f->kind = 7; break;                                   /* no such order */
         }
         CHECK(!verifies(m));
         bg_arena_free(a);
+    }
+    /* slots: only on an aggregation of bits (the Reddit-sized gcn_bin's bspmm.BBF takes
+     * slots(8,16,4096)), with its columns' S and H = 4096, and not in a model with a readout */
+    for (int c = 0; c < 6; c++) {
+        snprintf(path, sizeof path, "%s/bench/gcn_bin_reddit.bgnn", src);
+        BgArena *sa = bg_arena_new();
+        BgModule *sm = compile_model(sa, path, NULL, false, false);
+        CHECK(sm && verifies(sm));
+        int agg = -1, fb = -1;
+        for (int i = 0; sm && i < sm->ninsts; i++) {
+            BgFpOrder so;
+            if (bg_fp_slots_order(sm, &sm->insts[i], &so)) {
+                sm->insts[i].attrs.fp = so;
+                agg = i;
+            }
+            if (sm->insts[i].op == BG_OP_BMM && sm->insts[i].prec[0] == 'F') fb = i;
+        }
+        CHECK(sm && verifies(sm));
+        CHECK(agg >= 0 && fb >= 0);
+        if (agg < 0 || fb < 0) {
+            bg_arena_free(sa);
+            continue;
+        }
+        CHECK(sm->insts[agg].attrs.fp.split == 8 && sm->insts[agg].attrs.fp.chunk == 16 && sm->insts[agg].attrs.fp.hub == 4096);
+        BgFpOrder *f = &sm->insts[agg].attrs.fp;
+        switch (c) {
+        case 0: f->split = 16; break;                                           /* not the S of 128 columns */
+        case 1: f->hub = 2048; break;                                           /* not the runtime's H */
+        case 2: f->chunk = 4096; break;                                         /* T >= H */
+        case 3: sm->insts[fb].attrs.fp = *f; break;                             /* slots on a bmm */
+        case 4: f->fma = true; break;                                           /* fma */
+        default: f->split = 0; break;                                           /* no slots */
+        }
+        CHECK(!verifies(sm));
+        bg_arena_free(sa);
     }
     /* lanes(256) only on an absmean: indgcn_full's first standardize given it is refused */
     snprintf(path, sizeof path, "%s/examples/indgcn_full.bgnn", src);
@@ -421,7 +582,7 @@ static void check_verifier(const char *src) {
         if (m->insts[i].op == BG_OP_STANDARDIZE) std = i;
     CHECK(std >= 0);
     if (std >= 0) {
-        m->insts[std].attrs.fp = (BgFpOrder){BG_FP_LANES, false, 256, 0};
+        m->insts[std].attrs.fp = (BgFpOrder){BG_FP_LANES, false, 256, 0, 0};
         CHECK(!verifies(m));
     }
     bg_arena_free(a);
@@ -441,7 +602,7 @@ static void check_verifier(const char *src) {
         if (lsm >= 0) {
             const BgFpOrder got = m->insts[lsm].attrs.fp;
             CHECK(k == 0 ? got.kind == BG_FP_LANES && got.split == 32 : got.kind == BG_FP_SEQ);
-            m->insts[lsm].attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0};
+            m->insts[lsm].attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0, 0};
             CHECK(verifies(m) == (k == 0));
         }
         bg_arena_free(a);
@@ -453,6 +614,7 @@ static void check_verifier(const char *src) {
 typedef struct Tally {
     long insts, folds, aggs, rowsums, elems, flips, flips_bad, bound_bad; /* reordered, folded or aggregated-first
                                                                            products; reordered row sums */
+    long slots;                                       /* aggregations of bits in slots */
     long models, models_flipped, out_elems, out_bad;  /* end to end */
     double worst;                                     /* largest |dy| / row magnitude, unflipped models */
     double tol;                                       /* end to end, relative to the row's magnitude */
@@ -464,7 +626,7 @@ typedef struct Tally {
 static bool prologue_input(const BgInst *in, const BgTensor *vals, BgTensor *xn) {
     const BgTensor *x = &vals[in->args[0]];
     if (in->npro && in->steps[0].kind == BG_STEP_STANDARDIZE) {
-        BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+        BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0};
         return bg_ref_standardize(x, in->steps[0].eps, seq, xn);
     }
     if (!in->npro || in->steps[0].kind != BG_STEP_BATCHNORM) return false;
@@ -477,7 +639,7 @@ static bool prologue_input(const BgInst *in, const BgTensor *vals, BgTensor *xn)
 /* Instruction i reordered: recompute its product both ways from the strict operands. */
 static void local_check(const BgModule *md, int i, const BgTensor *vals, Tally *t, const char *what) {
     const BgInst *in = &md->insts[i];
-    BgFpOrder fp = bg_inst_fp(md, in), seq = {BG_FP_SEQ, false, 0, 0};
+    BgFpOrder fp = bg_inst_fp(md, in), seq = {BG_FP_SEQ, false, 0, 0, 0};
     BgTensor xn = {0}, ys = {0}, yd = {0};
     const BgTensor *x = prologue_input(in, vals, &xn) ? &xn : &vals[in->args[0]];
     const BgTensor *w = &vals[in->args[1]];
@@ -569,7 +731,7 @@ static void fold_check(const BgModule *md, int i, const BgTensor *vals, Tally *t
     const BgTensor *x = &vals[in->args[0]], *w = &vals[in->args[1]], *sv = &vals[sref], *cv = &vals[shift];
     const BgTensor *mean = &vals[ci->args[1]], *var = &vals[si->args[0]];
     const BgTensor *gamma = si->nargs > 1 ? &vals[si->args[1]] : NULL, *beta = ci->nargs > 3 ? &vals[ci->args[3]] : NULL;
-    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0};
     BgTensor xn = {0}, xs = {0}, ys = {0}, yt = {0}, yd = {0};
     CHECK(bg_ref_batchnorm(x, mean, var, gamma, beta, si->attrs.eps, &xn) && bg_ref_bmm_fp("FBF", &xn, w, seq, &ys));
     CHECK(bg_ref_scl(x, NULL, sv, &xs) && bg_ref_bmm_fp("FBF", &xs, w, bg_inst_fp(md, in), &yt) &&
@@ -622,7 +784,7 @@ static void std_fold_check(const BgModule *ms, const BgModule *md, int i, const 
     if (!st) return;
     const float eps = st->attrs.eps;
     const BgTensor *x = &vals[in->args[0]], *w = &vals[in->args[1]], *mu = &vals[in->args[a]], *s = &vals[in->args[a + 1]];
-    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0};
+    BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0};
     BgTensor xn = {0}, ys = {0}, yt = {0}, yd = {0};
     CHECK(bg_ref_standardize(x, eps, seq, &xn) && bg_ref_bmm_fp("FBF", &xn, w, seq, &ys));
     CHECK(bg_ref_bmm_fp("FBF", x, w, bg_inst_fp(md, in), &yt) && bg_ref_center(&yt, mu, s, &yd));
@@ -725,7 +887,7 @@ static void agg_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *
  * where |x - mu_seq| <= Bmu (flips counted). */
 static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t, const char *what) {
     const BgInst *in = &md->insts[i];
-    BgFpOrder fp = bg_inst_fp(md, in), seq = {BG_FP_SEQ, false, 0, 0};
+    BgFpOrder fp = bg_inst_fp(md, in), seq = {BG_FP_SEQ, false, 0, 0, 0};
     BgTensor xn = {0}, ys = {0}, yd = {0};
     const BgTensor *x = prologue_input(in, vals, &xn) ? &xn : &vals[in->args[0]];
     int64_t rows = x->dim[0], cols = x->dim[1];
@@ -771,6 +933,42 @@ static void row_check(const BgModule *md, int i, const BgTensor *vals, Tally *t,
     bg_tensor_free(&yd);
 }
 
+/* An aggregation of bits fp-order gave slots, recomputed from md's operand in seq and in its
+ * order (the float sum before the steps, B?F).  Each order's sums (seq; P and Q) lie within
+ * (d - 1) 2^-24 sum|f| of the exact ones, so fl(2P - Q) within 3 (d - 1) 2^-24 sum|f| plus a
+ * rounding: B = 4 (d + 1) 2^-24 |rowf| sum|f| (rowf's product rounds both the same way, relatively). */
+static void slots_check(const BgModule *md, int i, const BgTensor *vals, BgGraph *g, Tally *t, const char *what) {
+    const BgInst *in = &md->insts[i], *gi = &md->insts[in->args[0]];
+    BgAdj adj;
+    memset(&adj, 0, sizeof adj);
+    CHECK(bg_adj_build(g, gi->attrs.self_loops, gi->attrs.norm, &adj));
+    const BgTensor *x = &vals[in->args[1]];
+    const char pa[4] = {'B', in->prec[1], 'F', 0};
+    BgTensor ys = {0}, yd = {0};
+    const BgFpOrder seq = {BG_FP_SEQ, false, 0, 0, 0};
+    bool ok = bg_ref_bspmm_fp(pa, &adj, x, &ys, BG_METHOD_AUTO, seq) &&
+              bg_ref_bspmm_fp(pa, &adj, x, &yd, BG_METHOD_AUTO, bg_inst_fp(md, in));
+    CHECK(ok);
+    const int64_t cols = x->dim[1];
+    Counts cn = {0, 0, 0};
+    for (int64_t r = 0; ok && r < adj.n; r++) {
+        double fs = 0.0;
+        for (int64_t e = adj.rowptr[r]; e < adj.rowptr[r + 1]; e++)
+            fs += fabs(in->prec[1] == 'F' ? (double)adj.w[e] : (double)adj.colf[adj.col[e]]);
+        const double rf = in->prec[1] == 'F' ? 1.0 : fabs((double)adj.rowf[r]);
+        const int64_t deg = adj.rowptr[r + 1] - adj.rowptr[r];
+        const double bound = 4.0 * (double)(deg + 1) * ldexp(1.0, -24) * rf * fs;
+        for (int64_t c = 0; c < cols; c++) judge(&cn, ((float *)ys.data)[r * cols + c], ((float *)yd.data)[r * cols + c], bound);
+    }
+    char op[16];
+    snprintf(op, sizeof op, "bspmm.%s", in->prec);
+    add_counts(t, &cn, adj.n * cols, what, i, "slots of", op, cols);
+    t->slots++;
+    bg_adj_free(&adj);
+    bg_tensor_free(&ys);
+    bg_tensor_free(&yd);
+}
+
 /* Is md's instruction i a product aggregate-first made: a bmm.FB? whose activation is a
  * bspmm.B?F without steps read by it alone (its u)? */
 static bool aggregated_first(const BgModule *md, const BgInst *in) {
@@ -788,6 +986,7 @@ static void local_checks(const BgModule *ms, const BgModule *md, const BgTensor 
     for (int i = 0; i < md->ninsts; i++) {
         const BgInst *in = &md->insts[i];
         if (bg_op_row_sum(in->op) && bg_inst_fp(md, in).kind == BG_FP_LANES) row_check(md, i, vals, t, what);
+        if (in->op == BG_OP_BSPMM && bg_inst_fp(md, in).kind == BG_FP_SLOTS) slots_check(md, i, vals, g, t, what);
         if (in->op != BG_OP_BMM) continue;
         BgFpOrder fp = bg_inst_fp(md, in);
         if (in->nsteps > in->npro && in->steps[in->npro].kind == BG_STEP_CENTER) std_fold_check(ms, md, i, vals, t, what);
@@ -866,10 +1065,10 @@ static void compare(const char *what, const BgModule *ms, const BgModule *md, Bg
 }
 
 static void print_tally(const char *what, const Tally *t) {
-    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products and row sums (%ld folded, %ld "
-           "aggregated first, %ld row sums in lanes), %ld elements: %ld sign flips (%ld away from zero), %ld past the "
+    printf("%s: %ld models (%ld with a flipped bit somewhere), %ld reordered products, aggregations and row sums (%ld folded, %ld "
+           "aggregated first, %ld aggregations in slots, %ld row sums in lanes), %ld elements: %ld sign flips (%ld away from zero), %ld past the "
            "rounding bound; outputs %ld floats, %ld past %g of the row (worst %.2g)\n",
-           what, t->models, t->models_flipped, t->insts, t->folds, t->aggs, t->rowsums, t->elems, t->flips, t->flips_bad,
+           what, t->models, t->models_flipped, t->insts, t->folds, t->aggs, t->slots, t->rowsums, t->elems, t->flips, t->flips_bad,
            t->bound_bad, t->out_elems, t->out_bad, t->tol, t->worst);
     CHECK(t->flips_bad == 0 && t->bound_bad == 0 && t->out_bad == 0);
 }
@@ -918,7 +1117,13 @@ static void check_examples(const char *dir, BgGraph *g, Tally *t) {
 static void force_orders(BgModule *m) {
     for (int i = 0; i < m->ninsts; i++) {
         BgInst *in = &m->insts[i];
-        if (bg_op_row_sum(in->op)) in->attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0};
+        if (bg_op_row_sum(in->op)) in->attrs.fp = (BgFpOrder){BG_FP_LANES, false, 32, 0, 0};
+        /* every aggregation of bits in slots, every row of it (T = 0) */
+        BgFpOrder so;
+        if (bg_fp_slots_order(m, in, &so)) {
+            so.chunk = 0;
+            in->attrs.fp = so;
+        }
         int64_t k = bg_inst_bmm_k(m, in);
         if (bg_inst_fp(m, in).kind == BG_FP_NONE || in->op != BG_OP_BMM || k <= 8) continue;
         in->attrs.fp.kind = BG_FP_SPLITK;
@@ -1035,6 +1240,7 @@ int main(void) {
     check_row_sums();
     check_fold_ops();
     check_bound_on_cancellation();
+    check_slots();
     check_text();
     check_verifier(src);
     unsigned long long s = 7;
@@ -1059,8 +1265,9 @@ int main(void) {
     int nmodels = getenv("BGNN_RANDOM_MODELS") ? atoi(getenv("BGNN_RANDOM_MODELS")) : 150;
     check_random(nmodels, &g, &tr, &ts);
     print_tally("random models (recorded orders)", &tr);
-    print_tally("random models (split-k in chunks of 8 and lanes(32) forced)", &ts);
+    print_tally("random models (split-k in chunks of 8, lanes(32) and slots(S,0,4096) forced)", &ts);
     CHECK(ts.insts >= tr.insts && ts.insts > nmodels / 2);
+    CHECK(ts.slots > nmodels / 10); /* the generator's aggregations of bits with a float sum */
     bg_graph_free(&g);
     /* BGNN_FP_ORDER_DATASETS: the trained-weight checks to run (default "cora,citeseer"; the
      * sanitizer build runs none: ctest sets it, tests/CMakeLists.txt) */

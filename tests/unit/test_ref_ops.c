@@ -10,7 +10,7 @@
 /* ---- helpers ---------------------------------------------------------------------- */
 
 /* The float64 row sums' orders (docs/semantics.md, section 2). */
-static const BgFpOrder SEQ = {BG_FP_SEQ, false, 0, 0}, LANES2 = {BG_FP_LANES, false, 2, 0};
+static const BgFpOrder SEQ = {BG_FP_SEQ, false, 0, 0, 0}, LANES2 = {BG_FP_LANES, false, 2, 0, 0};
 
 static BgTensor mk_f32(int rank, int64_t d0, int64_t d1, const float *v) {
     BgTensor t;

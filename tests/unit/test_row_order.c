@@ -23,15 +23,19 @@ static uint32_t next_u32(void) {
 static void check_list(const int64_t *rowptr, int64_t n, int64_t split_min) {
     int32_t *o = calloc((size_t)(n + 1) * 4, sizeof *o);
     CHECK(bg_plan_row_order(rowptr, n, split_min, o));
-    int64_t hubs = 0, longer = 0;
+    int64_t hubs = 0, longer = 0, slot_hubs = 0;
     for (int64_t r = 0; r < n; r++) {
         hubs += rowptr[r + 1] - rowptr[r] >= split_min;
         longer += rowptr[r + 1] - rowptr[r] > BG_PLAN_LONG_ROW_EDGES;
+        slot_hubs += rowptr[r + 1] - rowptr[r] >= BG_FP_SLOTS_HUB_MIN;
     }
     CHECK_EQ_INT(o[0], hubs);
     CHECK_EQ_INT(o[1], longer); /* the wide aggregation's long rows lead the list (templates/spmm.cuh) */
     for (int64_t k = 0; k < n; k++) CHECK((o[4 * (1 + k) + 1] > BG_PLAN_LONG_ROW_EDGES) == (k < longer));
-    CHECK(o[2] == 0 && o[3] == 0);
+    /* the order slots' 4-warp rows lead it too (templates/spmm_bits.cuh bspmm_bits_rows_slots) */
+    CHECK_EQ_INT(o[2], slot_hubs);
+    for (int64_t k = 0; k < n; k++) CHECK((o[4 * (1 + k) + 1] >= BG_FP_SLOTS_HUB_MIN) == (k < slot_hubs));
+    CHECK(o[3] == 0);
     char *seen = calloc((size_t)n + 1, 1);
     int bad = 0;
     for (int64_t k = 0; k < n; k++) {
@@ -105,6 +109,7 @@ int main(void) {
     random_case(67, 40, 0, 30);
     random_case(2708, 168, 0, 2048); /* Cora-like: no hubs */
     random_case(1001, 5000, 0, 2048);
+    random_case(300, 9000, 0, 2048); /* many rows of at least BG_FP_SLOTS_HUB_MIN (4096) edges */
     random_case(33, 100, ((int64_t)1 << 32) - 50, 64); /* first edges on both sides of 2^32 */
     for (int t = 0; t < 20; t++) random_case(1 + next_u32() % 500, next_u32() % 3000, 0, 1 + next_u32() % 2500);
     { /* one long row among short ones; equal rows keep index order */
@@ -113,6 +118,7 @@ int main(void) {
         int32_t o[7 * 4];
         CHECK(bg_plan_row_order(rp, 6, 2048, o));
         CHECK_EQ_INT(o[0], 1);
+        CHECK_EQ_INT(o[2], 1); /* the 10,000-edge row: 4 warps in the order slots */
         CHECK_EQ_INT(o[4], 2);
         const int want[6] = {2, 0, 1, 3, 4, 5};
         for (int k = 0; k < 6; k++) CHECK_EQ_INT(o[4 * (1 + k)], want[k]);
