@@ -84,8 +84,7 @@ static BgFpOrder choose(const BgModule *m, const BgInst *in) {
         }
         return o;
     }
-    /* an aggregation of bits: seq (bg_fp_slots_order, not chosen yet: header comment) */
-    if (in->op == BG_OP_BSPMM) return o;
+    /* an aggregation stays seq (slots, bg_fp_slots_order, is not chosen yet: header comment) */
     if (in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
     if (in->prec[1] == 'F') {
         o.fma = true;
