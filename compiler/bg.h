@@ -281,7 +281,7 @@ void bg_inst_mm_prec(const BgModule *m, const BgInst *in, char out[4]);
 BgFpOrder bg_inst_fp(const BgModule *m, const BgInst *in);
 /* The order slots(S,16,4096) of an aggregation of bits with a float sum in a model without a
  * readout (the verifier's and the kernels' form, docs/semantics.md section 2) into *o; false
- * for any other instruction.  passes/fp_order.c; fp-order does not choose it yet. */
+ * for any other instruction.  passes/fp_order.c, whose choice it is outside --fp-strict. */
 bool bg_fp_slots_order(const BgModule *m, const BgInst *in, BgFpOrder *o);
 /* Is op a float64 sum over the columns of each row (absmean, standardize, bin.center): the
  * reductions that may record lanes(32)? */

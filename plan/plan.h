@@ -172,7 +172,7 @@
 
 #include "loaders.h"
 
-#define BG_MANIFEST_VERSION 14 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
+#define BG_MANIFEST_VERSION 15 /* 2: the float orders (fp-strict line, fp= per launch); 3: prep=;
                                  * 4: the blocks line (the per-graph kernel); 5: the schedule
                                  * (grid= fb= per launch, chunk= group= per graph); 6: the
                                  * sparse variants' CSR block ends with the rows' order and
@@ -185,9 +185,8 @@
                                  * rows slots1(g); 13: wide= per row group (the wide form's
                                  * counters), a graph array done of rows n; 14: smem= per
                                  * launch (dynamic shared memory), and a B1T buffer ends
-                                 * with its rows' popcounts.  The order slots(S,T,H), which
-                                 * fp-order does not choose yet, will need 15 (an older
-                                 * reader refuses its fp=) */
+                                 * with its rows' popcounts; 15: fp=slots(S,T,H) on a bit
+                                 * aggregation with a float sum (an older reader refuses it) */
 
 /* A row count evaluated at run time. */
 typedef enum {

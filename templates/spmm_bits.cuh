@@ -262,22 +262,23 @@ __device__ __forceinline__ void bspmm_bits_rows_slots(long long rows, void *yp, 
     for (long long t = t0; t < rows + 3 * hubs; t += warps) {
         long long i, e0, e1;
         float acc[CW];
-        if (t < 4 * hubs) {
+        const bool group = t < 4 * hubs; // quarter t % 4 of hub t / 4
+        if (group) {
             spmm_bits_item(order[1 + t / 4], i, e0, e1);
-            if (spmm_bits_slots_group<ADJF, CW>(e0, (int)(e1 - e0), col, factor, x, lane, bits_stage().words, 32 * 8,
-                                                  bits_stage().nf, acc))
-                spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
-            continue;
-        }
-        if (order) {
+        } else if (order) {
             spmm_bits_item(order[1 + t - 3 * hubs], i, e0, e1);
         } else {
             i = t;
             e0 = rowptr[i];
             e1 = rowptr[i + 1];
         }
-        if (e1 - e0 > ST) spmm_bits_slots_row<ADJF, CW>(e0, (int)(e1 - e0), e1 - e0 >= SH, col, factor, x, lane, acc);
-        else spmm_bits_seq_row<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+        if (group || e1 - e0 > ST) {
+            if (!spmm_bits_slots_row<ADJF, CW>(e0, (int)(e1 - e0), e1 - e0 >= SH, group ? (int)(t & 3) : -1, col,
+                                               factor, x, lane, bits_stage().words, 32 * 8, bits_stage().nf, acc))
+                continue;
+        } else {
+            spmm_bits_seq_row<ADJF, CW>(e0, e1, col, factor, x, lane, acc);
+        }
         spmm_bits_store<ADJF, Z, C, CW>(i, 0, acc, yp, rowf, lane, epi);
     }
 }

@@ -16,8 +16,11 @@
 // A row of at least H edges has 4 S slots, edge t to slot t mod 4S: the slots S q .. S q + S - 1
 // are quarter q, a pass of its own (edges t = S q + 4 S i + sl), and the quarters combine as
 // ((q0 + q1) + (q2 + q3)), the pairwise levels h = S and 2 S.  Four warps of a block take the
-// four quarters of a hub row at once (spmm_bits_slots_group: the runtime's row list puts those
-// rows first); one warp alone takes them one after another (spmm_bits_slots_row).
+// four quarters of a hub row at once (the runtime's row list puts those rows first); one warp
+// alone takes them one after another (spmm_bits_slots_row, both).  A kernel holds two pass
+// instances, a row's (stride S) and a quarter's (stride 4 S, in a loop): six inlined passes took
+// NVRTC's time for the Reddit-sized gcn_bin from 5 to 11 s, and one with the stride a run-time
+// value cost that model 4.51 against 3.94 ms (docs/performance.md).
 #ifndef BGNN_SPMM_BITS_SLOTS_CUH
 #define BGNN_SPMM_BITS_SLOTS_CUH
 
@@ -36,14 +39,15 @@ struct SlotsShape {
 // Steps (of S edges) whose loads are in flight while a step's sums run.
 constexpr int SLOTS_PF = 4;
 
-// One warp's pass over the row's edges t = off + stride i + sl (t < d) from edge e0, words
+// One warp's pass over the row's edges t = off + STRIDE i + sl (t < d) from edge e0, words
 // g G .. g G + G - 1 of the neighbours' rows (x's rows are SW words): the masked sums and the
 // factors' sum of lane l's slot, combined over the warp's S slots.  Out: v[m] = P of column
-// 32 (g G + w) + sl + S m, q = Q (the same in every lane).
-template <bool ADJF, int CW, int SW>
-__device__ __forceinline__ void slots_pass(long long e0, int d, int off, int stride, int g,
-                                           const int *col, const float *factor, const u32 *x, unsigned lane,
-                                           float (&v)[SlotsShape<CW>::G], float &q) {
+// 32 (g G + w) + sl + S m, q = Q (the same in every lane).  STRIDE is S (a row's one pass) or
+// 4 S (a quarter of a hub row): a constant, so that the loop's edge indices are too.
+template <bool ADJF, int CW, int SW, int STRIDE>
+__device__ __forceinline__ void slots_pass(long long e0, int d, int off, int g, const int *col, const float *factor,
+                                           const u32 *x, unsigned lane, float (&v)[SlotsShape<CW>::G], float &q) {
+    constexpr int stride = STRIDE;
     constexpr int G = SlotsShape<CW>::G, S = SlotsShape<CW>::S;
     const int w = (int)(lane % G), sl = (int)(lane / G);
     const int wi = g * G + w;
@@ -117,73 +121,88 @@ __device__ __forceinline__ void slots_to_lanes(const float (&v)[SlotsShape<CW>::
     }
 }
 
-// A row of d > T edges by one warp: its S slots in one pass, or (quarters: a row of at least H
-// edges) its 4 S slots in four.  acc[k]: lane l's column 32 k + l, before the row factor.
-template <bool ADJF, int CW, int SW = CW>
-__device__ __forceinline__ void spmm_bits_slots_row(long long e0, int d, bool quarters, const int *col,
-                                                    const float *factor, const u32 *x, unsigned lane, float (&acc)[CW]) {
-    using Sh = SlotsShape<CW>;
-    constexpr int G = Sh::G, S = Sh::S;
+// The sums of word group g over quarters q0 .. q0 + nq - 1 of a hub row (quarter k: its slots
+// S k .. S k + S - 1, edges t = S k + 4 S i + sl), one pass each, combined as
+// ((q0 + q1) + (q2 + q3)) when nq = 4.  One pass instance for the group's quarter and the lone
+// warp's four (NVRTC's time and the kernel's code: the four passes are not unrolled).
+template <bool ADJF, int CW, int SW>
+__device__ __forceinline__ void slots_quarters(long long e0, int d, int q0, int nq, int g, const int *col,
+                                               const float *factor, const u32 *x, unsigned lane,
+                                               float (&v)[SlotsShape<CW>::G], float &q) {
+    constexpr int G = SlotsShape<CW>::G, S = SlotsShape<CW>::S;
+    float c[G], qc = 0.0f;
 #pragma unroll
-    for (int g = 0; g < Sh::NG; g++) {
-        float v[G], q;
-        if (!quarters) {
-            slots_pass<ADJF, CW, SW>(e0, d, 0, S, g, col, factor, x, lane, v, q);
-        } else {
-            float a[G], qa, b[G], qb;
-            slots_pass<ADJF, CW, SW>(e0, d, 0, 4 * S, g, col, factor, x, lane, a, qa);
-            slots_pass<ADJF, CW, SW>(e0, d, S, 4 * S, g, col, factor, x, lane, b, qb);
+    for (int m = 0; m < G; m++) c[m] = 0.0f;
+#pragma unroll 1
+    for (int k = 0; k < nq; k++) {
+        float s[G], qs;
+        slots_pass<ADJF, CW, SW, 4 * S>(e0, d, S * (q0 + k), g, col, factor, x, lane, s, qs);
+        // k = 0: v = q0; 1: v = q0 + q1; 2: c = q2; 3: c = q2 + q3
 #pragma unroll
-            for (int m = 0; m < G; m++) a[m] = fadd(a[m], b[m]);
-            qa = fadd(qa, qb);
-            slots_pass<ADJF, CW, SW>(e0, d, 2 * S, 4 * S, g, col, factor, x, lane, v, q);
-            slots_pass<ADJF, CW, SW>(e0, d, 3 * S, 4 * S, g, col, factor, x, lane, b, qb);
-#pragma unroll
-            for (int m = 0; m < G; m++) v[m] = fadd(a[m], fadd(v[m], b[m]));
-            q = fadd(qa, fadd(q, qb));
+        for (int m = 0; m < G; m++) {
+            if (k == 0) v[m] = s[m];
+            else if (k == 1) v[m] = fadd(v[m], s[m]);
+            else if (k == 2) c[m] = s[m];
+            else c[m] = fadd(c[m], s[m]);
         }
-        slots_to_lanes<CW>(v, q, g, lane, acc);
+        if (k == 0) q = qs;
+        else if (k == 1) q = fadd(q, qs);
+        else if (k == 2) qc = qs;
+        else qc = fadd(qc, qs);
+    }
+    if (nq == 4) {
+#pragma unroll
+        for (int m = 0; m < G; m++) v[m] = fadd(v[m], c[m]);
+        q = fadd(q, qc);
     }
 }
 
-// A hub row (at least H edges) by four warps of one block, warps 4 k .. 4 k + 3 (quarter =
-// warp & 3): each sums its quarter, writes it to its region of the warps' stage (st: the
-// block's 8 regions of rw words, stq: of 32 factors' sums), and the group's first warp combines
-// the four between two barriers of the group (named barrier 1 + k, 128 threads).  Returns true
-// in that warp, whose acc holds the row's sums.
+// A row of d > T edges: by one warp alone (grp < 0) its S slots in one pass, or (hub: a row of
+// at least H edges) its 4 S slots in four; or, grp = warp & 3 of warps 4 k .. 4 k + 3 of one
+// block (a hub row), quarter grp: each warp sums its quarter, writes it to its region of the
+// warps' stage (st: the block's 8 regions of rw words, stq: of 32 factors' sums), and the
+// group's first warp combines the four between two barriers of the group (named barrier 1 + k,
+// 128 threads).  Returns true in the warp whose acc holds the row's sums (lane l: column
+// 32 k + l in acc[k], before the row factor): the one alone, or the group's first.
 template <bool ADJF, int CW, int SW = CW>
-__device__ __forceinline__ bool spmm_bits_slots_group(long long e0, int d, const int *col, const float *factor,
-                                                      const u32 *x, unsigned lane, u32 *st, int rw, u32 *stq,
-                                                      float (&acc)[CW]) {
+__device__ __forceinline__ bool spmm_bits_slots_row(long long e0, int d, bool hub, int grp, const int *col,
+                                                    const float *factor, const u32 *x, unsigned lane, u32 *st, int rw,
+                                                    u32 *stq, float (&acc)[CW]) {
     using Sh = SlotsShape<CW>;
     constexpr int G = Sh::G, S = Sh::S;
-    const int warp = (int)(threadIdx.x >> 5), quarter = warp & 3;
+    const int warp = (int)(threadIdx.x >> 5);
     const unsigned bar = 1u + (unsigned)(warp >> 2);
+    const bool quarters = grp >= 0 || hub;
 #pragma unroll
     for (int g = 0; g < Sh::NG; g++) {
         float v[G], q;
-        slots_pass<ADJF, CW, SW>(e0, d, S * quarter, 4 * S, g, col, factor, x, lane, v, q);
-        if (quarter != 0) {
+        if (quarters)
+            slots_quarters<ADJF, CW, SW>(e0, d, grp >= 0 ? grp : 0, grp >= 0 ? 1 : 4, g, col, factor, x, lane, v, q);
+        else
+            slots_pass<ADJF, CW, SW, S>(e0, d, 0, g, col, factor, x, lane, v, q);
+        if (grp >= 0) {
+            if (grp != 0) {
 #pragma unroll
-            for (int m = 0; m < G; m++) st[warp * rw + m * 32 + (int)lane] = __float_as_uint(v[m]);
-            stq[warp * 32 + (int)lane] = __float_as_uint(q);
-        }
-        bar_named(bar, 128); // the quarters are written
-        if (quarter == 0) {
-            const int w1 = warp + 1, w2 = warp + 2, w3 = warp + 3;
-#pragma unroll
-            for (int m = 0; m < G; m++) {
-                const int o = m * 32 + (int)lane;
-                v[m] = fadd(fadd(v[m], __uint_as_float(st[w1 * rw + o])),
-                            fadd(__uint_as_float(st[w2 * rw + o]), __uint_as_float(st[w3 * rw + o])));
+                for (int m = 0; m < G; m++) st[warp * rw + m * 32 + (int)lane] = __float_as_uint(v[m]);
+                stq[warp * 32 + (int)lane] = __float_as_uint(q);
             }
-            q = fadd(fadd(q, __uint_as_float(stq[w1 * 32 + (int)lane])),
-                     fadd(__uint_as_float(stq[w2 * 32 + (int)lane]), __uint_as_float(stq[w3 * 32 + (int)lane])));
-            slots_to_lanes<CW>(v, q, g, lane, acc);
+            bar_named(bar, 128); // the quarters are written
+            if (grp == 0) {
+                const int w1 = warp + 1, w2 = warp + 2, w3 = warp + 3;
+#pragma unroll
+                for (int m = 0; m < G; m++) {
+                    const int o = m * 32 + (int)lane;
+                    v[m] = fadd(fadd(v[m], __uint_as_float(st[w1 * rw + o])),
+                                fadd(__uint_as_float(st[w2 * rw + o]), __uint_as_float(st[w3 * rw + o])));
+                }
+                q = fadd(fadd(q, __uint_as_float(stq[w1 * 32 + (int)lane])),
+                         fadd(__uint_as_float(stq[w2 * 32 + (int)lane]), __uint_as_float(stq[w3 * 32 + (int)lane])));
+            }
+            bar_named(bar, 128); // and read
         }
-        bar_named(bar, 128); // and read
+        if (grp <= 0) slots_to_lanes<CW>(v, q, g, lane, acc);
     }
-    return quarter == 0;
+    return grp <= 0;
 }
 
 } // namespace bgnn

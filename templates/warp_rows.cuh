@@ -108,7 +108,9 @@ __device__ __forceinline__ void wr_bspmm_bits(long long r, Out &out, const long 
     bool slots = false;
     if constexpr (SL > 0) {
         slots = e1 - e0 > ST;
-        if (slots) spmm_bits_slots_row<ADJF, CW>(e0, (int)(e1 - e0), e1 - e0 >= SH, col, factor, x, lane, acc);
+        if (slots)
+            spmm_bits_slots_row<ADJF, CW>(e0, (int)(e1 - e0), e1 - e0 >= SH, -1, col, factor, x, lane, nullptr, 0, nullptr,
+                                          acc);
     }
     if (!slots) {
         if (blockDim.x <= 256) spmm_bits_lanes<ADJF, CW, CW, true>(e0, e1, col, factor, x, lane, acc);

@@ -91,6 +91,10 @@ set_tests_properties(codegen.gcn_bin_mutag PROPERTIES LABELS codegen)
 # the tiled kernel with f32 weights (602 -> 128 and 128 -> 41: BG_PLAN_FBT_FF_MIN_K)
 bgnn_add_golden(codegen.gcn_fp32_reddit ${GOLD}/codegen/gcn_fp32_reddit.cu.expected stdout 0 ../bench/gcn_fp32_reddit.bgnn --emit=cuda --arch=sm_90)
 set_tests_properties(codegen.gcn_fp32_reddit PROPERTIES LABELS codegen)
+# the Reddit-sized binary GCN: its second aggregation (bspmm.BBF of 128 bits under norm sym) in
+# the order slots(8,16,4096) (fp_order.c; templates/spmm_bits_slots.cuh)
+bgnn_add_golden(codegen.gcn_bin_reddit ${GOLD}/codegen/gcn_bin_reddit.cu.expected stdout 0 ../bench/gcn_bin_reddit.bgnn --emit=cuda --arch=sm_90)
+set_tests_properties(codegen.gcn_bin_reddit PROPERTIES LABELS codegen)
 
 # bgnnc --stats (kernels, launches, compulsory bytes per launch at Cora's sizes).
 foreach(n gcn_bin gcn_fp32)

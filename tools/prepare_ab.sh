@@ -5,15 +5,17 @@
 #   tools/prepare_ab.sh [BASE_REV] [--patch NAME=FILE[,FILE...]]...
 #       (BASE_REV default HEAD: the last commit, against the working tree)
 #
-# Each --patch also builds .carry/bin/bgnnc_NAME: BASE_REV with the patch files applied in order
+# Each --patch also builds .carry/bin/bgnnc_NAME and bgnn_time_NAME: BASE_REV with the patch files applied in order
 # (git apply), in its own worktree (/tmp/bgnn-ab-NAME), so that several pending patches are timed
 # against the base and each other in one device call (the GPU tests copied are this tree's: run
 # a patch's own tests by applying it here first).
 #
 # Here: builds the working tree (build/, Release) and bgnnc of BASE_REV in a worktree
 # (/tmp/bgnn-ab-base, build /tmp/bgnn-ab-base-build; templates embedded, so the binary runs as
-# it is anywhere), then copies into .carry/bin: bgnnc_base, bgnnc_new and this tree's GPU tests
-# (test_gpu_examples, test_gpu_variants, test_gpu_batches, test_gpu_thresholds).  Fills .carry/data first when it
+# it is anywhere), then copies into .carry/bin: bgnnc_base, bgnnc_new, bgnn_time_base and
+# bgnn_time_new (bench/bgnn_time.c on each tree's libbgnn, as bench/run_models.sh builds it: the
+# Reddit-sized A/B, device_ab.sh --reddit) and this tree's GPU tests (test_gpu_examples,
+# test_gpu_variants, test_gpu_batches, test_gpu_thresholds).  Fills .carry/data first when it
 # lacks the TU datasets (tools/prepare_carry.sh, bench/tu_carry.sh).  Pass ".carry" in the
 # device tool's carry list afterwards.
 set -euo pipefail
@@ -44,10 +46,20 @@ git worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
 git worktree prune
 git worktree add --detach "$wt" "$rev" >/dev/null
 cmake -S "$wt" -B "$wt-build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$wt-build" --target bgnnc -j"$(nproc)" >/dev/null
+cmake --build "$wt-build" --target bgnnc bgnn -j"$(nproc)" >/dev/null
 mkdir -p .carry/bin
 cp "$wt-build/bgnnc" .carry/bin/bgnnc_base
 cp build/bgnnc .carry/bin/bgnnc_new
+bgnn_time() { # TREE BUILD OUT: bench/bgnn_time.c of TREE on BUILD's libbgnn (bench/run_models.sh)
+    local incs z=""
+    incs=$(cd "$1" && . bench/product_lib.sh && bg_product_incs | sed "s|-I|-I$1/|g")
+    [[ $(nm "$2/libbgnn.a" 2>/dev/null | grep -c ' U inflate$') != 0 ]] && z=-lz
+    # shellcheck disable=SC2086  # incs: -I flags, one word each
+    cc -O2 -std=c11 -fopenmp -I"$1/include" $incs "$1/bench/bgnn_time.c" "$1/bench/rmat.c" "$2/libbgnn.a" $z \
+        -ldl -lm -lpthread -o "$3"
+}
+bgnn_time "$wt" "$wt-build" .carry/bin/bgnn_time_base
+bgnn_time "$ROOT" "$ROOT/build" .carry/bin/bgnn_time_new
 cp build/tests/test_gpu_examples build/tests/test_gpu_variants build/tests/test_gpu_batches build/tests/test_gpu_thresholds .carry/bin/
 for pv in "${PATCHES[@]}"; do # BASE_REV + the patches, one worktree and binary each
     name=${pv%%=*}
@@ -58,8 +70,9 @@ for pv in "${PATCHES[@]}"; do # BASE_REV + the patches, one worktree and binary 
     git worktree add --detach "$pwt" "$rev" >/dev/null
     for f in "${files[@]}"; do git -C "$pwt" apply "$(realpath "$f")"; done
     cmake -S "$pwt" -B "$pwt-build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build "$pwt-build" --target bgnnc -j"$(nproc)" >/dev/null
+    cmake --build "$pwt-build" --target bgnnc bgnn -j"$(nproc)" >/dev/null
     cp "$pwt-build/bgnnc" ".carry/bin/bgnnc_$name"
+    bgnn_time "$pwt" "$pwt-build" ".carry/bin/bgnn_time_$name"
     echo "prepare_ab.sh: .carry/bin/bgnnc_$name = $(git rev-parse --short "$rev") + ${files[*]}"
 done
 git -C "$ROOT" rev-parse --short "$rev" >.carry/bin/base_rev

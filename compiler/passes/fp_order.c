@@ -33,14 +33,14 @@
  *                      (templates/spmm_wide_outs.cuh); in lanes(32) each lane's chain over
  *                      every 32nd column must first gather the row from all 8 warps;
  *   bspmm.B?* with a float sum (norm sym, or edge weights)
- *                      seq.  The order slots(S,16,4096) (bg_fp_slots_order: rows of more
- *                      than 16 edges as S chains of masked sums, 4 S from 4096 edges;
- *                      templates/spmm_bits_slots.cuh) is implemented by the reference and the
- *                      bit aggregation's kernels and checked (tests/unit/test_fp_order.c, host
- *                      emulation), and took the Reddit-sized gcn_bin from 5.32 to 3.92 ms
- *                      (H200), but is not chosen yet: its kernels doubled NVRTC's time (gcn_bin
- *                      7 -> 13 s) and no GPU run of the variants test has finished on it
- *                      (docs/performance.md);
+ *                      slots(S,16,4096) (bg_fp_slots_order): a row of more than 16 edges is
+ *                      S chains of masked sums, a lane a word, 4 S from 4096 edges (a hub
+ *                      row on a group of 4 warps), folded in a fixed tree; shorter rows seq
+ *                      (templates/spmm_bits_slots.cuh).  The reference follows it
+ *                      (ref_ops.c) and tests/unit/test_fp_order.c checks it; it takes the
+ *                      Reddit-sized gcn_bin from 5.36 to 3.94 ms (H200, docs/performance.md)
+ *                      for NVRTC 5.1 -> 7.2 s on that model (two pass instances: a row's
+ *                      and the hub quarters');
  *   everything else    seq. */
 #include "bg.h"
 #include "codegen.h"
@@ -84,7 +84,7 @@ static BgFpOrder choose(const BgModule *m, const BgInst *in) {
         }
         return o;
     }
-    /* an aggregation stays seq (slots, bg_fp_slots_order, is not chosen yet: header comment) */
+    if (bg_fp_slots_order(m, in, &o)) return o;
     if (in->op != BG_OP_BMM || in->prec[0] != 'F') return o;
     if (in->prec[1] == 'F') {
         o.fma = true;

@@ -449,7 +449,7 @@ static BgModule *compile_model(BgArena *a, const char *path, const char *text, b
 }
 
 /* Every float reduction of m recorded as the rule of fp-order says. */
-static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nsplit, int *nwide) {
+static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nsplit, int *nwide, int *nslots) {
     for (int i = 0; i < m->ninsts; i++) {
         const BgInst *in = &m->insts[i];
         BgFpOrder fp = bg_inst_fp(m, in);
@@ -462,7 +462,8 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         /* a graph's row (a classifier after a readout): chunks of 8 k from K = 16 */
         bool gsplit = !strict && ff && m->insts[in->args[0]].type.dim[0] == BG_DIM_G && k >= 16;
         CHECK((fp.kind == BG_FP_SPLITK) == (split || gsplit));
-        bool lanes = !strict && bg_op_row_sum(in->op) && m->insts[in->args[0]].type.dim[1] > 32;
+        bool lanes = !strict && (bg_op_row_sum(in->op) || in->op == BG_OP_LOG_SOFTMAX) &&
+                     m->insts[in->args[0]].type.dim[1] > 32;
         CHECK((fp.kind == BG_FP_LANES) == lanes);
         /* a plain absmean of a float aggregation of 256 threads a row: lanes(256) */
         const BgInst *a = &m->insts[in->args[0]];
@@ -473,7 +474,12 @@ static void check_recorded(const BgModule *m, bool strict, int *nfma, int *nspli
         if (lanes) CHECK(fp.split == (wide ? 256 : 32) && fp.chunk == 0 && !fp.fma);
         if (nwide) *nwide += wide;
         if (split) CHECK(fp.chunk == 256 && fp.split == (int32_t)((k + 255) / 256));
-        CHECK(fp.kind != BG_FP_SLOTS); /* not chosen yet (fp_order.c) */
+        /* a bit aggregation with a float sum, in a model without a readout: slots(S,16,4096) */
+        bool slots = !strict && in->op == BG_OP_BSPMM && in->prec[0] == 'B' && !bg_ir_has_op(m, BG_OP_READOUT);
+        CHECK((fp.kind == BG_FP_SLOTS) == slots);
+        if (slots)
+            CHECK(fp.split == bg_fp_slots_for_cols(in->type.dim[1]) && fp.chunk == 16 && fp.hub == 4096 && !fp.fma);
+        if (nslots) *nslots += slots;
         if (gsplit) CHECK(fp.chunk == 8 && fp.split == (int32_t)((k + 7) / 8));
         *nfma += fp.fma;
         *nsplit += fp.kind == BG_FP_SPLITK;
@@ -1101,9 +1107,9 @@ static void check_examples(const char *dir, BgGraph *g, Tally *t) {
         CHECK(ms && md && m0);
         if (ms && md && m0) {
             int nf = 0, ns = 0, nwide = 0;
-            check_recorded(ms, true, &nf, &ns, NULL);
+            check_recorded(ms, true, &nf, &ns, NULL, NULL);
             CHECK(nf == 0 && ns == 0);
-            check_recorded(md, false, &nf, &ns, &nwide);
+            check_recorded(md, false, &nf, &ns, &nwide, NULL);
             if (strstr(e->d_name, "indgcn_full") || strstr(e->d_name, "sage_full")) CHECK(nwide == 1);
             BgTensor feat = {0};
             random_features(ms, g->n, 4242, &feat);
@@ -1139,6 +1145,7 @@ static void force_orders(BgModule *m) {
 
 static void check_random(int nmodels, BgGraph *g, Tally *t, Tally *tsplit) {
     char *text = malloc(1 << 16);
+    int nslots = 0; /* the aggregations fp-order recorded in slots */
     char wpath[4096];
     snprintf(wpath, sizeof wpath, "%s/fp_order_random.safetensors", bg_test_tmpdir());
     for (int k = 0; k < nmodels; k++) {
@@ -1153,6 +1160,8 @@ static void check_random(int nmodels, BgGraph *g, Tally *t, Tally *tsplit) {
             BgTensor feat = {0};
             random_features(m0, g->n, (unsigned long long)k * 31 + 5, &feat);
             CHECK(write_weights(m0, wpath, (unsigned long long)k + 1));
+            int nf = 0, ns = 0;
+            check_recorded(md, false, &nf, &ns, NULL, &nslots);
             compare(name, ms, md, g, &feat, wpath, t);
             force_orders(md);
             compare(name, ms, md, g, &feat, wpath, tsplit);
@@ -1161,6 +1170,8 @@ static void check_random(int nmodels, BgGraph *g, Tally *t, Tally *tsplit) {
         bg_arena_free(a);
     }
     free(text);
+    printf("random models: %d aggregations recorded in slots\n", nslots);
+    CHECK(nslots > nmodels / 10); /* the generator's aggregations of bits with a float sum */
 }
 
 /* ---- 4. Cora and CiteSeer with the trained weights: the predictions ----------------------------------- */
