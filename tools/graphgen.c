@@ -917,8 +917,15 @@ static int generate(Opts *o) {
         if (which[i]) split[which[i] - 1][nsplit[which[i] - 1]++] = i;
     free(which);
 
-    /* write DIR.tmp-XXXXXX, then rename it to DIR */
+    /* write DIR.tmp-XXXXXX, then rename it to DIR; the signals that remove it are held from
+     * before it exists until their handler is in place (a SIGTERM in between left it behind) */
     char *args = canonical_args(o);
+    sigset_t held, before;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    sigprocmask(SIG_BLOCK, &held, &before);
     BgStrBuf tb = {0};
     bg_sb_printf(&tb, "%s.tmp-XXXXXX", o->out);
     g_tmpdir = bg_sb_take(&tb);
@@ -934,6 +941,7 @@ static int generate(Opts *o) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigprocmask(SIG_SETMASK, &before, NULL); /* one that came meanwhile runs on_signal now */
     char comment[1024];
     snprintf(comment, sizeof comment, PROG " %s", args);
     bool ok = write_mtx(&g, comment);
