@@ -695,6 +695,10 @@ int main(void) {
         free(files[i]);
     }
     CHECK(did_hostile);
+    /* and the Reddit-sized binary GCN: its 128-bit aggregation in the order slots (S = 8, four
+     * words a lane group), which no example has, through NVRTC */
+    snprintf(dir, sizeof dir, "%s/bench", root);
+    one_example(dir, "gcn_bin_reddit.bgnn", have_nv ? &nv : NULL, &did_hostile);
     if (have_nv) bg_nvrtc_unload(&nv);
     if (!have_nv && bgt_fail == 0) bg_test_skip("libnvrtc cannot be loaded (the rest passed)");
     return bg_test_finish();
