@@ -12,6 +12,9 @@
 #                             architecture options in $BG_BENCH_ARCH; --fmad=false
 #                             as runtime/nvrtc.c compiles the generated kernels, OpenMP) linked
 #                             with it and -lLIB...
+#   bg_bgnn_time LIBBGNN OUT  bench/bgnn_time.c (the timer of bench/run_models.sh and
+#                             bench/ab_reddit.sh) of this tree linked with LIBBGNN (a libbgnn.a;
+#                             -lz when it calls inflate) into OUT
 #   bg_bench_main BIN LOG BUILD_FN ARGS...
 #                             ARGS = build: BUILD_FN only; else BUILD_FN when BIN is missing,
 #                             then BIN ARGS with its output also in ${OUT:-.}/LOG
@@ -35,6 +38,15 @@ bg_product_incs() {
     local srcs
     srcs=$(bg_product_sources) || return 1
     printf '%s\n' "$srcs" | xargs -n1 dirname | awk '!seen[$0]++ { printf "-I%s ", $0 }'
+}
+
+bg_bgnn_time() {
+    local lib=$1 out=$2 incs z=""
+    incs=$(bg_product_incs) || return 1
+    if [ "$(nm "$lib" 2>/dev/null | grep -c ' U inflate$')" != 0 ]; then z=-lz; fi
+    # shellcheck disable=SC2086  # incs: -I flags, one word each; z: empty or one flag
+    cc -O2 -std=c11 -Wall -Wextra -fopenmp -I"$PWD/include" $incs "$PWD/bench/bgnn_time.c" "$PWD/bench/rmat.c" \
+        "$lib" $z -ldl -lm -lpthread -o "$out"
 }
 
 bg_product_lib() {

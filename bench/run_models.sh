@@ -43,14 +43,9 @@ if ! command -v bison >/dev/null || ! command -v flex >/dev/null; then
     [[ -f $ROOT/.carry/generated/parser.c ]] && PREGEN=(-DBGNN_PREGENERATED_DIR="$ROOT/.carry/generated")
 fi
 t0=$SECONDS
-INCS=$(bg_product_incs)
-# shellcheck disable=SC2086  # INCS: -I flags, one word each
 if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${PREGEN[@]}" &&
        cmake --build "$BUILD" --target bgnn -j"$(nproc)" &&
-       cc -O2 -std=c11 -Wall -Wextra -fopenmp -I"$ROOT/include" $INCS \
-          "$ROOT/bench/bgnn_time.c" "$ROOT/bench/rmat.c" \
-          "$BUILD/libbgnn.a" $([ "$(nm "$BUILD/libbgnn.a" 2>/dev/null | grep -c ' U inflate$')" != 0 ] && echo -lz) \
-          -ldl -lm -lpthread -o "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
+       bg_bgnn_time "$BUILD/libbgnn.a" "$BUILD/bgnn_time"; } >"$OUT/build.log" 2>&1; then
     tail -n 30 "$OUT/build.log"
     echo "run_models.sh: build failed (log: $OUT/build.log)"
     exit 1

@@ -50,16 +50,11 @@ cmake --build "$wt-build" --target bgnnc bgnn -j"$(nproc)" >/dev/null
 mkdir -p .carry/bin
 cp "$wt-build/bgnnc" .carry/bin/bgnnc_base
 cp build/bgnnc .carry/bin/bgnnc_new
-bgnn_time() { # TREE BUILD OUT: bench/bgnn_time.c of TREE on BUILD's libbgnn (bench/run_models.sh)
-    local incs z=""
-    incs=$(cd "$1" && . bench/product_lib.sh && bg_product_incs | sed "s|-I|-I$1/|g")
-    [[ $(nm "$2/libbgnn.a" 2>/dev/null | grep -c ' U inflate$') != 0 ]] && z=-lz
-    # shellcheck disable=SC2086  # incs: -I flags, one word each
-    cc -O2 -std=c11 -fopenmp -I"$1/include" $incs "$1/bench/bgnn_time.c" "$1/bench/rmat.c" "$2/libbgnn.a" $z \
-        -ldl -lm -lpthread -o "$3"
+bgnn_time() { # TREE BUILD OUT: bench/bgnn_time.c of TREE on BUILD's libbgnn (bench/product_lib.sh)
+    (cd "$1" && . "$ROOT/bench/product_lib.sh" && bg_bgnn_time "$2/libbgnn.a" "$3")
 }
-bgnn_time "$wt" "$wt-build" .carry/bin/bgnn_time_base
-bgnn_time "$ROOT" "$ROOT/build" .carry/bin/bgnn_time_new
+bgnn_time "$wt" "$wt-build" "$ROOT/.carry/bin/bgnn_time_base"
+bgnn_time "$ROOT" "$ROOT/build" "$ROOT/.carry/bin/bgnn_time_new"
 cp build/tests/test_gpu_examples build/tests/test_gpu_variants build/tests/test_gpu_batches build/tests/test_gpu_thresholds .carry/bin/
 for pv in "${PATCHES[@]}"; do # BASE_REV + the patches, one worktree and binary each
     name=${pv%%=*}
@@ -72,7 +67,7 @@ for pv in "${PATCHES[@]}"; do # BASE_REV + the patches, one worktree and binary 
     cmake -S "$pwt" -B "$pwt-build" -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build "$pwt-build" --target bgnnc bgnn -j"$(nproc)" >/dev/null
     cp "$pwt-build/bgnnc" ".carry/bin/bgnnc_$name"
-    bgnn_time "$pwt" "$pwt-build" ".carry/bin/bgnn_time_$name"
+    bgnn_time "$pwt" "$pwt-build" "$ROOT/.carry/bin/bgnn_time_$name"
     echo "prepare_ab.sh: .carry/bin/bgnnc_$name = $(git rev-parse --short "$rev") + ${files[*]}"
 done
 git -C "$ROOT" rev-parse --short "$rev" >.carry/bin/base_rev
