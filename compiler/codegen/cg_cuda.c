@@ -654,11 +654,7 @@ static bool wave_variant(const BgModule *m, const BgPlanLaunch *l) {
  * 122 registers unbounded, so 2 blocks of 256 an SM and Cora's 339 blocks in 1.3 waves; at 3
  * blocks, 80 registers and 168 bytes of stack, one wave: sage_full's standardize of the
  * features 17.7 -> 13.4 us, sage_full 78.0 -> 76.5 us, indgcn_full 66.8 -> 65.1 us on an H200,
- * docs/performance.md); 3 for a bit aggregation in the order slots (templates/spmm_bits_slots.cuh:
- * 96 registers unbounded, 2 blocks an SM; at 3, 80 registers with a few spills outside the edge
- * loops, and the Reddit-sized gcn_bin 3.90 -> 3.57 ms on an H200; at 4, 64 registers with spills
- * in those loops, 3.89 ms; docs/performance.md); 0 (no minimum) for everything else, split-k's
- * partial sums included. */
+ * docs/performance.md); 0 (no minimum) for everything else, split-k's partial sums included. */
 static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLaunch *l, int alt) {
     if (l->smem) return 1; /* the wgmma product: setmaxnreg shares one block's registers out */
     if (l->block_size != 256) return 0;
@@ -668,7 +664,6 @@ static int kernel_min_blocks(const BgModule *m, const BgPlan *p, const BgPlanLau
     if (alt == 2) return l->alt ? 6 : 0;
     if (alt == 1) return 2;
     if (wave_variant(m, l)) return 5;
-    if (in->op == BG_OP_BSPMM && bg_inst_fp(m, in).kind == BG_FP_SLOTS) return 3;
     if (in->op != BG_OP_BMM || l->nargs < 3 || p->bufs[l->args[2]].kind == BG_BUF_B1T) return 0;
     if (!bg_plan_bmm_fb_tiled_kernel(m, in, false) || bg_plan_bmm_fb_rows(m, in, false)) return 0;
     return bg_inst_fp(m, in).kind == BG_FP_SPLITK ? 0 : 2;
